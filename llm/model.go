@@ -1,0 +1,82 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+
+	"github.com/engine-brain/brain/conversation"
+)
+
+// Model is one configured model of one provider. Implementations are
+// immutable and safe for concurrent use: every call carries its whole
+// request.
+type Model interface {
+	// Generate streams the model's answer to req. The stream ends after a
+	// PartFinish, or early with a non-nil error.
+	Generate(ctx context.Context, req *Request) iter.Seq2[Part, error]
+}
+
+// Request is everything a model call needs.
+type Request struct {
+	System   string
+	Messages []conversation.Message
+	Tools    []ToolDef
+	Params   Params
+}
+
+// ToolDef describes a tool the model may call.
+type ToolDef struct {
+	Name        string
+	Description string
+	// Schema is the JSON Schema of the tool's arguments (an object).
+	Schema json.RawMessage
+}
+
+// Params are the recipe's model settings.
+type Params struct {
+	Model       string
+	Temperature *float64
+	MaxTokens   int
+	// HostedTools are tools the provider runs itself, e.g. "web_search".
+	HostedTools []string
+}
+
+// PartKind says what a Part carries.
+type PartKind string
+
+// Part kinds.
+const (
+	PartText      PartKind = "text"      // Text is a delta of the answer
+	PartReasoning PartKind = "reasoning" // Reasoning is one whole block
+	PartToolCall  PartKind = "tool_call" // ToolCall is one complete call
+	PartUsage     PartKind = "usage"     // Usage counts tokens
+	PartFinish    PartKind = "finish"    // Finish says why the answer ended
+)
+
+// Part is one element of a streamed answer.
+type Part struct {
+	Kind      PartKind
+	Text      string
+	Reasoning *conversation.Reasoning
+	ToolCall  *conversation.ToolCall
+	Usage     *Usage
+	Finish    FinishReason
+}
+
+// FinishReason says why a model stopped.
+type FinishReason string
+
+// Finish reasons.
+const (
+	FinishStop      FinishReason = "stop"
+	FinishToolCalls FinishReason = "tool_calls"
+	FinishLength    FinishReason = "length"
+	FinishFiltered  FinishReason = "content_filter"
+)
+
+// Usage counts the tokens of one model call.
+type Usage struct {
+	InputTokens  int
+	OutputTokens int
+}

@@ -1,0 +1,66 @@
+package llm
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/conversation"
+)
+
+func stream(parts []Part, err error) func(func(Part, error) bool) {
+	return func(yield func(Part, error) bool) {
+		for _, p := range parts {
+			if !yield(p, nil) {
+				return
+			}
+		}
+		if err != nil {
+			yield(Part{}, err)
+		}
+	}
+}
+
+func TestCollect(t *testing.T) {
+	t.Parallel()
+	call := conversation.ToolCall{ID: "c1", Name: "respond", Arguments: []byte(`{}`)}
+	parts := []Part{
+		{Kind: PartReasoning, Reasoning: &conversation.Reasoning{Text: "hmm", Signature: "sig"}},
+		{Kind: PartText, Text: "Hel"},
+		{Kind: PartText, Text: "lo"},
+		{Kind: PartToolCall, ToolCall: &call},
+		{Kind: PartUsage, Usage: &Usage{InputTokens: 3, OutputTokens: 2}},
+		{Kind: PartUsage, Usage: &Usage{OutputTokens: 1}},
+		{Kind: PartFinish, Finish: FinishToolCalls},
+	}
+	got, err := Collect(stream(parts, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Response{
+		Text:      "Hello",
+		Reasoning: []conversation.Reasoning{{Text: "hmm", Signature: "sig"}},
+		ToolCalls: []conversation.ToolCall{call},
+		Usage:     Usage{InputTokens: 3, OutputTokens: 3},
+		Finish:    FinishToolCalls,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Collect (-want +got):\n%s", diff)
+	}
+	if got.Empty() {
+		t.Error("Empty() = true for an answer with text and a call")
+	}
+}
+
+func TestCollectKeepsPartialOnError(t *testing.T) {
+	t.Parallel()
+	cut := errors.New("stream cut")
+	got, err := Collect(stream([]Part{{Kind: PartText, Text: "par"}}, cut))
+	if !errors.Is(err, cut) || got.Text != "par" {
+		t.Fatalf("Collect = %+v, %v; want partial text and the cut error", got, err)
+	}
+	if !(&Response{Text: "  \n"}).Empty() {
+		t.Error("whitespace-only answer is not Empty")
+	}
+}

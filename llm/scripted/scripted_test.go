@@ -1,0 +1,161 @@
+package scripted
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/llm"
+)
+
+const script = `
+turns:
+  - rounds:
+      - calls:
+          - name: lookup
+            args: {q: "x"}
+      - calls:
+          - name: respond
+            args: {message: "first", awaiting_user_input: true}
+  - match: "weather"
+    rounds:
+      - text: "It is sunny."
+  - rounds:
+      - {}
+      - error: "boom"
+`
+
+func user(s string) conversation.Message {
+	return conversation.Message{Role: conversation.MessageUser, Content: []conversation.Block{conversation.TextBlock(s)}}
+}
+
+var (
+	assistant = conversation.Message{Role: conversation.MessageAssistant}
+	tool      = conversation.Message{Role: conversation.MessageTool}
+)
+
+func TestPlaysByPosition(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s)
+	tests := []struct {
+		name    string
+		msgs    []conversation.Message
+		want    llm.Response
+		wantErr string
+	}{
+		{
+			name: "turn 1 round 1",
+			msgs: []conversation.Message{user("hi")},
+			want: llm.Response{
+				ToolCalls: []conversation.ToolCall{{ID: "call_1_1_1", Name: "lookup", Arguments: json.RawMessage(`{"q":"x"}`)}},
+				Finish:    llm.FinishToolCalls,
+			},
+		},
+		{
+			name: "turn 1 round 2",
+			msgs: []conversation.Message{user("hi"), user("and more"), assistant, tool},
+			want: llm.Response{
+				ToolCalls: []conversation.ToolCall{{ID: "call_1_2_1", Name: "respond", Arguments: json.RawMessage(`{"awaiting_user_input":true,"message":"first"}`)}},
+				Finish:    llm.FinishToolCalls,
+			},
+		},
+		{
+			name: "match wins over order",
+			msgs: []conversation.Message{user("hi"), assistant, tool, user("the weather?")},
+			want: llm.Response{Text: "It is sunny.", Finish: llm.FinishStop, Usage: llm.Usage{OutputTokens: 3}},
+		},
+		{
+			name: "second unmatched turn plays an empty answer",
+			msgs: []conversation.Message{user("hi"), assistant, tool, user("again")},
+			want: llm.Response{Finish: llm.FinishStop},
+		},
+		{
+			name:    "scripted error",
+			msgs:    []conversation.Message{user("hi"), assistant, tool, user("again"), assistant},
+			wantErr: "scripted: boom",
+		},
+		{
+			name: "past the last turn the last unmatched turn repeats",
+			msgs: []conversation.Message{user("a"), assistant, user("b"), assistant, user("c")},
+			want: llm.Response{Finish: llm.FinishStop},
+		},
+		{
+			name:    "round past the script",
+			msgs:    []conversation.Message{user("hi"), assistant, tool, assistant, tool},
+			wantErr: "turns[0] has 2 rounds but round 3 was asked for",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := llm.Collect(m.Generate(context.Background(), &llm.Request{Messages: tt.msgs}))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("response (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRecordsRequests(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s)
+	req := &llm.Request{System: "be brief", Messages: []conversation.Message{user("hi")}}
+	if _, err := llm.Collect(m.Generate(context.Background(), req)); err != nil {
+		t.Fatal(err)
+	}
+	got := m.Requests()
+	if len(got) != 1 || got[0].System != "be brief" {
+		t.Fatalf("Requests() = %+v, want the one request", got)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"turns: []":             "no turns",
+		"turns: [{rounds: []}]": "turns[0] has no rounds",
+		"turns: [{rounds: [{calls: [{args: {}}]}]}]": "turns[0].rounds[0].calls[0]: name is required",
+		"turns: [{rounds: [{txt: hi}]}]":             "field txt not found",
+	}
+	for in, want := range tests {
+		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want error containing %q", in, err, want)
+		}
+	}
+}
+
+func TestRawArgsAreSentVerbatim(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte(`turns: [{rounds: [{calls: [{name: x, raw_args: '{"broken'}]}]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := llm.Collect(New(s).Generate(context.Background(), &llm.Request{Messages: []conversation.Message{user("go")}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.ToolCalls[0].Arguments) != `{"broken` {
+		t.Fatalf("arguments = %s", got.ToolCalls[0].Arguments)
+	}
+}
