@@ -1,0 +1,143 @@
+package conversation
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// EventType names the kind of an event; it is also the JSON key of the
+// event's payload.
+type EventType string
+
+// Event types.
+const (
+	TypeTurnStart            EventType = "turn_start"
+	TypeInboxMessage         EventType = "inbox_message"
+	TypeChatResponse         EventType = "chat_response"
+	TypeToolCallRequest      EventType = "tool_call_request"
+	TypeToolCallResponse     EventType = "tool_call_response"
+	TypeValidationCorrection EventType = "validation_correction"
+	TypeStateChange          EventType = "state_change"
+	TypeSystemNotice         EventType = "system_notice"
+	TypeHostedActivity       EventType = "hosted_activity"
+	TypePresentation         EventType = "presentation"
+)
+
+// Known reports whether t is one of the types above. Events of unknown
+// types (written by a newer node) decode without error; readers skip them.
+func (t EventType) Known() bool {
+	switch t {
+	case TypeTurnStart, TypeInboxMessage, TypeChatResponse, TypeToolCallRequest,
+		TypeToolCallResponse, TypeValidationCorrection, TypeStateChange,
+		TypeSystemNotice, TypeHostedActivity, TypePresentation:
+		return true
+	}
+	return false
+}
+
+// Event is one record of a process's conversation log: common fields and
+// exactly one payload, the one named by Type (a tagged union). Its JSON is
+// {"id", "type", "at", "turn", "by", "<type>": {...}}.
+//
+// The constructors (NewToolCallResponse and the like) set Type and the
+// payload; the code that appends to the log stamps At, Turn and By. Storage
+// assigns ID.
+type Event struct {
+	ID   string    `json:"id,omitempty"`
+	Type EventType `json:"type"`
+	At   time.Time `json:"at"`
+	// Turn is the id of the turn the event belongs to.
+	Turn string `json:"turn,omitempty"`
+	// By says who caused the event: "user:alice", "model", "node:n1",
+	// "operator:bob", "system".
+	By string `json:"by,omitempty"`
+
+	TurnStart            *TurnStart            `json:"turn_start,omitempty"`
+	InboxMessage         *InboxMessage         `json:"inbox_message,omitempty"`
+	ChatResponse         *ChatResponse         `json:"chat_response,omitempty"`
+	ToolCallRequest      *ToolCallRequest      `json:"tool_call_request,omitempty"`
+	ToolCallResponse     *ToolCallResponse     `json:"tool_call_response,omitempty"`
+	ValidationCorrection *ValidationCorrection `json:"validation_correction,omitempty"`
+	StateChange          *StateChange          `json:"state_change,omitempty"`
+	SystemNotice         *SystemNotice         `json:"system_notice,omitempty"`
+	HostedActivity       *HostedActivity       `json:"hosted_activity,omitempty"`
+	Presentation         *Presentation         `json:"presentation,omitempty"`
+}
+
+// fromModel reports whether e is part of a model response: the events that
+// ProviderView merges into one assistant message.
+func (e *Event) fromModel() bool {
+	switch e.Type {
+	case TypeChatResponse:
+		return e.ChatResponse != nil && e.ChatResponse.AddressedTo(RoleAssistant)
+	case TypeToolCallRequest:
+		return e.ToolCallRequest != nil
+	}
+	return false
+}
+
+// NewTurnStart returns a turn_start event; reason may be empty.
+func NewTurnStart(reason string) Event {
+	return Event{Type: TypeTurnStart, TurnStart: &TurnStart{Reason: reason}}
+}
+
+// NewInboxMessage returns the inbox_message event of a drained message.
+func NewInboxMessage(messageID string, kind Kind, from, content string) Event {
+	return Event{Type: TypeInboxMessage, InboxMessage: &InboxMessage{
+		MessageID: messageID, Kind: kind, From: from, Content: content,
+	}}
+}
+
+// NewChatMessage returns a chat_response event of the message variant.
+func NewChatMessage(text string, citations ...Citation) Event {
+	return Event{Type: TypeChatResponse, ChatResponse: &ChatResponse{
+		Variant: VariantMessage, Text: text, Citations: citations,
+	}}
+}
+
+// NewStructured returns a chat_response event of the structured variant.
+func NewStructured(value json.RawMessage) Event {
+	return Event{Type: TypeChatResponse, ChatResponse: &ChatResponse{
+		Variant: VariantStructured, Structured: value,
+	}}
+}
+
+// NewReasoning returns a chat_response event of the reasoning variant;
+// signature and payload are what the provider needs to accept it back.
+func NewReasoning(text, signature string, payload *ProviderPayload) Event {
+	return Event{Type: TypeChatResponse, ChatResponse: &ChatResponse{
+		Variant: VariantReasoning, Text: text, Signature: signature, Payload: payload,
+	}}
+}
+
+// NewToolCallRequest returns a tool_call_request event.
+func NewToolCallRequest(callID, name string, arguments json.RawMessage) Event {
+	return Event{Type: TypeToolCallRequest, ToolCallRequest: &ToolCallRequest{
+		CallID: callID, Name: name, Arguments: arguments,
+	}}
+}
+
+// NewToolCallResponse returns a tool_call_response event.
+func NewToolCallResponse(callID, name string, content []Block, isError bool) Event {
+	return Event{Type: TypeToolCallResponse, ToolCallResponse: &ToolCallResponse{
+		CallID: callID, Name: name, Content: content, IsError: isError,
+	}}
+}
+
+// NewValidationCorrection returns a validation_correction event.
+func NewValidationCorrection(validator string, attempt int, text string) Event {
+	return Event{Type: TypeValidationCorrection, ValidationCorrection: &ValidationCorrection{
+		Validator: validator, Attempt: attempt, Text: text,
+	}}
+}
+
+// NewStateChange returns a state_change event for the lifecycle event that
+// moved the process from one state to another.
+func NewStateChange(from, to, event string) Event {
+	return Event{Type: TypeStateChange, StateChange: &StateChange{From: from, To: to, Event: event}}
+}
+
+// NewSystemNotice returns a system_notice event.
+func NewSystemNotice(code, text string) Event {
+	return Event{Type: TypeSystemNotice, SystemNotice: &SystemNotice{Code: code, Text: text}}
+}

@@ -1,0 +1,217 @@
+package conversation
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// TurnStart opens a turn.
+type TurnStart struct {
+	// Reason says what triggered the turn (optional), e.g. "wake",
+	// "recover", "schedule".
+	Reason string `json:"reason,omitempty"`
+}
+
+// Kind is the kind of an inbox message: who or what sent it.
+type Kind string
+
+// Inbox message kinds.
+const (
+	KindUser         Kind = "user"
+	KindOperator     Kind = "operator"
+	KindProcessEvent Kind = "process_event"
+	KindSchedule     Kind = "schedule"
+	KindSystem       Kind = "system"
+)
+
+// Known reports whether k is one of the kinds above.
+func (k Kind) Known() bool {
+	switch k {
+	case KindUser, KindOperator, KindProcessEvent, KindSchedule, KindSystem:
+		return true
+	}
+	return false
+}
+
+// InboxMessage is an inbox message drained into the conversation.
+type InboxMessage struct {
+	// MessageID is the id the message had in the inbox.
+	MessageID string `json:"message_id"`
+	Kind      Kind   `json:"kind"`
+	// From names the sender: a user, an operator, a child process, a
+	// schedule (optional).
+	From    string `json:"from,omitempty"`
+	Content string `json:"content"`
+}
+
+// Variant is the kind of a chat response part.
+type Variant string
+
+// Chat response variants.
+const (
+	// VariantMessage is free text of the model.
+	VariantMessage Variant = "message"
+	// VariantStructured is a structured (JSON) answer of the model.
+	VariantStructured Variant = "structured"
+	// VariantReasoning is the model's reasoning, kept for replay to the
+	// provider that produced it; people do not see it in the user view.
+	VariantReasoning Variant = "reasoning"
+)
+
+// Known reports whether v is one of the variants above.
+func (v Variant) Known() bool {
+	switch v {
+	case VariantMessage, VariantStructured, VariantReasoning:
+		return true
+	}
+	return false
+}
+
+// ChatResponse is one part of a model response other than a tool call.
+type ChatResponse struct {
+	Variant Variant `json:"variant"`
+	// Text is the message text, or the reasoning text (or summary) a
+	// provider returned.
+	Text string `json:"text,omitempty"`
+	// Structured is the JSON of a structured answer.
+	Structured json.RawMessage `json:"structured,omitempty"`
+	// Signature is the provider's signature over reasoning, replayed with
+	// it.
+	Signature string `json:"signature,omitempty"`
+	// Payload is opaque provider data to replay (redacted or encrypted
+	// reasoning); only the provider that produced it interprets it.
+	Payload   *ProviderPayload `json:"payload,omitempty"`
+	Citations []Citation       `json:"citations,omitempty"`
+	// Audience, when set, limits who the response is for, as on blocks:
+	// free text a respond-mode model wrote beside its tools is for the
+	// assistant only, and the answer delivered in its stead when the
+	// correction budget is spent is for the user only.
+	Audience []Role `json:"audience,omitempty"`
+}
+
+// AddressedTo reports whether the response is for r: its audience is
+// absent or contains r.
+func (c *ChatResponse) AddressedTo(r Role) bool {
+	return len(c.Audience) == 0 || slices.Contains(c.Audience, r)
+}
+
+// ToolCallRequest is a tool call the model asked for.
+type ToolCallRequest struct {
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Payload is opaque provider data that must be replayed with the call
+	// (Gemini's thought signature, for one).
+	Payload *ProviderPayload `json:"payload,omitempty"`
+}
+
+// ToolCallResponse is the result of a tool call.
+type ToolCallResponse struct {
+	CallID  string  `json:"call_id"`
+	Name    string  `json:"name"`
+	Content []Block `json:"content,omitempty"`
+	IsError bool    `json:"is_error,omitempty"`
+}
+
+// ValidationCorrection is a correction a turn validator sent to the model.
+type ValidationCorrection struct {
+	Validator string `json:"validator"`
+	// Attempt counts the corrections of this turn, from 1.
+	Attempt int    `json:"attempt"`
+	Text    string `json:"text"`
+	// CallID, when set, names the tool call whose error result carried the
+	// correction to the model (data_relay refuses a respond call that way);
+	// the provider view then does not send the text a second time.
+	CallID string `json:"call_id,omitempty"`
+}
+
+// StateChange records a lifecycle transition. Who fired it is the event's
+// By. The fields are plain strings: lifecycle depends on conversation, not
+// the reverse.
+type StateChange struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Event string `json:"event"`
+}
+
+// SystemNotice is a notice of the system about the turn, for people and
+// operators (e.g. the round bound was reached). The model does not see it.
+type SystemNotice struct {
+	Code string `json:"code"`
+	Text string `json:"text"`
+}
+
+// ActivityState is the state of a hosted activity.
+type ActivityState string
+
+// Hosted activity states.
+const (
+	ActivityStarted   ActivityState = "started"
+	ActivityCompleted ActivityState = "completed"
+	ActivityFailed    ActivityState = "failed"
+)
+
+// Known reports whether s is one of the states above.
+func (s ActivityState) Known() bool {
+	switch s {
+	case ActivityStarted, ActivityCompleted, ActivityFailed:
+		return true
+	}
+	return false
+}
+
+// HostedActivity records a state of work a provider ran on its side (web
+// search, code execution). Each state is a new event; none is rewritten.
+type HostedActivity struct {
+	ActivityID string           `json:"activity_id"`
+	Name       string           `json:"name"`
+	State      ActivityState    `json:"state"`
+	Input      json.RawMessage  `json:"input,omitempty"`
+	Summary    string           `json:"summary,omitempty"`
+	Payload    *ProviderPayload `json:"payload,omitempty"`
+}
+
+// Presentation is the user-addressed result of present_results.
+type Presentation struct {
+	// CallID is the present_results call that produced it.
+	CallID  string `json:"call_id"`
+	Summary string `json:"summary"`
+	// Blocks are the presentation blocks (metrics, table, chart, links,
+	// actions), carried as JSON; their kinds are defined by the tool.
+	Blocks json.RawMessage `json:"blocks,omitempty"`
+	// Markdown is the server-built GFM fallback.
+	Markdown string `json:"markdown,omitempty"`
+}
+
+// ProviderPayload is provider data carried unchanged through the log. Only
+// the adapter of Provider interprets Value; unknown versions round-trip.
+type ProviderPayload struct {
+	Provider string          `json:"provider"`
+	Format   string          `json:"format"`
+	Version  string          `json:"version,omitempty"`
+	Value    json.RawMessage `json:"value,omitempty"`
+}
+
+// Citation is a source a model answer cites.
+type Citation struct {
+	Source  Source `json:"source"`
+	Excerpt string `json:"excerpt,omitempty"`
+	// Range is the cited span of the answer's text, in bytes.
+	Range *Range `json:"range,omitempty"`
+	// Replay is provider data needed to send the citation back.
+	Replay *ProviderPayload `json:"replay,omitempty"`
+	// Incomplete marks a citation kept from a partially streamed answer.
+	Incomplete bool `json:"incomplete,omitempty"`
+}
+
+// Source identifies a cited document.
+type Source struct {
+	URL   string `json:"url"`
+	Title string `json:"title,omitempty"`
+}
+
+// Range is a half-open span [Start, End).
+type Range struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}

@@ -1,0 +1,185 @@
+package conversation
+
+import "encoding/json"
+
+// MessageRole is the speaker of a provider view message.
+type MessageRole string
+
+// Message roles.
+const (
+	MessageSystem    MessageRole = "system"
+	MessageUser      MessageRole = "user"
+	MessageAssistant MessageRole = "assistant"
+	MessageTool      MessageRole = "tool"
+)
+
+// Texts sent in place of a tool result whose blocks are all addressed to
+// the user only. They do not hint at withheld content: that would invite
+// the model to retry or speculate.
+const (
+	PlaceholderSuccess = "Tool executed successfully."
+	PlaceholderFailure = "Tool failed."
+)
+
+// Message is one provider-neutral message of the provider view. The llm
+// adapters translate it to their wire formats.
+type Message struct {
+	Role MessageRole `json:"role"`
+	// Content is the text of system and user messages, an assistant's
+	// answer (text, or the JSON of a structured answer), or a tool result
+	// filtered to the blocks addressed to the assistant.
+	Content []Block `json:"content,omitempty"`
+	// Reasoning is an assistant message's reasoning, to replay to the
+	// provider that produced it.
+	Reasoning []Reasoning `json:"reasoning,omitempty"`
+	// ToolCalls are the calls an assistant message asked for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID and ToolName identify the call a tool message answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	ToolName   string `json:"tool_name,omitempty"`
+	// IsError marks a failed tool result.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// ToolCall is a tool call of an assistant message.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is a JSON object; "{}" when the call had none.
+	Arguments json.RawMessage  `json:"arguments"`
+	Payload   *ProviderPayload `json:"payload,omitempty"`
+}
+
+// Reasoning is reasoning of an assistant message with what its provider
+// needs to accept it back.
+type Reasoning struct {
+	Text      string           `json:"text,omitempty"`
+	Signature string           `json:"signature,omitempty"`
+	Payload   *ProviderPayload `json:"payload,omitempty"`
+}
+
+// Text returns the text of m's content (see [TextOf]).
+func (m Message) Text() string { return TextOf(m.Content) }
+
+// ProviderView returns what the model is sent for events, in order:
+//
+//   - an inbox message is a user message; one not from a user starts with a
+//     one-line bracketed header naming its source, e.g. "[operator message]";
+//   - consecutive parts of one model response (chat responses of any variant
+//     and tool call requests) form one assistant message; hosted activities
+//     and chat responses addressed to the user only are not sent and do not
+//     split it, any other event does;
+//   - a tool result is a tool message with the blocks addressed to the
+//     assistant, or [PlaceholderSuccess] / [PlaceholderFailure] when none is;
+//   - a validation correction is a system message, unless it reached the
+//     model as a tool call's result (CallID set);
+//   - nothing else is sent (turn starts, state changes, system notices,
+//     hosted activities, presentations, events of unknown types).
+//
+// The messages share block and payload values with events: treat both as
+// read-only. Malformed events (no payload) are skipped, never fatal.
+func ProviderView(events []Event) []Message {
+	msgs := make([]Message, 0, len(events))
+	open := false // msgs' last message is an assistant message still growing
+	for i := range events {
+		e := &events[i]
+		if e.fromModel() {
+			if !open {
+				msgs = append(msgs, Message{Role: MessageAssistant})
+				open = true
+			}
+			addPart(&msgs[len(msgs)-1], e)
+			continue
+		}
+		if e.Type == TypeHostedActivity || e.Type == TypeChatResponse {
+			// A hosted activity happens inside a model response, and a chat
+			// response here is addressed to the user only: neither is sent,
+			// neither splits the response.
+			continue
+		}
+		if open {
+			msgs = dropEmpty(msgs)
+			open = false
+		}
+		switch {
+		case e.Type == TypeInboxMessage && e.InboxMessage != nil:
+			msgs = append(msgs, Message{Role: MessageUser, Content: []Block{TextBlock(inboxText(e.InboxMessage))}})
+		case e.Type == TypeToolCallResponse && e.ToolCallResponse != nil:
+			msgs = append(msgs, toolMessage(e.ToolCallResponse))
+		case e.Type == TypeValidationCorrection && e.ValidationCorrection != nil && e.ValidationCorrection.CallID == "":
+			msgs = append(msgs, Message{Role: MessageSystem, Content: []Block{TextBlock(e.ValidationCorrection.Text)}})
+		}
+	}
+	if open {
+		msgs = dropEmpty(msgs)
+	}
+	return msgs
+}
+
+// addPart adds the model response part e to the assistant message m.
+func addPart(m *Message, e *Event) {
+	if r := e.ToolCallRequest; r != nil {
+		args := r.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: r.CallID, Name: r.Name, Arguments: args, Payload: r.Payload})
+		return
+	}
+	c := e.ChatResponse
+	switch c.Variant {
+	case VariantReasoning:
+		m.Reasoning = append(m.Reasoning, Reasoning{Text: c.Text, Signature: c.Signature, Payload: c.Payload})
+	case VariantStructured:
+		if len(c.Structured) > 0 {
+			m.Content = append(m.Content, Block{Type: BlockText, Text: string(c.Structured), MimeType: "application/json"})
+		}
+	default: // message, and variants of newer versions: their text is the answer
+		if c.Text != "" {
+			m.Content = append(m.Content, TextBlock(c.Text))
+		}
+	}
+}
+
+// dropEmpty removes msgs' last message when it is an assistant message with
+// nothing in it (a response of only empty text): providers refuse those.
+func dropEmpty(msgs []Message) []Message {
+	m := &msgs[len(msgs)-1]
+	if len(m.Content) == 0 && len(m.Reasoning) == 0 && len(m.ToolCalls) == 0 {
+		return msgs[:len(msgs)-1]
+	}
+	return msgs
+}
+
+// inboxText is an inbox message as the model reads it: a user's words
+// as they are, anything else under a header naming its source.
+func inboxText(m *InboxMessage) string {
+	var header string
+	switch m.Kind {
+	case KindUser:
+		return m.Content
+	case KindOperator:
+		header = "operator message"
+	case KindSystem:
+		return "[system]\n" + m.Content
+	default: // process_event, schedule, and kinds of newer versions
+		header = string(m.Kind)
+	}
+	if m.From != "" {
+		header += " from " + m.From
+	}
+	return "[" + header + "]\n" + m.Content
+}
+
+// toolMessage is a tool result as the model reads it.
+func toolMessage(r *ToolCallResponse) Message {
+	content := AddressedTo(r.Content, RoleAssistant)
+	if len(content) == 0 {
+		text := PlaceholderSuccess
+		if r.IsError {
+			text = PlaceholderFailure
+		}
+		content = []Block{TextBlock(text)}
+	}
+	return Message{Role: MessageTool, Content: content, ToolCallID: r.CallID, ToolName: r.Name, IsError: r.IsError}
+}

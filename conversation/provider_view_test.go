@@ -1,0 +1,274 @@
+package conversation
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// tellUser is the result of the tell_user tool: the message for the user,
+// an acknowledgement for the model.
+func tellUser(callID, message string) Event {
+	return NewToolCallResponse(callID, "tell_user", []Block{
+		MarkdownBlock(message).For(RoleUser),
+		TextBlock("Message shown to user.").For(RoleAssistant),
+	}, false)
+}
+
+func msg(role MessageRole, s string) Message {
+	return Message{Role: role, Content: []Block{TextBlock(s)}}
+}
+
+func tool(callID, name string, isError bool, blocks ...Block) Message {
+	return Message{Role: MessageTool, ToolCallID: callID, ToolName: name, IsError: isError, Content: blocks}
+}
+
+func TestProviderView(t *testing.T) {
+	t.Parallel()
+	sig := &ProviderPayload{Provider: "anthropic", Format: "redacted_thinking", Value: json.RawMessage(`"x"`)}
+	tests := []struct {
+		name   string
+		events []Event
+		want   []Message
+	}{
+		{
+			name:   "empty log",
+			events: nil,
+			want:   []Message{},
+		},
+		{
+			name: "tell_user result reaches the model as the acknowledgement only",
+			events: []Event{
+				NewToolCallRequest("c1", "tell_user", json.RawMessage(`{"message":"Phase 1 done."}`)),
+				tellUser("c1", "Phase 1 done."),
+			},
+			want: []Message{
+				{Role: MessageAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "tell_user", Arguments: json.RawMessage(`{"message":"Phase 1 done."}`)}}},
+				tool("c1", "tell_user", false, TextBlock("Message shown to user.").For(RoleAssistant)),
+			},
+		},
+		{
+			name:   "all blocks for the user, success: neutral placeholder",
+			events: []Event{NewToolCallResponse("c1", "show", []Block{MarkdownBlock("# Report").For(RoleUser), ImageBlock("image/png", "AA==").For(RoleUser)}, false)},
+			want:   []Message{tool("c1", "show", false, TextBlock("Tool executed successfully."))},
+		},
+		{
+			name:   "all blocks for the user, failure: Tool failed. and the error flag",
+			events: []Event{NewToolCallResponse("c1", "show", []Block{TextBlock("could not render").For(RoleUser)}, true)},
+			want:   []Message{tool("c1", "show", true, TextBlock("Tool failed."))},
+		},
+		{
+			name:   "no content at all: placeholder",
+			events: []Event{NewToolCallResponse("c1", "noop", nil, false), NewToolCallResponse("c2", "noop", []Block{}, true)},
+			want: []Message{
+				tool("c1", "noop", false, TextBlock(PlaceholderSuccess)),
+				tool("c2", "noop", true, TextBlock(PlaceholderFailure)),
+			},
+		},
+		{
+			name:   "unannotated and both-audience blocks pass unchanged",
+			events: []Event{NewToolCallResponse("c1", "mcp", []Block{TextBlock("plain"), TextBlock("both").For(RoleUser, RoleAssistant), ImageBlock("image/png", "AA==")}, true)},
+			want:   []Message{tool("c1", "mcp", true, TextBlock("plain"), TextBlock("both").For(RoleUser, RoleAssistant), ImageBlock("image/png", "AA=="))},
+		},
+		{
+			name: "one model response is one assistant message",
+			events: []Event{
+				NewInboxMessage("m1", KindUser, "user:alice", "How big is the repo?"),
+				NewReasoning("Count files first.", "sig-1", nil),
+				NewReasoning("", "", sig),
+				NewChatMessage("Let me count."),
+				NewToolCallRequest("c1", "count_files", json.RawMessage(`{"dir":"."}`)),
+				NewToolCallRequest("c2", "clock", nil),
+				NewToolCallResponse("c1", "count_files", []Block{TextBlock("412")}, false),
+				NewToolCallResponse("c2", "clock", []Block{TextBlock("09:26")}, false),
+				NewChatMessage("412 files."),
+				NewToolCallRequest("c3", "respond", json.RawMessage(`{"message":"412 files."}`)),
+			},
+			want: []Message{
+				msg(MessageUser, "How big is the repo?"),
+				{
+					Role:      MessageAssistant,
+					Content:   []Block{TextBlock("Let me count.")},
+					Reasoning: []Reasoning{{Text: "Count files first.", Signature: "sig-1"}, {Payload: sig}},
+					ToolCalls: []ToolCall{
+						{ID: "c1", Name: "count_files", Arguments: json.RawMessage(`{"dir":"."}`)},
+						{ID: "c2", Name: "clock", Arguments: json.RawMessage(`{}`)},
+					},
+				},
+				tool("c1", "count_files", false, TextBlock("412")),
+				tool("c2", "clock", false, TextBlock("09:26")),
+				{
+					Role:      MessageAssistant,
+					Content:   []Block{TextBlock("412 files.")},
+					ToolCalls: []ToolCall{{ID: "c3", Name: "respond", Arguments: json.RawMessage(`{"message":"412 files."}`)}},
+				},
+			},
+		},
+		{
+			name: "hosted activity inside a response does not split it; other events do",
+			events: []Event{
+				NewChatMessage("Searching."),
+				{Type: TypeHostedActivity, HostedActivity: &HostedActivity{ActivityID: "ws1", Name: "web_search", State: ActivityStarted}},
+				NewChatMessage("Found it."),
+				NewValidationCorrection("no_tool_call", 1, "End your turn with respond."),
+				NewChatMessage("Sorry."),
+				NewStateChange("RUNNING", "BLOCKED", "await_user"),
+				NewStructured(json.RawMessage(`{"ok":true}`)),
+				NewSystemNotice("x", "y"),
+				NewChatMessage("Again."),
+			},
+			want: []Message{
+				{Role: MessageAssistant, Content: []Block{TextBlock("Searching."), TextBlock("Found it.")}},
+				msg(MessageSystem, "End your turn with respond."),
+				msg(MessageAssistant, "Sorry."),
+				{Role: MessageAssistant, Content: []Block{{Type: BlockText, Text: `{"ok":true}`, MimeType: "application/json"}}},
+				msg(MessageAssistant, "Again."),
+			},
+		},
+		{
+			name: "inbox kinds other than user get a header naming the source",
+			events: []Event{
+				NewInboxMessage("m1", KindUser, "user:alice", "hi"),
+				NewInboxMessage("m2", KindOperator, "", "Be brief."),
+				NewInboxMessage("m3", KindOperator, "operator:bob", "Be briefer."),
+				NewInboxMessage("m4", KindProcessEvent, "proc-42", "Worker done: 3 files."),
+				NewInboxMessage("m5", KindSchedule, "", "Daily report time."),
+				NewInboxMessage("m6", KindSchedule, "daily-report", "Daily report time."),
+				NewInboxMessage("m7", KindSystem, "system", "Resumed after a node failure."),
+			},
+			want: []Message{
+				msg(MessageUser, "hi"),
+				msg(MessageUser, "[operator message]\nBe brief."),
+				msg(MessageUser, "[operator message from operator:bob]\nBe briefer."),
+				msg(MessageUser, "[process_event from proc-42]\nWorker done: 3 files."),
+				msg(MessageUser, "[schedule]\nDaily report time."),
+				msg(MessageUser, "[schedule from daily-report]\nDaily report time."),
+				msg(MessageUser, "[system]\nResumed after a node failure."),
+			},
+		},
+		{
+			name: "events the model is not sent",
+			events: []Event{
+				NewTurnStart("wake"),
+				NewStateChange("READY", "RUNNING", "wake"),
+				NewSystemNotice("max_rounds", "The turn reached 20 rounds."),
+				{Type: TypeHostedActivity, HostedActivity: &HostedActivity{ActivityID: "a", Name: "n", State: ActivityFailed}},
+				{Type: TypePresentation, Presentation: &Presentation{CallID: "c", Summary: "s", Markdown: "m"}},
+				{Type: "hologram"},
+			},
+			want: []Message{},
+		},
+		{
+			name: "empty responses and malformed events are skipped, not fatal",
+			events: []Event{
+				NewChatMessage(""),
+				NewTurnStart(""),
+				NewStructured(nil),
+				{Type: TypeInboxMessage},
+				{Type: TypeToolCallResponse},
+				{Type: TypeValidationCorrection},
+				{Type: TypeChatResponse},
+			},
+			want: []Message{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := ProviderView(tt.events)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ProviderView (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMessageText(t *testing.T) {
+	t.Parallel()
+	m := Message{Role: MessageAssistant, Content: []Block{TextBlock("a"), ImageBlock("image/png", "AA=="), TextBlock("b")}}
+	if got := m.Text(); got != "a\nb" {
+		t.Errorf("Text() = %q, want %q", got, "a\nb")
+	}
+}
+
+// benchLog is a turn of about 50 events: a user message, rounds of
+// reasoning, text and tool calls, audience-split results, a correction.
+func benchLog() []Event {
+	events := []Event{
+		NewTurnStart("wake"),
+		NewStateChange("READY", "RUNNING", "wake"),
+		NewInboxMessage("m1", KindUser, "user:alice", "Summarise the repository."),
+		NewInboxMessage("m2", KindOperator, "operator:bob", "Keep it short."),
+	}
+	for i := range 8 {
+		id := fmt.Sprintf("c%d", i)
+		events = append(events,
+			NewReasoning("Next I read a file.", "sig", nil),
+			NewChatMessage("Reading."),
+			NewToolCallRequest(id, "read_file", json.RawMessage(`{"path":"main.go"}`)),
+			NewToolCallRequest(id+"u", "tell_user", json.RawMessage(`{"message":"Progress."}`)),
+			NewToolCallResponse(id, "read_file", []Block{TextBlock("package main\n\nfunc main() {}\n")}, false),
+			tellUser(id+"u", "Progress."),
+		)
+	}
+	return append(events,
+		NewChatMessage("Done."),
+		NewValidationCorrection("no_tool_call", 1, "End your turn with respond."),
+		NewToolCallRequest("r", "respond", json.RawMessage(`{"message":"A small Go program."}`)),
+		NewToolCallResponse("r", "respond", []Block{MarkdownBlock("A small Go program.").For(RoleUser)}, false),
+	)
+}
+
+func BenchmarkProviderView(b *testing.B) {
+	events := benchLog()
+	b.ReportMetric(float64(len(events)), "events/op")
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = ProviderView(events)
+	}
+}
+
+func BenchmarkUserView(b *testing.B) {
+	events := benchLog()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = UserView(events)
+	}
+}
+
+func TestAudienceOfChatResponses(t *testing.T) {
+	t.Parallel()
+	aside := NewChatMessage("I think the answer is 4.")
+	aside.ChatResponse.Audience = []Role{RoleAssistant}
+	delivered := NewChatMessage("I think the answer is 4.")
+	delivered.ChatResponse.Audience = []Role{RoleUser}
+	relayed := NewValidationCorrection("data_relay", 1, "relay the data")
+	relayed.ValidationCorrection.CallID = "c1"
+	events := []Event{
+		NewInboxMessage("1-0", KindUser, "user:a", "2+2?"),
+		aside,
+		delivered,
+		NewToolCallRequest("c1", "respond", json.RawMessage(`{"message":"4"}`)),
+		NewToolCallResponse("c1", "respond", []Block{TextBlock("relay the data")}, true),
+		relayed,
+	}
+	pv := ProviderView(events)
+	if len(pv) != 3 {
+		t.Fatalf("ProviderView gave %d messages, want user, one assistant message and the tool result: %+v", len(pv), pv)
+	}
+	if got := pv[1]; got.Text() != "I think the answer is 4." || len(got.ToolCalls) != 1 {
+		t.Errorf("assistant message = %+v; want the aside and the call, not the delivered copy", got)
+	}
+	uv := UserView(events)
+	var texts []string
+	for _, e := range uv {
+		if e.ChatResponse != nil {
+			texts = append(texts, e.ChatResponse.Text)
+		}
+	}
+	if len(texts) != 1 || uv[1].ChatResponse != delivered.ChatResponse {
+		t.Errorf("user view chat responses = %q; want only the delivered one", texts)
+	}
+}

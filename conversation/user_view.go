@@ -1,0 +1,54 @@
+package conversation
+
+// UserView returns what a person sees of events: the same events, IDs and
+// shape, filtered per event family (the tell_user design):
+//
+//   - turn starts pass;
+//   - inbox messages pass when a user sent them;
+//   - chat responses pass when they are messages or structured answers;
+//     reasoning is dropped; so is a response not addressed to the user;
+//   - tool call requests are dropped (arguments are not addressed to people);
+//   - tool results pass reduced to the blocks addressed to the user, and are
+//     dropped when none is;
+//   - presentations pass;
+//   - everything else is dropped, including events of unknown types.
+//
+// The result is a projection, not a valid conversation (a tool result has no
+// request): never feed it to [ProviderView] or storage. The input events are
+// never modified: an event whose content is reduced is a copy with its own
+// payload; events that pass unchanged share their payloads with the input.
+func UserView(events []Event) []Event {
+	out := make([]Event, 0, len(events))
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case TypeTurnStart, TypePresentation:
+			out = append(out, *e)
+		case TypeInboxMessage:
+			if m := e.InboxMessage; m != nil && m.Kind == KindUser {
+				out = append(out, *e)
+			}
+		case TypeChatResponse:
+			if c := e.ChatResponse; c != nil && c.AddressedTo(RoleUser) && (c.Variant == VariantMessage || c.Variant == VariantStructured) {
+				out = append(out, *e)
+			}
+		case TypeToolCallResponse:
+			r := e.ToolCallResponse
+			if r == nil {
+				continue
+			}
+			content := AddressedTo(r.Content, RoleUser)
+			if len(content) == 0 {
+				continue
+			}
+			c := *e
+			if len(content) != len(r.Content) {
+				reduced := *r
+				reduced.Content = content
+				c.ToolCallResponse = &reduced
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
