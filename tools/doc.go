@@ -2,4 +2,32 @@
 // builds, argument checks against each tool's JSON Schema, and the built-in
 // tools. It knows the conversation's content blocks and nothing of Redis,
 // HTTP or the lifecycle.
+//
+// A [Tool] has a [Definition] (name, description, JSON Schema of its
+// arguments) and a Call that returns a [Result]: MCP-compatible content
+// blocks, each optionally addressed to the user or the assistant. [Func]
+// adapts a plain function.
+//
+// A [Registry] holds the tools of one process. [NewRegistry] compiles every
+// schema once; [Registry.Call] checks a model's call (tool known, arguments
+// a JSON object matching the schema), runs the tool and never fails: a bad
+// call, a tool error and a panic all become an error result whose text is
+// written for the model, saying what was wrong and how to fix it. The
+// engine sends that text back and the model tries again.
+//
+// Recipes list tools by name ([Ref]); a [Catalog] of factories turns the
+// list into a registry ([Catalog.Build]). [BuiltinCatalog] has the
+// built-ins implemented so far:
+//
+//   - respond ([RespondTool]) ends a turn with the reply to the user. It has no
+//     side effect: the engine reads the call with [ParseRespond] and moves
+//     the process to BLOCKED or READY. Its result, [RespondResult], carries
+//     the message for the user view and an acknowledgement for the model.
+//   - tell_user ([TellUserTool]) shows the user a message mid-turn; the model
+//     reads only [TellUserAck].
+//
+// The names of all built-ins, implemented or not, are the constants of
+// names.go ([Respond], [TellUser], ...), so that recipes can be linted
+// before every built-in exists; the tools themselves are built by
+// [RespondTool], [TellUserTool] and the catalog.
 package tools

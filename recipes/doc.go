@@ -1,0 +1,41 @@
+// Package recipes owns the recipe format of brain: the Go types of a recipe,
+// strict YAML loading with file:line:col errors, extends, the JSON Schema,
+// and the built-in recipes embedded in the binary (default, ford, arthur,
+// marvin-worker, web-research). Of brain's own packages it knows only the
+// names of the built-in tools (package tools); it knows nothing of engines,
+// providers, Redis or HTTP.
+//
+// # Loading
+//
+// A recipe file goes through these steps; every step reports all the
+// problems it finds, each as an Error naming file, line, column, field
+// path and a fix:
+//
+//  1. size: files over MaxFileSize (1 MiB) are refused before parsing;
+//  2. YAML syntax (go.yaml.in/yaml/v3), one document, not empty; duplicate
+//     keys and merge keys (<<) are refused;
+//  3. the JSON Schema of Schema(), generated from the Go types: unknown
+//     fields (with "did you mean"), types, enums, ranges, patterns. Schema
+//     errors are mapped back to the YAML node they concern and rewritten
+//     in our own words;
+//  4. extends: the parent is NAME.yaml next to the file, then the built-in
+//     recipe NAME (a recipe that extends its own name builds on the
+//     built-in recipe, to override it). Mappings merge deeply; lists and
+//     scalars replace. Cycles are reported with their chain; problems of a
+//     parent are reported at the parent's file;
+//  5. checks of the merged recipe: model and model.provider present, name
+//     matching the file name, tool names (built-in, or server.tool and
+//     server.* of a server in mcp_servers), MCP servers, turn_end against
+//     the engine and the tool pool, cron expressions, link templates.
+//
+// Step 5 runs once steps 1 to 4 passed for the file and its parents: a
+// recipe whose shape is wrong is not checked for meaning.
+//
+// # Defaults
+//
+// Fields hold what the files say. The methods apply the defaults: engine
+// chat; turn_end respond for chat and finish_task for worker;
+// validation.max_corrections 2; data_relay 500 and 200 characters;
+// limits.max_rounds 40; no turn timeout. Provider "default" stands for the
+// first configured provider, an empty model name for its default model.
+package recipes

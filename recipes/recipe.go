@@ -1,0 +1,266 @@
+package recipes
+
+import (
+	"maps"
+	"slices"
+	"time"
+)
+
+// Engine names the Go code that runs a recipe's turns.
+type Engine string
+
+// The engines a recipe can name.
+const (
+	// EngineChat runs a conversation with a user: every turn ends with the
+	// respond tool (or, in natural mode, with free text).
+	EngineChat Engine = "chat"
+	// EngineWorker runs a task for a parent process and ends it with the
+	// finish_task tool, whose result reaches the parent's inbox.
+	EngineWorker Engine = "worker"
+)
+
+// TurnEnd says how the model ends a turn.
+type TurnEnd string
+
+// The ways a turn can end.
+const (
+	// TurnEndRespond: the turn ends with a lone call to the respond tool,
+	// whose awaiting_user_input flag chooses BLOCKED or READY. The default
+	// of the chat engine.
+	TurnEndRespond TurnEnd = "respond"
+	// TurnEndFinishTask: the turn ends with a call to the finish_task tool,
+	// which hands the task's result to the parent process. The default of the
+	// worker engine.
+	TurnEndFinishTask TurnEnd = "finish_task"
+	// TurnEndNatural: the legacy mode. The model's final free text is the
+	// answer and the process goes BLOCKED (chat) or finishes (worker).
+	TurnEndNatural TurnEnd = "natural"
+)
+
+// Defaults applied by the accessors when a recipe leaves a field out.
+const (
+	DefaultMaxCorrections     = 2
+	DefaultMinToolResultChars = 500
+	DefaultMaxReplyChars      = 200
+	DefaultMaxRounds          = 40
+)
+
+// DefaultProvider is the provider name that stands for the first provider
+// configured on the server.
+const DefaultProvider = "default"
+
+// Recipe is the declarative configuration of an engine process: the model,
+// its system prompt, its tool pool, validation, wakeups and limits.
+//
+// The fields hold what the recipe file says (after extends is resolved);
+// the methods apply the defaults, so callers should prefer them to reading
+// optional fields directly.
+type Recipe struct {
+	Name         string       `yaml:"name" jsonschema:"required,minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_-]*$" jsonschema_description:"Name of the recipe: lowercase letters, digits, '-' and '_'. It must match the file name (ford.yaml holds the recipe ford). Never inherited through extends."`
+	Description  string       `yaml:"description,omitempty" jsonschema_description:"One or two sentences for people choosing a recipe."`
+	Engine       Engine       `yaml:"engine,omitempty" jsonschema:"enum=chat,enum=worker,default=chat" jsonschema_description:"The engine that runs the turns: 'chat' talks with a user and ends turns with respond; 'worker' runs a task for a parent process and ends it with finish_task."`
+	Extends      string       `yaml:"extends,omitempty" jsonschema:"minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_-]*$" jsonschema_description:"Name of a parent recipe, looked up as NAME.yaml in the same directory, then among the built-in recipes. Mappings are merged deeply, lists and scalars of this file replace the parent's."`
+	Model        Model        `yaml:"model,omitempty" jsonschema_description:"The model that runs the turns. Required (here or in a parent recipe)."`
+	SystemPrompt string       `yaml:"system_prompt,omitempty" jsonschema_description:"The system prompt. Chat recipes that end turns with respond must explain the respond convention here."`
+	Tools        []ToolRef    `yaml:"tools,omitempty" jsonschema_description:"The tool pool: built-in tool names, 'server.tool' or 'server.*' for tools of a server in mcp_servers, or {name, config}."`
+	MCPServers   []MCPServer  `yaml:"mcp_servers,omitempty" jsonschema_description:"MCP servers whose tools the tool pool may name as 'server.tool' or 'server.*'."`
+	Validation   Validation   `yaml:"validation,omitempty" jsonschema_description:"Structural checks of each turn (no tool call, data relay too brief) that ask the model to correct itself."`
+	TurnEnd      TurnEnd      `yaml:"turn_end,omitempty" jsonschema:"enum=respond,enum=finish_task,enum=natural" jsonschema_description:"How a turn ends: 'respond' (a lone respond call; default for chat), 'finish_task' (a finish_task call; default for worker) or 'natural' (legacy: the final free text is the answer)."`
+	Wakeup       Wakeup       `yaml:"wakeup,omitempty" jsonschema_description:"Scheduled messages posted into the process's inbox."`
+	Limits       Limits       `yaml:"limits,omitempty" jsonschema_description:"Bounds of one turn."`
+	Presentation Presentation `yaml:"presentation,omitempty" jsonschema_description:"Settings of the present_results tool."`
+}
+
+// EngineKind returns the recipe's engine, EngineChat when none is named.
+func (r *Recipe) EngineKind() Engine {
+	if r.Engine == "" {
+		return EngineChat
+	}
+	return r.Engine
+}
+
+// TurnEndMode returns how the recipe's turns end: the turn_end field, or
+// the engine's default (TurnEndRespond for chat, TurnEndFinishTask for
+// worker).
+func (r *Recipe) TurnEndMode() TurnEnd {
+	if r.TurnEnd != "" {
+		return r.TurnEnd
+	}
+	if r.EngineKind() == EngineWorker {
+		return TurnEndFinishTask
+	}
+	return TurnEndRespond
+}
+
+// HasTool reports whether the tool pool names the tool name exactly.
+func (r *Recipe) HasTool(name string) bool {
+	return slices.ContainsFunc(r.Tools, func(t ToolRef) bool { return t.Name == name })
+}
+
+// Clone returns a deep copy of r.
+func (r *Recipe) Clone() *Recipe {
+	c := *r
+	c.Model.HostedTools = slices.Clone(r.Model.HostedTools)
+	c.Model.Temperature = clonePtr(r.Model.Temperature)
+	c.Model.MaxTokens = clonePtr(r.Model.MaxTokens)
+	c.Tools = make([]ToolRef, len(r.Tools))
+	for i, t := range r.Tools {
+		c.Tools[i] = ToolRef{Name: t.Name, Config: cloneMap(t.Config)}
+	}
+	if r.Tools == nil {
+		c.Tools = nil
+	}
+	c.MCPServers = make([]MCPServer, len(r.MCPServers))
+	for i, s := range r.MCPServers {
+		s.Args = slices.Clone(s.Args)
+		s.Env = maps.Clone(s.Env)
+		c.MCPServers[i] = s
+	}
+	if r.MCPServers == nil {
+		c.MCPServers = nil
+	}
+	c.Validation.MaxCorrections = clonePtr(r.Validation.MaxCorrections)
+	c.Validation.DataRelay.MinToolResultChars = clonePtr(r.Validation.DataRelay.MinToolResultChars)
+	c.Validation.DataRelay.MaxReplyChars = clonePtr(r.Validation.DataRelay.MaxReplyChars)
+	c.Wakeup.Schedules = slices.Clone(r.Wakeup.Schedules)
+	c.Presentation.Links = maps.Clone(r.Presentation.Links)
+	return &c
+}
+
+// Model names the model that runs a recipe's turns.
+type Model struct {
+	Provider    string   `yaml:"provider,omitempty" jsonschema:"minLength=1" jsonschema_description:"Provider name from the server configuration; 'default' is the first configured provider. Required (here or in a parent recipe)."`
+	Name        string   `yaml:"name,omitempty" jsonschema:"minLength=1" jsonschema_description:"Model name at the provider; left out, the provider's configured default model."`
+	Temperature *float64 `yaml:"temperature,omitempty" jsonschema:"minimum=0,maximum=2" jsonschema_description:"Sampling temperature; left out, the provider's default."`
+	MaxTokens   *int     `yaml:"max_tokens,omitempty" jsonschema:"minimum=1,maximum=1000000" jsonschema_description:"Upper bound of output tokens per model call; left out, the provider's default."`
+	HostedTools []string `yaml:"hosted_tools,omitempty" jsonschema:"uniqueItems=true,minLength=1,pattern=^[a-z][a-z0-9_]*$" jsonschema_description:"Tools the provider runs itself, such as web_search. Their activity is recorded as hosted_activity events, not tool calls."`
+}
+
+// MCPServer declares an MCP server whose tools a recipe may use. Exactly one
+// of Command (a local server over stdio) and URL (a remote server over
+// streamable HTTP) is set.
+type MCPServer struct {
+	Name    string            `yaml:"name" jsonschema:"required,minLength=1,maxLength=64,pattern=^[A-Za-z0-9_-]+$" jsonschema_description:"Name of the server, used as the prefix of its tools in the tool pool ('name.tool'). No dots."`
+	Command string            `yaml:"command,omitempty" jsonschema:"minLength=1" jsonschema_description:"Program that runs a local server over stdio. Exactly one of command and url."`
+	Args    []string          `yaml:"args,omitempty" jsonschema_description:"Arguments of command."`
+	Env     map[string]string `yaml:"env,omitempty" jsonschema_description:"Environment variables of command."`
+	URL     string            `yaml:"url,omitempty" jsonschema:"minLength=1" jsonschema_description:"Endpoint of a remote server (streamable HTTP). Exactly one of command and url."`
+}
+
+// Validation configures the structural turn checks of the validators
+// package. Empty correction texts mean the validators' defaults.
+type Validation struct {
+	Enabled        bool       `yaml:"enabled,omitempty" jsonschema:"default=false" jsonschema_description:"Turns the validators on."`
+	MaxCorrections *int       `yaml:"max_corrections,omitempty" jsonschema:"minimum=0,maximum=10,default=2" jsonschema_description:"How many corrections one turn may ask for before the answer is accepted as it is."`
+	NoToolCall     NoToolCall `yaml:"no_tool_call,omitempty" jsonschema_description:"The check of a model response without any tool call."`
+	DataRelay      DataRelay  `yaml:"data_relay,omitempty" jsonschema_description:"The check of a reply too brief for the tool results it should relay."`
+}
+
+// Corrections returns how many corrections one turn may ask for.
+func (v Validation) Corrections() int {
+	if v.MaxCorrections == nil {
+		return DefaultMaxCorrections
+	}
+	return *v.MaxCorrections
+}
+
+// NoToolCall configures the no_tool_call validator.
+type NoToolCall struct {
+	Correction string `yaml:"correction,omitempty" jsonschema:"minLength=1" jsonschema_description:"Correction text sent to the model instead of the default."`
+}
+
+// DataRelay configures the data_relay validator: a respond message of at
+// most MaxReply characters after a tool result of at least MinToolResult
+// characters in the same turn is refused.
+type DataRelay struct {
+	MinToolResultChars *int   `yaml:"min_tool_result_chars,omitempty" jsonschema:"minimum=1,maximum=1000000,default=500" jsonschema_description:"Size of a tool result from which the reply must relay it."`
+	MaxReplyChars      *int   `yaml:"max_reply_chars,omitempty" jsonschema:"minimum=0,maximum=1000000,default=200" jsonschema_description:"Size up to which a reply counts as too brief."`
+	Correction         string `yaml:"correction,omitempty" jsonschema:"minLength=1" jsonschema_description:"Correction text sent to the model instead of the default."`
+}
+
+// MinToolResult returns the tool result size, in characters, from which the
+// reply must relay the result.
+func (d DataRelay) MinToolResult() int {
+	if d.MinToolResultChars == nil {
+		return DefaultMinToolResultChars
+	}
+	return *d.MinToolResultChars
+}
+
+// MaxReply returns the reply size, in characters, up to which a reply is
+// too brief.
+func (d DataRelay) MaxReply() int {
+	if d.MaxReplyChars == nil {
+		return DefaultMaxReplyChars
+	}
+	return *d.MaxReplyChars
+}
+
+// Wakeup lists scheduled messages.
+type Wakeup struct {
+	Schedules []Schedule `yaml:"schedules,omitempty" jsonschema_description:"Messages posted into the inbox on a cron schedule, as inbox messages of kind schedule."`
+}
+
+// Schedule posts Message into the process's inbox at the times of Cron.
+type Schedule struct {
+	Cron    string `yaml:"cron" jsonschema:"required,minLength=1" jsonschema_description:"Five fields (minute hour day-of-month month day-of-week), a descriptor (@yearly, @monthly, @weekly, @daily, @hourly) or '@every DURATION' such as '@every 90m'; an optional 'CRON_TZ=ZONE ' prefix such as 'CRON_TZ=Europe/Berlin ' sets the time zone (UTC otherwise)."`
+	Message string `yaml:"message" jsonschema:"required,minLength=1" jsonschema_description:"The content of the posted message."`
+}
+
+// Limits bound one turn.
+type Limits struct {
+	MaxRounds   int      `yaml:"max_rounds,omitempty" jsonschema:"minimum=1,maximum=1000,default=40" jsonschema_description:"Most model calls in one turn; reaching it ends the turn BLOCKED with a notice."`
+	TurnTimeout Duration `yaml:"turn_timeout,omitempty" jsonschema_description:"Longest wall-clock time of one turn, such as '5m'; left out, no limit."`
+}
+
+// Rounds returns the most model calls one turn may make.
+func (l Limits) Rounds() int {
+	if l.MaxRounds == 0 {
+		return DefaultMaxRounds
+	}
+	return l.MaxRounds
+}
+
+// Timeout returns the longest time of one turn; 0 means no limit.
+func (l Limits) Timeout() time.Duration {
+	return time.Duration(l.TurnTimeout)
+}
+
+// Presentation configures the present_results tool.
+type Presentation struct {
+	Links map[string]string `yaml:"links,omitempty" jsonschema_description:"Link templates by name. The model names a template and gives values for its {placeholders}; the server builds the URL with the values URL-encoded. The model never writes a URL."`
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func cloneMap(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		c[k] = cloneValue(v)
+	}
+	return c
+}
+
+func cloneValue(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		return cloneMap(v)
+	case []any:
+		c := make([]any, len(v))
+		for i, e := range v {
+			c[i] = cloneValue(e)
+		}
+		return c
+	default:
+		return v
+	}
+}

@@ -1,0 +1,36 @@
+package recipes
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	var r Recipe
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"engine", r.EngineKind(), EngineChat},
+		{"turn_end of chat", r.TurnEndMode(), TurnEndRespond},
+		{"turn_end of worker", (&Recipe{Engine: EngineWorker}).TurnEndMode(), TurnEndFinishTask},
+		{"explicit turn_end", (&Recipe{Engine: EngineWorker, TurnEnd: TurnEndNatural}).TurnEndMode(), TurnEndNatural},
+		{"max_corrections", r.Validation.Corrections(), 2},
+		{"max_corrections 0", Validation{MaxCorrections: intp(0)}.Corrections(), 0},
+		{"min_tool_result_chars", r.Validation.DataRelay.MinToolResult(), 500},
+		{"max_reply_chars", r.Validation.DataRelay.MaxReply(), 200},
+		{"max_reply_chars 0", DataRelay{MaxReplyChars: intp(0)}.MaxReply(), 0},
+		{"min_tool_result_chars set", DataRelay{MinToolResultChars: intp(900)}.MinToolResult(), 900},
+		{"max_rounds", r.Limits.Rounds(), 40},
+		{"max_rounds set", Limits{MaxRounds: 3}.Rounds(), 3},
+		{"turn_timeout", r.Limits.Timeout(), time.Duration(0)},
+		{"has tool", (&Recipe{Tools: []ToolRef{{Name: "respond"}}}).HasTool("respond"), true},
+		{"has no tool", r.HasTool("respond"), false},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s = %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package recipes
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestSchemaCommitted fails when recipes/recipe.schema.json is stale.
+func TestSchemaCommitted(t *testing.T) {
+	t.Parallel()
+	committed, err := os.ReadFile("recipe.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(committed), string(Schema())); diff != "" {
+		t.Errorf("recipe.schema.json is stale; run `go run ./cmd/brain recipe schema > recipes/recipe.schema.json` (-committed +generated):\n%s", diff)
+	}
+}
+
+func TestSchemaShape(t *testing.T) {
+	t.Parallel()
+	s := Schema()
+	if !bytes.Equal(s, Schema()) {
+		t.Error("Schema() differs between calls")
+	}
+	if !bytes.HasSuffix(s, []byte("}\n")) {
+		t.Error("Schema() does not end with a newline")
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(s, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := doc["$schema"], "https://json-schema.org/draft/2020-12/schema"; got != want {
+		t.Errorf("$schema = %v, want %v", got, want)
+	}
+	if got := doc["$id"]; got != SchemaID {
+		t.Errorf("$id = %v, want %v", got, SchemaID)
+	}
+	// Every object with properties refuses unknown ones.
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if _, ok := v["properties"]; ok && v["additionalProperties"] != false {
+				t.Errorf("%s: additionalProperties is not false", path)
+			}
+			for k, e := range v {
+				walk(path+"/"+k, e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(path+"/[]", e)
+			}
+		}
+	}
+	walk("#", doc)
+}
+
+// TestSchemaPatternWords makes sure every pattern of the schema has its
+// words in messages.
+func TestSchemaPatternWords(t *testing.T) {
+	t.Parallel()
+	var doc any
+	if err := json.Unmarshal(Schema(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if p, ok := v["pattern"].(string); ok {
+				if _, ok := patternWords[p]; !ok {
+					t.Errorf("pattern %q has no entry in patternWords", p)
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+}

@@ -1,0 +1,77 @@
+package recipes
+
+import (
+	"github.com/invopop/jsonschema"
+	"go.yaml.in/yaml/v3"
+)
+
+// ToolRef is one entry of a recipe's tool pool. In YAML it is either a plain
+// tool name or a mapping {name, config}:
+//
+//	tools:
+//	  - respond
+//	  - github.*
+//	  - name: http_fetch
+//	    config: {timeout: 10s}
+//
+// Name is a built-in tool, "server.tool" or "server.*" for tools of an MCP
+// server of the recipe. Config is handed to the tool as it is.
+type ToolRef struct {
+	Name   string
+	Config map[string]any
+}
+
+// UnmarshalYAML accepts both forms of a tool reference.
+func (t *ToolRef) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*t = ToolRef{Name: n.Value}
+		return nil
+	}
+	var ref ToolRef
+	if _, name := mappingValue(n, "name"); name != nil {
+		ref.Name = deref(name).Value
+	}
+	if _, config := mappingValue(n, "config"); config != nil {
+		// The generic value has string keys at every level, as JSON has,
+		// where yaml.v3 would make map[any]any of a mapping with other keys.
+		v, errs := toValue("", config)
+		if len(errs) > 0 {
+			return &nodeError{node: config, msg: errs[0].Message}
+		}
+		m, ok := v.(map[string]any)
+		if !ok && v != nil {
+			return &nodeError{node: config, msg: "must be a mapping"}
+		}
+		ref.Config = m
+	}
+	*t = ref
+	return nil
+}
+
+// JSONSchema describes both forms of a tool reference.
+func (ToolRef) JSONSchema() *jsonschema.Schema {
+	props := jsonschema.NewProperties()
+	props.Set("name", &jsonschema.Schema{
+		Type:        "string",
+		MinLength:   ptr(uint64(1)),
+		Description: "The tool's name, as in the plain form.",
+	})
+	props.Set("config", &jsonschema.Schema{
+		Type:        "object",
+		Description: "Settings handed to the tool as they are.",
+	})
+	return &jsonschema.Schema{
+		Description: "A tool name: built-in, 'server.tool' or 'server.*' for an MCP server of this recipe; or a mapping {name, config}.",
+		OneOf: []*jsonschema.Schema{
+			{Type: "string", MinLength: ptr(uint64(1))},
+			{
+				Type:                 "object",
+				Properties:           props,
+				Required:             []string{"name"},
+				AdditionalProperties: jsonschema.FalseSchema,
+			},
+		},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,129 @@
+package tools
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestBuiltinCatalog(t *testing.T) {
+	t.Parallel()
+	c := BuiltinCatalog()
+	if diff := cmp.Diff([]string{Respond, TellUser}, c.names()); diff != "" {
+		t.Errorf("built-ins (-want +got):\n%s", diff)
+	}
+	for name := range c {
+		if !IsBuiltin(name) {
+			t.Errorf("%q is in the catalog but not in names.go", name)
+		}
+	}
+}
+
+func TestCatalogBuild(t *testing.T) {
+	t.Parallel()
+	errNoKey := errors.New("api_key is required")
+	catalog := BuiltinCatalog()
+	catalog["lookup"] = func(config map[string]any) (Tool, error) {
+		if config["api_key"] == nil {
+			return nil, errNoKey
+		}
+		return echo("lookup", objSchema), nil
+	}
+	catalog["misnamed"] = func(map[string]any) (Tool, error) { return echo("other", objSchema), nil }
+
+	tests := []struct {
+		name      string
+		refs      []Ref
+		wantNames []string
+		wantErr   string
+		wantIs    []error
+	}{
+		{
+			name:      "ok, in list order",
+			refs:      []Ref{{Name: "tell_user"}, {Name: "lookup", Config: map[string]any{"api_key": "k"}}, {Name: "respond"}},
+			wantNames: []string{"tell_user", "lookup", "respond"},
+		},
+		{
+			name:      "empty list",
+			refs:      nil,
+			wantNames: []string{},
+		},
+		{
+			name:    "unknown",
+			refs:    []Ref{{Name: "respond"}, {Name: "serch"}},
+			wantErr: `tool "serch" is not available (known: lookup, misnamed, respond, tell_user)`,
+			wantIs:  []error{ErrNotAvailable},
+		},
+		{
+			name:    "built-in not implemented yet",
+			refs:    []Ref{{Name: "spawn_worker"}},
+			wantErr: `tool "spawn_worker" is not implemented yet`,
+			wantIs:  []error{ErrNotImplemented},
+		},
+		{
+			name:    "factory error wrapped with the name",
+			refs:    []Ref{{Name: "lookup"}},
+			wantErr: `tool "lookup": api_key is required`,
+			wantIs:  []error{errNoKey},
+		},
+		{
+			name:    "config for a tool without settings",
+			refs:    []Ref{{Name: "respond", Config: map[string]any{"timeout": "1s", "retries": 2}}},
+			wantErr: `tool "respond": respond takes no config (got: retries, timeout)`,
+		},
+		{
+			name:    "factory builds a tool of another name",
+			refs:    []Ref{{Name: "misnamed"}},
+			wantErr: `tool "misnamed": its factory built a tool named "other"`,
+		},
+		{
+			name: "every bad entry is reported",
+			refs: []Ref{{Name: "x"}, {Name: "respond"}, {Name: "schedule_wakeup"}},
+			wantErr: `tool "x" is not available (known: lookup, misnamed, respond, tell_user)` + "\n" +
+				`tool "schedule_wakeup" is not implemented yet`,
+			wantIs: []error{ErrNotAvailable, ErrNotImplemented},
+		},
+		{
+			name:    "listed twice",
+			refs:    []Ref{{Name: "respond"}, {Name: "respond"}},
+			wantErr: `tools: invalid tool definition: duplicate tool name "respond" (tools 0 and 1)`,
+			wantIs:  []error{ErrInvalidDefinition},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := catalog.Build(tt.refs)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("Build error\n got: %v\nwant: %s", err, tt.wantErr)
+				}
+				for _, target := range tt.wantIs {
+					if !errors.Is(err, target) {
+						t.Errorf("error does not match %v", target)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Build: %v", err)
+			}
+			if diff := cmp.Diff(tt.wantNames, r.Names()); diff != "" {
+				t.Errorf("names (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBuildRefErrorIndex(t *testing.T) {
+	t.Parallel()
+	_, err := BuiltinCatalog().Build([]Ref{{Name: "respond"}, {Name: "http_fetch"}})
+	var re *RefError
+	if !errors.As(err, &re) {
+		t.Fatalf("error %v is not a *RefError", err)
+	}
+	if re.Index != 1 || re.Name != "http_fetch" {
+		t.Errorf("RefError = {Index: %d, Name: %q}, want {1, http_fetch}", re.Index, re.Name)
+	}
+}
