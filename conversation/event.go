@@ -111,7 +111,14 @@ func NewReasoning(text, signature string, payload *ProviderPayload) Event {
 }
 
 // NewToolCallRequest returns a tool_call_request event.
+//
+// Arguments that are not valid JSON (a model's broken output) are kept as a
+// JSON string holding the raw text, so that the event still encodes and
+// nothing the model sent is lost.
 func NewToolCallRequest(callID, name string, arguments json.RawMessage) Event {
+	if len(arguments) > 0 && !json.Valid(arguments) {
+		arguments, _ = json.Marshal(string(arguments)) // a string always encodes
+	}
 	return Event{Type: TypeToolCallRequest, ToolCallRequest: &ToolCallRequest{
 		CallID: callID, Name: name, Arguments: arguments,
 	}}

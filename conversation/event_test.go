@@ -254,7 +254,7 @@ func TestValidate(t *testing.T) {
 		{"structured invalid", NewStructured(json.RawMessage(`{`)), "conversation: invalid event: event (no id): chat_response.structured: is not valid JSON"},
 		{"reasoning payload no provider", NewReasoning("", "", &ProviderPayload{Format: "x"}), "conversation: invalid event: event (no id): chat_response.payload.provider: must not be empty"},
 		{"tool call no name", NewToolCallRequest("c1", "", nil), "conversation: invalid event: event (no id): tool_call_request.name: must not be empty"},
-		{"tool call bad args", NewToolCallRequest("c1", "x", json.RawMessage(`{"a":`)), "conversation: invalid event: event (no id): tool_call_request.arguments: is not valid JSON"},
+		{"tool call bad args", Event{Type: TypeToolCallRequest, ToolCallRequest: &ToolCallRequest{CallID: "c1", Name: "x", Arguments: json.RawMessage(`{"a":`)}}, "conversation: invalid event: event (no id): tool_call_request.arguments: is not valid JSON"},
 		{"tool response no call id", NewToolCallResponse("", "x", nil, false), "conversation: invalid event: event (no id): tool_call_response.call_id: must not be empty"},
 		{"tool response block no type", NewToolCallResponse("c1", "x", []Block{{Text: "a"}}, false), "conversation: invalid event: event (no id): tool_call_response.content[0].type: must not be empty"},
 		{"tool response bad audience", badAudience, `conversation: invalid event: event 4-0: tool_call_response.content[1].annotations.audience[0]: "users" is not one of user, assistant`},
@@ -367,5 +367,22 @@ func TestAddressedToDoesNotWriteIntoInput(t *testing.T) {
 	}
 	if strings.Contains(TextOf(AddressedTo([]Block{TextBlock("u").For(RoleUser)}, RoleAssistant)), "u") {
 		t.Error("a user block was addressed to the assistant")
+	}
+}
+
+func TestToolCallRequestKeepsBrokenArguments(t *testing.T) {
+	t.Parallel()
+	e := NewToolCallRequest("c1", "lookup", json.RawMessage(`{"query": "x"`))
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatalf("an event with broken arguments does not encode: %v", err)
+	}
+	var back Event
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	var raw string
+	if err := json.Unmarshal(back.ToolCallRequest.Arguments, &raw); err != nil || raw != `{"query": "x"` {
+		t.Errorf("arguments = %s; want the raw text kept as a JSON string", back.ToolCallRequest.Arguments)
 	}
 }

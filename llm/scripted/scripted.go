@@ -21,8 +21,10 @@
 // the first turn whose match occurs in the last user message, otherwise the
 // n-th turn without a match, where n counts the runs of user messages in the
 // request (each run starts a turn); past the last such turn the last one is
-// played again. The round is the number of assistant messages after the last
-// user message.
+// played again. The round is the number of model answers after the last
+// user message: its assistant messages, plus its system messages that follow
+// no assistant message (a correction after an empty answer, which leaves no
+// assistant message behind).
 package scripted
 
 import (
@@ -81,22 +83,30 @@ func Parse(data []byte) (*Script, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("scripted: %w", err)
 	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Validate reports a script with nothing to play or a call without a name.
+func (s *Script) Validate() error {
 	if len(s.Turns) == 0 {
-		return nil, errors.New("scripted: the script has no turns; add `turns: [{rounds: [...]}]`")
+		return errors.New("scripted: the script has no turns; add `turns: [{rounds: [...]}]`")
 	}
 	for i, t := range s.Turns {
 		if len(t.Rounds) == 0 {
-			return nil, fmt.Errorf("scripted: turns[%d] has no rounds", i)
+			return fmt.Errorf("scripted: turns[%d] has no rounds", i)
 		}
 		for j, r := range t.Rounds {
 			for k, c := range r.Calls {
 				if c.Name == "" {
-					return nil, fmt.Errorf("scripted: turns[%d].rounds[%d].calls[%d]: name is required", i, j, k)
+					return fmt.Errorf("scripted: turns[%d].rounds[%d].calls[%d]: name is required", i, j, k)
 				}
 			}
 		}
 	}
-	return &s, nil
+	return nil
 }
 
 // LoadFile reads a script file.
@@ -114,7 +124,8 @@ func LoadFile(path string) (*Script, error) {
 
 // Model plays a Script and records every request it was asked.
 type Model struct {
-	script *Script
+	script   *Script
+	noRecord bool
 
 	mu       sync.Mutex
 	requests []llm.Request
@@ -125,6 +136,10 @@ var _ llm.Model = (*Model)(nil)
 // New returns a model playing s.
 func New(s *Script) *Model { return &Model{script: s} }
 
+// WithoutRecording returns a model playing the same script that keeps no
+// record of its requests, for benchmarks and long demos.
+func (m *Model) WithoutRecording() *Model { return &Model{script: m.script, noRecord: true} }
+
 // Requests returns the requests the model was asked, in order.
 func (m *Model) Requests() []llm.Request {
 	m.mu.Lock()
@@ -134,9 +149,11 @@ func (m *Model) Requests() []llm.Request {
 
 // Generate plays the round that req is at.
 func (m *Model) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
-	m.mu.Lock()
-	m.requests = append(m.requests, *req)
-	m.mu.Unlock()
+	if !m.noRecord {
+		m.mu.Lock()
+		m.requests = append(m.requests, *req)
+		m.mu.Unlock()
+	}
 	return func(yield func(llm.Part, error) bool) {
 		if err := ctx.Err(); err != nil {
 			yield(llm.Part{}, err)
@@ -176,9 +193,14 @@ func (m *Model) position(msgs []conversation.Message) (turn, round int, err erro
 	if lastUser >= 0 {
 		lastText = msgs[lastUser].Text()
 	}
-	for _, msg := range msgs[lastUser+1:] {
-		if msg.Role == conversation.MessageAssistant {
+	for i := lastUser + 1; i < len(msgs); i++ {
+		switch msgs[i].Role {
+		case conversation.MessageAssistant:
 			round++
+		case conversation.MessageSystem:
+			if i == 0 || msgs[i-1].Role != conversation.MessageAssistant {
+				round++
+			}
 		}
 	}
 

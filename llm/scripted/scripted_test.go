@@ -78,6 +78,11 @@ func TestPlaysByPosition(t *testing.T) {
 			want: llm.Response{Finish: llm.FinishStop},
 		},
 		{
+			name:    "a correction after an empty answer counts as a round",
+			msgs:    []conversation.Message{user("hi"), assistant, tool, user("again"), {Role: conversation.MessageSystem}},
+			wantErr: "scripted: boom",
+		},
+		{
 			name:    "scripted error",
 			msgs:    []conversation.Message{user("hi"), assistant, tool, user("again"), assistant},
 			wantErr: "scripted: boom",

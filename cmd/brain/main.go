@@ -1,0 +1,84 @@
+// Command brain runs LLM agent engine processes and is their command-line
+// client. main only wires: flags, the logger and the subcommands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `brain runs LLM agent engine processes and owns their lifecycle.
+
+Usage:
+  brain [--log-level LEVEL] [--log-format json|console] COMMAND [ARGS]
+
+Commands:
+  serve                 run a brain node with its HTTP API
+  recipe lint FILE...   check recipe files and print every error
+  recipe schema         print the recipe JSON Schema
+  version               print the version
+
+Global flags:
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("brain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var logOpts logOptions
+	fs.StringVar(&logOpts.level, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&logOpts.format, "log-format", "console", "log format: json or console")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "brain: missing command")
+		fs.Usage()
+		return 2
+	}
+	log, err := newLogger(logOpts, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "brain: %v\n", err)
+		return 2
+	}
+	defer func() { _ = log.Sync() }()
+
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	switch cmd {
+	case "version":
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	case "recipe":
+		return runRecipe(rest, stdout, stderr)
+	case "serve":
+		return runServe(ctx, rest, log, stderr)
+	case "help":
+		fs.SetOutput(stdout)
+		fmt.Fprint(stdout, usage)
+		fs.PrintDefaults()
+		return 0
+	default:
+		fmt.Fprintf(stderr, "brain: unknown command %q; run `brain help` for the list\n", cmd)
+		return 2
+	}
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		wantOut    string
+		wantErrOut string
+	}{
+		{"version", []string{"version"}, 0, "brain ", ""},
+		{"help", []string{"help"}, 0, "recipe lint FILE...", ""},
+		{"no command", nil, 2, "", "missing command"},
+		{"unknown command", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		{"bad log level", []string{"--log-level", "loud", "version"}, 2, "", `--log-level "loud"`},
+		{"bad log format", []string{"--log-format", "xml", "version"}, 2, "", `--log-format "xml"`},
+		{"unknown flag", []string{"--colour", "version"}, 2, "", "flag provided but not defined"},
+		{"serve not yet available", []string{"--log-format", "json", "serve"}, 1, "", "not yet available"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, &stdout, &stderr)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tt.code, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tt.wantOut) {
+				t.Errorf("stdout %q lacks %q", stdout.String(), tt.wantOut)
+			}
+			if !strings.Contains(stderr.String(), tt.wantErrOut) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tt.wantErrOut)
+			}
+		})
+	}
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/llm/scripted"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/tools"
+)
+
+// playScript is the file `brain recipe test` plays: the user's messages,
+// one per turn, and the scripted model's answers.
+type playScript struct {
+	Messages        []string `yaml:"messages"`
+	scripted.Script `yaml:",inline"`
+}
+
+// recipeTest runs `brain recipe test RECIPE SCRIPT [--golden FILE [--update]]`.
+func recipeTest(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("brain recipe test", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	golden := fs.String("golden", "", "compare the transcript with this file instead of printing it")
+	update := fs.Bool("update", false, "with --golden: write the transcript to the file")
+	fs.Usage = func() { fmt.Fprint(stderr, recipeUsage) }
+	// Flags may come before, between or after the two arguments.
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != 2 {
+		fmt.Fprintln(stderr, "brain recipe test: want a recipe (a built-in name or a .yaml file) and a script file")
+		fmt.Fprint(stderr, recipeUsage)
+		return 2
+	}
+	if *update && *golden == "" {
+		fmt.Fprintln(stderr, "brain recipe test: --update needs --golden FILE")
+		return 2
+	}
+	transcript, err := playRecipe(context.Background(), pos[0], pos[1])
+	if err != nil {
+		fmt.Fprintf(stderr, "brain recipe test: %v\n", err)
+		return 1
+	}
+	switch {
+	case *golden == "":
+		_, _ = stdout.Write(transcript)
+	case *update:
+		if err := os.WriteFile(*golden, transcript, 0o644); err != nil {
+			fmt.Fprintf(stderr, "brain recipe test: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", *golden)
+	default:
+		want, err := os.ReadFile(*golden)
+		if err != nil {
+			fmt.Fprintf(stderr, "brain recipe test: %v (create it with --update)\n", err)
+			return 1
+		}
+		if !bytes.Equal(want, transcript) {
+			fmt.Fprintf(stdout, "transcript differs from %s; got:\n%s", *golden, transcript)
+			return 1
+		}
+		fmt.Fprintf(stdout, "ok: transcript matches %s\n", *golden)
+	}
+	return 0
+}
+
+// playRecipe plays a script against a recipe offline and returns the
+// transcript: the user view and the state changes, in order.
+func playRecipe(ctx context.Context, recipeArg, scriptPath string) ([]byte, error) {
+	r, err := loadRecipe(recipeArg)
+	if err != nil {
+		return nil, err
+	}
+	script, err := loadPlayScript(scriptPath)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := chat.BuildTools(tools.BuiltinCatalog(), r)
+	if err != nil {
+		return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
+	}
+	// A fixed clock keeps the transcript reproducible.
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	engine := &chat.Engine{Clock: func() time.Time { clock = clock.Add(time.Second); return clock }}
+	sess := chat.NewSession(engine, chat.Turn{
+		Recipe: r,
+		Model:  scripted.New(&script.Script),
+		Tools:  reg,
+		Worker: r.EngineKind() == recipes.EngineWorker,
+	})
+	for _, m := range script.Messages {
+		if err := sess.Post(ctx, conversation.KindUser, "user", m); err != nil {
+			return nil, err
+		}
+		if _, err := sess.Run(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var buf bytes.Buffer
+	writeTranscript(&buf, sess.Log)
+	fmt.Fprintf(&buf, "final state: %s\n", sess.Status)
+	return buf.Bytes(), nil
+}
+
+// loadRecipe takes a built-in recipe's name or a recipe file's path.
+func loadRecipe(arg string) (*recipes.Recipe, error) {
+	if !strings.HasSuffix(arg, ".yaml") && !strings.ContainsRune(arg, filepath.Separator) {
+		return recipes.Builtin().Get(arg)
+	}
+	data, err := os.ReadFile(arg)
+	if err != nil {
+		return nil, err
+	}
+	return recipes.Parse(arg, data)
+}
+
+func loadPlayScript(path string) (*playScript, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var s playScript
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(s.Messages) == 0 {
+		return nil, fmt.Errorf("%s: no messages: add `messages: [\"first user message\", ...]`", path)
+	}
+	if err := s.Script.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &s, nil
+}

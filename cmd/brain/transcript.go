@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/engine-brain/brain/conversation"
+)
+
+// writeTranscript prints what a person sees of a log — the user view — with
+// the state changes between, one line or indented block per event.
+func writeTranscript(w io.Writer, log []conversation.Event) {
+	for _, e := range log {
+		if c := e.StateChange; c != nil {
+			fmt.Fprintf(w, "[state] %s -> %s (%s by %s)\n", c.From, c.To, c.Event, e.By)
+			continue
+		}
+		for _, v := range conversation.UserView([]conversation.Event{e}) {
+			writeUserEvent(w, &v)
+		}
+	}
+}
+
+func writeUserEvent(w io.Writer, e *conversation.Event) {
+	switch {
+	case e.TurnStart != nil:
+		fmt.Fprintf(w, "--- turn %s\n", e.Turn)
+	case e.InboxMessage != nil:
+		writeSpeech(w, "user", e.InboxMessage.Content)
+	case e.ChatResponse != nil:
+		text := e.ChatResponse.Text
+		if len(e.ChatResponse.Structured) > 0 {
+			text = string(e.ChatResponse.Structured)
+		}
+		writeSpeech(w, "assistant", text)
+	case e.ToolCallResponse != nil:
+		who := "assistant"
+		if e.ToolCallResponse.Name != "respond" && e.ToolCallResponse.Name != "tell_user" {
+			who = "tool " + e.ToolCallResponse.Name
+		}
+		writeSpeech(w, who, conversation.TextOf(e.ToolCallResponse.Content))
+	case e.Presentation != nil:
+		writeSpeech(w, "assistant", e.Presentation.Markdown)
+	}
+}
+
+// writeSpeech prints "who: text", indenting the lines after the first.
+func writeSpeech(w io.Writer, who, text string) {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	fmt.Fprintf(w, "%s: %s\n", who, lines[0])
+	for _, l := range lines[1:] {
+		if l == "" {
+			fmt.Fprintln(w)
+			continue
+		}
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+}

@@ -1,0 +1,95 @@
+package chat
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/lifecycle"
+)
+
+// Session plays a process in memory, turn after turn, with no Redis: the
+// bench of `brain recipe test`, golden transcripts and examples. It fires
+// the lifecycle events a node would fire and logs them as state changes.
+// A Session is used by one goroutine.
+type Session struct {
+	Engine *Engine
+	// Turn carries the recipe, model, tools and worker flag; its ID, History,
+	// Inbox and Reason are set by the session for every turn.
+	Turn   Turn
+	Status lifecycle.Status
+	// Log is the process's whole conversation log.
+	Log []conversation.Event
+
+	inbox []conversation.Event
+	turns int
+	msgs  int
+}
+
+// NewSession returns a session of a new process, BLOCKED until its first
+// message arrives.
+func NewSession(e *Engine, t Turn) *Session {
+	return &Session{Engine: e, Turn: t, Status: lifecycle.Status{State: lifecycle.Blocked}}
+}
+
+// Post puts a message into the inbox, and lets it unblock the process when
+// the lifecycle allows (a user or operator message to a BLOCKED process).
+func (s *Session) Post(ctx context.Context, kind conversation.Kind, from, content string) error {
+	s.msgs++
+	s.inbox = append(s.inbox, conversation.NewInboxMessage(strconv.Itoa(s.msgs), kind, from, content))
+	s.inbox[len(s.inbox)-1].By = from
+	if s.Status.State == lifecycle.Blocked && (kind == conversation.KindUser || kind == conversation.KindOperator) {
+		return s.fire(ctx, lifecycle.UserInput, from, "")
+	}
+	return nil
+}
+
+// Run plays turns while the process is READY with messages in its inbox.
+// It returns the outcomes of the turns it played.
+func (s *Session) Run(ctx context.Context) ([]Outcome, error) {
+	var outs []Outcome
+	for s.Status.State == lifecycle.Ready && len(s.inbox) > 0 {
+		out, err := s.turn(ctx)
+		if err != nil {
+			return outs, err
+		}
+		outs = append(outs, out)
+	}
+	return outs, nil
+}
+
+func (s *Session) turn(ctx context.Context) (Outcome, error) {
+	s.turns++
+	id := "t" + strconv.Itoa(s.turns)
+	if err := s.fire(ctx, lifecycle.Wake, "node:session", id); err != nil {
+		return Outcome{}, err
+	}
+	t := s.Turn
+	t.ID, t.History, t.Inbox, t.Reason = id, s.Log, s.inbox, "wake"
+	s.inbox = nil
+	out, err := s.Engine.Run(ctx, &t, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
+		s.Log = append(s.Log, evs...)
+		return nil
+	}))
+	if err != nil {
+		return Outcome{}, err
+	}
+	s.Log = append(s.Log, out.Pending...)
+	if err := s.fire(ctx, out.Next, "engine", id); err != nil {
+		return Outcome{}, err
+	}
+	return out, nil
+}
+
+func (s *Session) fire(ctx context.Context, ev lifecycle.Event, by, turn string) error {
+	tr, st, err := lifecycle.Fire(ctx, s.Status, ev, by, s.Engine.now())
+	if err != nil {
+		return fmt.Errorf("chat: session: %w", err)
+	}
+	s.Status = st
+	change := conversation.NewStateChange(string(tr.From), string(tr.To), string(tr.Event))
+	change.At, change.By, change.Turn = tr.At, tr.By, turn
+	s.Log = append(s.Log, change)
+	return nil
+}
