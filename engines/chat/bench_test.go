@@ -2,11 +2,13 @@ package chat
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/tools"
 )
 
 // BenchmarkTurn measures the orchestration of one turn — one tool round plus
@@ -31,11 +33,33 @@ func BenchmarkTurn(b *testing.B) {
 	}
 	var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		t := turn
-		if _, err := e.Run(ctx, &t, discard); err != nil {
-			b.Fatal(err)
-		}
+	// The cost grows with the log the model is shown: a turn after a
+	// history of n earlier events.
+	for _, n := range []int{0, 50, 200} {
+		b.Run(fmt.Sprintf("history=%d", n), func(b *testing.B) {
+			turn.History = history(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				t := turn
+				if _, err := e.Run(ctx, &t, discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
+}
+
+// history returns n events of earlier exchanges: a user message, then the
+// model's respond call and its result.
+func history(n int) []conversation.Event {
+	var evs []conversation.Event
+	for i := 0; len(evs) < n; i++ {
+		id := fmt.Sprintf("h%d", i)
+		evs = append(evs,
+			conversation.NewInboxMessage(id, conversation.KindUser, "user:ada", "an earlier question"),
+			conversation.NewToolCallRequest(id, "respond", []byte(`{"message":"an earlier answer"}`)),
+			conversation.NewToolCallResponse(id, "respond", tools.RespondResult(tools.RespondArgs{Message: "an earlier answer", AwaitingUserInput: true}).Content, false),
+		)
+	}
+	return evs[:n]
 }

@@ -37,8 +37,9 @@ func NewSession(e *Engine, t Turn) *Session {
 // the lifecycle allows (a user or operator message to a BLOCKED process).
 func (s *Session) Post(ctx context.Context, kind conversation.Kind, from, content string) error {
 	s.msgs++
-	s.inbox = append(s.inbox, conversation.NewInboxMessage(strconv.Itoa(s.msgs), kind, from, content))
-	s.inbox[len(s.inbox)-1].By = from
+	msg := conversation.NewInboxMessage(strconv.Itoa(s.msgs), kind, from, content)
+	msg.At, msg.By = s.Engine.now(), from
+	s.inbox = append(s.inbox, msg)
 	if s.Status.State == lifecycle.Blocked && (kind == conversation.KindUser || kind == conversation.KindOperator) {
 		return s.fire(ctx, lifecycle.UserInput, from, "")
 	}
