@@ -9,12 +9,6 @@ import (
 // DataRelayName identifies the data_relay validator in events and metrics.
 const DataRelayName = "data_relay"
 
-// Defaults of the data_relay thresholds, in characters.
-const (
-	DefaultMinToolResultChars = 500
-	DefaultMaxReplyChars      = 200
-)
-
 // DefaultDataRelayCorrection is sent when a reply is too brief for the
 // tool results before it.
 const DefaultDataRelayCorrection = "VALIDATION CHECK: your reply is much shorter than the tool results it is based on, " +
@@ -24,7 +18,8 @@ const DefaultDataRelayCorrection = "VALIDATION CHECK: your reply is much shorter
 // DataRelay fires on a respond reply of at most MaxReplyChars after a tool
 // result of at least MinToolResultChars in the same turn: the model most
 // likely did not pass the data on. Lengths count characters (runes), so the
-// rule is the same in every script.
+// rule is the same in every script. The thresholds have no defaults here:
+// the recipe owns them (500 and 200 unless it says otherwise).
 type DataRelay struct {
 	MinToolResultChars int
 	MaxReplyChars      int

@@ -44,7 +44,7 @@ func TestNoToolCall(t *testing.T) {
 
 func TestDataRelay(t *testing.T) {
 	t.Parallel()
-	v := DataRelay{MinToolResultChars: DefaultMinToolResultChars, MaxReplyChars: DefaultMaxReplyChars}
+	v := DataRelay{MinToolResultChars: 500, MaxReplyChars: 200}
 	long := strings.Repeat("x", 500)
 	tests := []struct {
 		name   string
