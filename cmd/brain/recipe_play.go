@@ -13,7 +13,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines/chat"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
@@ -99,9 +98,8 @@ func playRecipe(ctx context.Context, recipeArg, scriptPath string) ([]byte, erro
 	if err != nil {
 		return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
 	}
-	// A fixed clock keeps the transcript reproducible.
-	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	engine := &chat.Engine{Clock: func() time.Time { clock = clock.Add(time.Second); return clock }}
+	// A stepping clock keeps the transcript reproducible.
+	engine := &chat.Engine{Clock: chat.StepClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
 	sess := chat.NewSession(engine, chat.Turn{
 		Recipe: r,
 		Model:  scripted.New(&script.Script),
@@ -109,10 +107,7 @@ func playRecipe(ctx context.Context, recipeArg, scriptPath string) ([]byte, erro
 		Worker: r.EngineKind() == recipes.EngineWorker,
 	})
 	for _, m := range script.Messages {
-		if err := sess.Post(ctx, conversation.KindUser, "user", m); err != nil {
-			return nil, err
-		}
-		if _, err := sess.Run(ctx); err != nil {
+		if _, err := sess.Say(ctx, "user", m); err != nil {
 			return nil, err
 		}
 	}

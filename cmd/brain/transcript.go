@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/tools"
 )
 
 // writeTranscript prints what a person sees of a log — the user view — with
@@ -36,7 +37,7 @@ func writeUserEvent(w io.Writer, e *conversation.Event) {
 		writeSpeech(w, "assistant", text)
 	case e.ToolCallResponse != nil:
 		who := "assistant"
-		if e.ToolCallResponse.Name != "respond" && e.ToolCallResponse.Name != "tell_user" {
+		if name := e.ToolCallResponse.Name; name != tools.Respond && name != tools.TellUser {
 			who = "tool " + e.ToolCallResponse.Name
 		}
 		writeSpeech(w, who, conversation.TextOf(e.ToolCallResponse.Content))

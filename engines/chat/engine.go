@@ -33,9 +33,7 @@ const (
 func (e *Engine) Run(ctx context.Context, t *Turn, cp Checkpointer) (Outcome, error) {
 	r := newRun(e, t)
 	r.add(byEngine, conversation.NewTurnStart(t.Reason))
-	for _, m := range t.Inbox {
-		r.events = append(r.events, m)
-	}
+	r.all = append(r.all, t.Inbox...)
 	if err := r.checkpoint(ctx, cp); err != nil {
 		return Outcome{}, err
 	}
@@ -74,8 +72,11 @@ type run struct {
 	validators  []validators.Validator
 	defs        []llm.ToolDef
 
-	events    []conversation.Event // this turn's events
-	committed int                  // how many of events a checkpoint has seen
+	// all is the history followed by this turn's events, which is what the
+	// model is shown; built once per turn, appended to, never copied again.
+	all       []conversation.Event
+	history   int // len(t.History): where this turn's events start in all
+	committed int // how many of this turn's events a checkpoint has seen
 }
 
 func newRun(e *Engine, t *Turn) *run {
@@ -86,8 +87,9 @@ func newRun(e *Engine, t *Turn) *run {
 		respondMode: rc.TurnEndMode() == recipes.TurnEndRespond && t.Tools.Has(tools.Respond),
 		validate:    rc.Validation.Enabled,
 		budget:      rc.Validation.Corrections(),
-		events:      make([]conversation.Event, 0, 8+len(t.Inbox)),
+		history:     len(t.History),
 	}
+	r.all = append(make([]conversation.Event, 0, len(t.History)+len(t.Inbox)+8), t.History...)
 	if r.validate && r.respondMode {
 		r.validators = []validators.Validator{
 			validators.NoToolCall{Correction: rc.Validation.NoToolCall.Correction},
@@ -109,19 +111,23 @@ func (r *run) add(by string, ev conversation.Event) {
 	ev.At = r.e.now()
 	ev.Turn = r.t.ID
 	ev.By = by
-	r.events = append(r.events, ev)
+	r.all = append(r.all, ev)
 }
 
+// events returns this turn's events so far.
+func (r *run) events() []conversation.Event { return r.all[r.history:] }
+
 func (r *run) checkpoint(ctx context.Context, cp Checkpointer) error {
-	if err := cp.Checkpoint(ctx, r.events[r.committed:]); err != nil {
+	if err := cp.Checkpoint(ctx, r.events()[r.committed:]); err != nil {
 		return fmt.Errorf("chat: turn %s: checkpoint: %w", r.t.ID, err)
 	}
-	r.committed = len(r.events)
+	r.committed = len(r.events())
 	return nil
 }
 
 func (r *run) outcome(next lifecycle.Event) Outcome {
-	return Outcome{Events: r.events, Pending: r.events[r.committed:], Next: next}
+	evs := r.events()
+	return Outcome{Events: evs, Pending: evs[r.committed:], Next: next}
 }
 
 // idle is the lifecycle event of a turn that ends without a reply that says
@@ -138,7 +144,7 @@ func (r *run) idle() lifecycle.Event {
 func (r *run) round(ctx context.Context) (next lifecycle.Event, done bool) {
 	req := &llm.Request{
 		System:   r.t.Recipe.SystemPrompt,
-		Messages: conversation.ProviderView(r.log()),
+		Messages: conversation.ProviderView(r.all),
 		Tools:    r.defs,
 		Params: llm.Params{
 			Model:       r.t.Recipe.Model.Name,
@@ -170,15 +176,6 @@ func (r *run) round(ctx context.Context) (next lifecycle.Event, done bool) {
 		return r.natural(ctx, &resp)
 	}
 	return r.respond(ctx, &resp)
-}
-
-// log is what the model is shown: the history and this turn so far.
-func (r *run) log() []conversation.Event {
-	if len(r.t.History) == 0 {
-		return r.events
-	}
-	all := make([]conversation.Event, 0, len(r.t.History)+len(r.events))
-	return append(append(all, r.t.History...), r.events...)
 }
 
 // empty handles an answer with neither text nor a tool call: it is asked
@@ -285,7 +282,7 @@ func (r *run) check(a *validators.Answer) (validators.Correction, bool) {
 	if r.corrections >= r.budget {
 		return validators.Correction{}, false
 	}
-	a.Turn = r.events
+	a.Turn = r.events()
 	for _, v := range r.validators {
 		if c, ok := v.Check(a); ok {
 			r.corrections++

@@ -49,32 +49,19 @@ func loadScenario(t *testing.T, path string) *scenario {
 	return &s
 }
 
-// fixedClock returns a clock that ticks one second per call from a fixed
-// time, so that event times are deterministic.
-func fixedClock() func() time.Time {
-	t := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	return func() time.Time {
-		t = t.Add(time.Second)
-		return t
-	}
-}
-
 // play runs a scenario to its end and returns the session.
 func play(t *testing.T, s *scenario, reg *tools.Registry) *Session {
 	t.Helper()
 	ctx := context.Background()
-	sess := NewSession(&Engine{Clock: fixedClock()}, Turn{
+	sess := NewSession(&Engine{Clock: StepClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))}, Turn{
 		Recipe: &s.Recipe,
 		Model:  scripted.New(&s.Script),
 		Tools:  reg,
 		Worker: s.Worker,
 	})
 	for _, m := range s.Messages {
-		if err := sess.Post(ctx, conversation.KindUser, "user:ada", m); err != nil {
-			t.Fatalf("post %q: %v", m, err)
-		}
-		if _, err := sess.Run(ctx); err != nil {
-			t.Fatalf("run after %q: %v", m, err)
+		if _, err := sess.Say(ctx, "user:ada", m); err != nil {
+			t.Fatalf("say %q: %v", m, err)
 		}
 	}
 	return sess

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
@@ -44,6 +45,23 @@ func (s *Session) Post(ctx context.Context, kind conversation.Kind, from, conten
 		return s.fire(ctx, lifecycle.UserInput, from, "")
 	}
 	return nil
+}
+
+// Say posts a user message and plays the turns it causes.
+func (s *Session) Say(ctx context.Context, from, content string) ([]Outcome, error) {
+	if err := s.Post(ctx, conversation.KindUser, from, content); err != nil {
+		return nil, err
+	}
+	return s.Run(ctx)
+}
+
+// StepClock returns a clock for reproducible logs: every call returns the
+// previous time plus one second, starting one second after start.
+func StepClock(start time.Time) func() time.Time {
+	return func() time.Time {
+		start = start.Add(time.Second)
+		return start
+	}
 }
 
 // Run plays turns while the process is READY with messages in its inbox.
