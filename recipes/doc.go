@@ -36,6 +36,8 @@
 // Fields hold what the files say. The methods apply the defaults: engine
 // chat; turn_end respond for chat and finish_task for worker;
 // validation.max_corrections 2; data_relay 500 and 200 characters;
-// limits.max_rounds 40; no turn timeout. Provider "default" stands for the
-// first configured provider, an empty model name for its default model.
+// limits.max_rounds 40; no turn timeout; limits.max_depth 3 (workers nest
+// at most 3 deep below a top-level process) and limits.max_workers 5
+// (spawn_worker calls per turn). Provider "default" stands for the first
+// configured provider, an empty model name for its default model.
 package recipes

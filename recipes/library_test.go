@@ -122,6 +122,7 @@ func TestClone(t *testing.T) {
 		Tools:      []ToolRef{{Name: "http_fetch", Config: map[string]any{"headers": map[string]any{"a": "b"}, "list": []any{1}}}},
 		MCPServers: []MCPServer{{Name: "s", Command: "c", Args: []string{"a"}, Env: map[string]string{"K": "V"}}},
 		Validation: Validation{MaxCorrections: intp(1)},
+		Limits:     Limits{MaxDepth: 2, MaxWorkers: intp(4)},
 	}
 	c := r.Clone()
 	if diff := cmp.Diff(r, c); diff != "" {
@@ -130,7 +131,9 @@ func TestClone(t *testing.T) {
 	c.Tools[0].Config["headers"].(map[string]any)["a"] = "changed"
 	c.MCPServers[0].Env["K"] = "changed"
 	*c.Validation.MaxCorrections = 9
-	if r.Tools[0].Config["headers"].(map[string]any)["a"] != "b" || r.MCPServers[0].Env["K"] != "V" || *r.Validation.MaxCorrections != 1 {
+	*c.Limits.MaxWorkers = 9
+	if r.Tools[0].Config["headers"].(map[string]any)["a"] != "b" || r.MCPServers[0].Env["K"] != "V" ||
+		*r.Validation.MaxCorrections != 1 || *r.Limits.MaxWorkers != 4 {
 		t.Error("changing the clone changed the original")
 	}
 }

@@ -30,6 +30,23 @@ func TestParseProblems(t *testing.T) {
 			want: "x.yaml:4:24: limits.turn_timeout: invalid duration \"99999999999h\": time: invalid duration \"99999999999h\"",
 		},
 		{
+			name: "max_depth and max_workers out of range",
+			yaml: header + "tools: [respond]\nlimits: {max_depth: 0, max_workers: 101}\n",
+			want: "x.yaml:4:21: limits.max_depth: must be between 1 and 10 (got 0)\n" +
+				"x.yaml:4:37: limits.max_workers: must be between 0 and 100 (got 101)",
+		},
+		{
+			name: "max_depth above 10, max_workers negative",
+			yaml: header + "tools: [respond]\nlimits: {max_depth: 11, max_workers: -1}\n",
+			want: "x.yaml:4:21: limits.max_depth: must be between 1 and 10 (got 11)\n" +
+				"x.yaml:4:38: limits.max_workers: must be between 0 and 100 (got -1)",
+		},
+		{
+			name: "max_workers misspelt",
+			yaml: header + "tools: [respond]\nlimits: {max_worker: 2}\n",
+			want: "x.yaml:4:10: limits.max_worker: unknown field; did you mean `max_workers`?",
+		},
+		{
 			name: "missing provider",
 			yaml: "name: x\nmodel: {name: gpt-5}\ntools: [respond]\n",
 			want: "x.yaml:2:8: model.provider: required field is missing; add `provider: default` for the first configured provider, or a provider's name",
@@ -172,6 +189,8 @@ wakeup:
       message: Anything new?
 limits:
   turn_timeout: 2m30s
+  max_depth: 1
+  max_workers: 0
 base: &shared
   unused: true
 `
@@ -203,13 +222,16 @@ base: &shared
 			{Cron: "CRON_TZ=Europe/Berlin 0 9 * * 1-5", Message: "Morning report, please."},
 			{Cron: "@every 90m", Message: "Anything new?"},
 		}},
-		Limits: Limits{TurnTimeout: Duration(150 * time.Second)},
+		Limits: Limits{TurnTimeout: Duration(150 * time.Second), MaxDepth: 1, MaxWorkers: intp(0)},
 	}
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("Parse mismatch (-want +got):\n%s", diff)
 	}
 	if r.Limits.Timeout() != 150*time.Second {
 		t.Errorf("Timeout() = %v", r.Limits.Timeout())
+	}
+	if r.Limits.Depth() != 1 || r.Limits.Workers() != 0 {
+		t.Errorf("Depth(), Workers() = %d, %d; want 1, 0 (an explicit 0 is no default)", r.Limits.Depth(), r.Limits.Workers())
 	}
 	for _, s := range r.Wakeup.Schedules {
 		if _, err := s.Parse(); err != nil {

@@ -43,6 +43,8 @@ const (
 	DefaultMinToolResultChars = 500
 	DefaultMaxReplyChars      = 200
 	DefaultMaxRounds          = 40
+	DefaultMaxDepth           = 3
+	DefaultMaxWorkers         = 5
 )
 
 // DefaultProvider is the provider name that stands for the first provider
@@ -67,7 +69,7 @@ type Recipe struct {
 	Validation   Validation   `yaml:"validation,omitempty" jsonschema_description:"Structural checks of each turn (no tool call, data relay too brief) that ask the model to correct itself."`
 	TurnEnd      TurnEnd      `yaml:"turn_end,omitempty" jsonschema:"enum=respond,enum=finish_task,enum=natural" jsonschema_description:"How a turn ends: 'respond' (a lone respond call; default for chat), 'finish_task' (a finish_task call; default for worker) or 'natural' (legacy: the final free text is the answer)."`
 	Wakeup       Wakeup       `yaml:"wakeup,omitempty" jsonschema_description:"Scheduled messages posted into the process's inbox."`
-	Limits       Limits       `yaml:"limits,omitempty" jsonschema_description:"Bounds of one turn."`
+	Limits       Limits       `yaml:"limits,omitempty" jsonschema_description:"Bounds of one turn and of the workers a process may start."`
 	Presentation Presentation `yaml:"presentation,omitempty" jsonschema_description:"Settings of the present_results tool."`
 }
 
@@ -122,6 +124,7 @@ func (r *Recipe) Clone() *Recipe {
 	c.Validation.MaxCorrections = clonePtr(r.Validation.MaxCorrections)
 	c.Validation.DataRelay.MinToolResultChars = clonePtr(r.Validation.DataRelay.MinToolResultChars)
 	c.Validation.DataRelay.MaxReplyChars = clonePtr(r.Validation.DataRelay.MaxReplyChars)
+	c.Limits.MaxWorkers = clonePtr(r.Limits.MaxWorkers)
 	c.Wakeup.Schedules = slices.Clone(r.Wakeup.Schedules)
 	c.Presentation.Links = maps.Clone(r.Presentation.Links)
 	return &c
@@ -207,10 +210,17 @@ type Schedule struct {
 	Message string `yaml:"message" jsonschema:"required,minLength=1" jsonschema_description:"The content of the posted message."`
 }
 
-// Limits bound one turn.
+// Limits bound one turn and the workers a process may start.
+//
+// Depth counts from a top-level process (depth 0): its workers have depth
+// 1, theirs depth 2, and so on. A spawn_worker call is refused when the
+// new worker's depth would exceed MaxDepth of the calling process's
+// recipe, or when the turn has already made MaxWorkers spawn_worker calls.
 type Limits struct {
 	MaxRounds   int      `yaml:"max_rounds,omitempty" jsonschema:"minimum=1,maximum=1000,default=40" jsonschema_description:"Most model calls in one turn; reaching it ends the turn BLOCKED with a notice."`
 	TurnTimeout Duration `yaml:"turn_timeout,omitempty" jsonschema_description:"Longest wall-clock time of one turn, such as '5m'; left out, no limit."`
+	MaxDepth    int      `yaml:"max_depth,omitempty" jsonschema:"minimum=1,maximum=10,default=3" jsonschema_description:"How deep a chain of workers below a top-level process may go: a top-level process has depth 0, its workers depth 1, theirs depth 2. spawn_worker is refused when the new worker's depth would exceed the max_depth of the calling process's recipe."`
+	MaxWorkers  *int     `yaml:"max_workers,omitempty" jsonschema:"minimum=0,maximum=100,default=5" jsonschema_description:"Most spawn_worker calls one turn may make; 0 lets the process start no worker."`
 }
 
 // Rounds returns the most model calls one turn may make.
@@ -224,6 +234,24 @@ func (l Limits) Rounds() int {
 // Timeout returns the longest time of one turn; 0 means no limit.
 func (l Limits) Timeout() time.Duration {
 	return time.Duration(l.TurnTimeout)
+}
+
+// Depth returns the deepest a worker started by a process of this recipe
+// may be, counted from the top-level process (depth 0).
+func (l Limits) Depth() int {
+	if l.MaxDepth == 0 {
+		return DefaultMaxDepth
+	}
+	return l.MaxDepth
+}
+
+// Workers returns the most spawn_worker calls one turn may make; 0 means
+// none.
+func (l Limits) Workers() int {
+	if l.MaxWorkers == nil {
+		return DefaultMaxWorkers
+	}
+	return *l.MaxWorkers
 }
 
 // Presentation configures the present_results tool.

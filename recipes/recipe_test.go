@@ -25,6 +25,11 @@ func TestDefaults(t *testing.T) {
 		{"max_rounds", r.Limits.Rounds(), 40},
 		{"max_rounds set", Limits{MaxRounds: 3}.Rounds(), 3},
 		{"turn_timeout", r.Limits.Timeout(), time.Duration(0)},
+		{"max_depth", r.Limits.Depth(), 3},
+		{"max_depth set", Limits{MaxDepth: 1}.Depth(), 1},
+		{"max_workers", r.Limits.Workers(), 5},
+		{"max_workers 0", Limits{MaxWorkers: intp(0)}.Workers(), 0},
+		{"max_workers set", Limits{MaxWorkers: intp(12)}.Workers(), 12},
 		{"has tool", (&Recipe{Tools: []ToolRef{{Name: "respond"}}}).HasTool("respond"), true},
 		{"has no tool", r.HasTool("respond"), false},
 	}

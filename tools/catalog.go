@@ -23,11 +23,15 @@ type Factory func(config map[string]any) (Tool, error)
 type Catalog map[string]Factory
 
 // BuiltinCatalog returns the factories of the built-in tools implemented so
-// far. The caller owns the map and may add to it (MCP tools, test tools).
+// far that need nothing but their settings. The caller owns the map and may
+// add to it: the runtime adds the built-ins that act through it
+// ([SpawnWorkerFactory], [ScheduleWakeupFactory], [CancelWakeupFactory]),
+// and MCP tools or test tools.
 func BuiltinCatalog() Catalog {
 	return Catalog{
-		Respond:  noConfig(Respond, RespondTool),
-		TellUser: noConfig(TellUser, TellUserTool),
+		Respond:    noConfig(Respond, RespondTool),
+		TellUser:   noConfig(TellUser, TellUserTool),
+		FinishTask: noConfig(FinishTask, FinishTaskTool),
 	}
 }
 
@@ -39,6 +43,20 @@ func noConfig(name string, tool func() Tool) Factory {
 			return nil, fmt.Errorf("%s takes no config (got: %s)", name, strings.Join(keys, ", "))
 		}
 		return tool(), nil
+	}
+}
+
+// runtimeFactory returns a factory for a tool that takes no settings and
+// acts through the runtime; ok says whether the runtime was given (a nil
+// Spawner or Scheduler is a wiring mistake, reported when the registry is
+// built rather than as a panic in a turn).
+func runtimeFactory(name string, ok bool, tool func() Tool) Factory {
+	build := noConfig(name, tool)
+	return func(config map[string]any) (Tool, error) {
+		if !ok {
+			return nil, fmt.Errorf("%s has no runtime to act through (its factory was given nil)", name)
+		}
+		return build(config)
 	}
 }
 
@@ -57,9 +75,9 @@ func (e *RefError) Unwrap() error { return e.Err }
 // Build builds the registry of a tool list, in the list's order. It reports
 // every entry it cannot build, each as a [*RefError], joined:
 //
-//	tool "serch" is not available (known: respond, tell_user)   (matches ErrNotAvailable)
-//	tool "spawn_worker" is not implemented yet                  (matches ErrNotImplemented)
-//	tool "respond": respond takes no config (got: timeout)      (the factory's error, wrapped)
+//	tool "serch" is not available (known: finish_task, respond, tell_user)   (matches ErrNotAvailable)
+//	tool "spawn_worker" is not implemented yet                               (matches ErrNotImplemented)
+//	tool "respond": respond takes no config (got: timeout)                   (the factory's error, wrapped)
 //
 // and then whatever NewRegistry reports (a name listed twice, say).
 func (c Catalog) Build(refs []Ref) (*Registry, error) {

@@ -10,7 +10,7 @@ import (
 func TestBuiltinCatalog(t *testing.T) {
 	t.Parallel()
 	c := BuiltinCatalog()
-	if diff := cmp.Diff([]string{Respond, TellUser}, c.names()); diff != "" {
+	if diff := cmp.Diff([]string{FinishTask, Respond, TellUser}, c.names()); diff != "" {
 		t.Errorf("built-ins (-want +got):\n%s", diff)
 	}
 	for name := range c {
@@ -52,7 +52,7 @@ func TestCatalogBuild(t *testing.T) {
 		{
 			name:    "unknown",
 			refs:    []Ref{{Name: "respond"}, {Name: "serch"}},
-			wantErr: `tool "serch" is not available (known: lookup, misnamed, respond, tell_user)`,
+			wantErr: `tool "serch" is not available (known: finish_task, lookup, misnamed, respond, tell_user)`,
 			wantIs:  []error{ErrNotAvailable},
 		},
 		{
@@ -80,7 +80,7 @@ func TestCatalogBuild(t *testing.T) {
 		{
 			name: "every bad entry is reported",
 			refs: []Ref{{Name: "x"}, {Name: "respond"}, {Name: "schedule_wakeup"}},
-			wantErr: `tool "x" is not available (known: lookup, misnamed, respond, tell_user)` + "\n" +
+			wantErr: `tool "x" is not available (known: finish_task, lookup, misnamed, respond, tell_user)` + "\n" +
 				`tool "schedule_wakeup" is not implemented yet`,
 			wantIs: []error{ErrNotAvailable, ErrNotImplemented},
 		},
@@ -126,4 +126,84 @@ func TestBuildRefErrorIndex(t *testing.T) {
 	if re.Index != 1 || re.Name != "http_fetch" {
 		t.Errorf("RefError = {Index: %d, Name: %q}, want {1, http_fetch}", re.Index, re.Name)
 	}
+}
+
+// TestRuntimeFactories checks the catalog entries the runtime adds: with
+// them, every built-in a recipe may name so far builds, in the list's
+// order, each taking no settings and refusing a nil runtime.
+func TestRuntimeFactories(t *testing.T) {
+	t.Parallel()
+	sp, sch := &fakeSpawner{id: "p-2"}, &fakeScheduler{id: "w-1"}
+	catalog := BuiltinCatalog()
+	catalog[SpawnWorker] = SpawnWorkerFactory(sp)
+	catalog[ScheduleWakeup] = ScheduleWakeupFactory(sch)
+	catalog[CancelWakeup] = CancelWakeupFactory(sch)
+	names := []string{Respond, TellUser, FinishTask, SpawnWorker, ScheduleWakeup, CancelWakeup}
+	refs := make([]Ref, len(names))
+	for i, n := range names {
+		refs[i] = Ref{Name: n}
+	}
+	r, err := catalog.Build(refs)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if diff := cmp.Diff(names, r.Names()); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	res := r.Call(callerCtx(), call(SpawnWorker, `{"recipe":"marvin-worker","task":"t"}`))
+	if res.IsError || len(sp.recorded()) != 1 {
+		t.Errorf("spawn_worker through the catalog: %s, %d calls", res.Text(), len(sp.recorded()))
+	}
+
+	tests := []struct {
+		name    string
+		factory Factory
+		config  map[string]any
+		want    string
+	}{
+		{"spawn_worker config", SpawnWorkerFactory(sp), map[string]any{"max": 2}, "spawn_worker takes no config (got: max)"},
+		{"schedule_wakeup config", ScheduleWakeupFactory(sch), map[string]any{"tz": "UTC"}, "schedule_wakeup takes no config (got: tz)"},
+		{"cancel_wakeup config", CancelWakeupFactory(sch), map[string]any{"x": 1}, "cancel_wakeup takes no config (got: x)"},
+		{"nil spawner", SpawnWorkerFactory(nil), nil, "spawn_worker has no runtime to act through (its factory was given nil)"},
+		{"nil scheduler", ScheduleWakeupFactory(nil), nil, "schedule_wakeup has no runtime to act through (its factory was given nil)"},
+		{"nil scheduler for cancel", CancelWakeupFactory(nil), nil, "cancel_wakeup has no runtime to act through (its factory was given nil)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tool, err := tt.factory(tt.config)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("factory = %v, %v; want error %q", tool, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestBuiltinSchemasProviderSafe keeps the built-ins' schemas within what
+// the providers accept: the OpenAI and Anthropic APIs refuse a tool whose
+// schema has oneOf, anyOf, allOf, not, enum or const at its top level, and
+// fail every request that carries it.
+func TestBuiltinSchemasProviderSafe(t *testing.T) {
+	t.Parallel()
+	all := []Tool{
+		RespondTool(), TellUserTool(), FinishTaskTool(),
+		SpawnWorkerTool(&fakeSpawner{}), ScheduleWakeupTool(&fakeScheduler{}), CancelWakeupTool(&fakeScheduler{}),
+	}
+	for _, tool := range all {
+		def := tool.Definition()
+		schema, ok := jsonValue(t, string(def.Schema)).(map[string]any)
+		if !ok || schema["type"] != "object" {
+			t.Errorf("%s: schema is not an object schema", def.Name)
+			continue
+		}
+		for _, kw := range []string{"oneOf", "anyOf", "allOf", "not", "enum", "const", "if", "$ref"} {
+			if _, ok := schema[kw]; ok {
+				t.Errorf("%s: schema has %q at its top level", def.Name, kw)
+			}
+		}
+		if schema["additionalProperties"] != false {
+			t.Errorf("%s: schema does not refuse unknown properties", def.Name)
+		}
+	}
+	mustRegistry(t, all...) // and they compile
 }

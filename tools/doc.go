@@ -17,7 +17,7 @@
 //
 // Recipes list tools by name ([Ref]); a [Catalog] of factories turns the
 // list into a registry ([Catalog.Build]). [BuiltinCatalog] has the
-// built-ins implemented so far:
+// built-ins implemented so far that need nothing but their settings:
 //
 //   - respond ([RespondTool]) ends a turn with the reply to the user. It has no
 //     side effect: the engine reads the call with [ParseRespond] and moves
@@ -25,9 +25,26 @@
 //     the message for the user view and an acknowledgement for the model.
 //   - tell_user ([TellUserTool]) shows the user a message mid-turn; the model
 //     reads only [TellUserAck].
+//   - finish_task ([FinishTaskTool]) ends a worker's task, as respond ends a
+//     chat turn: the engine reads the call with [ParseFinish] and hands the
+//     result to the parent process; the model reads only [FinishAck].
+//
+// The built-ins that act for their process go through the runtime, which
+// puts the calling process in each call's context ([WithCaller],
+// [CallerFrom]) and adds them to the catalog with its own implementation
+// of a small interface:
+//
+//   - spawn_worker ([SpawnWorkerFactory], a [Spawner]) starts a worker
+//     process whose result reaches the caller's inbox later;
+//   - schedule_wakeup and cancel_wakeup ([ScheduleWakeupFactory],
+//     [CancelWakeupFactory], a [Scheduler]) post messages into the caller's
+//     inbox later, once or on a cron schedule.
+//
+// Until the runtime adds them, a recipe naming them fails to build with
+// [ErrNotImplemented].
 //
 // The names of all built-ins, implemented or not, are the constants of
 // names.go ([Respond], [TellUser], ...), so that recipes can be linted
 // before every built-in exists; the tools themselves are built by
-// [RespondTool], [TellUserTool] and the catalog.
+// [RespondTool], [TellUserTool], [FinishTaskTool] and the catalog.
 package tools

@@ -23,6 +23,9 @@ var (
 	// ErrNotImplemented: a recipe names a built-in that has no
 	// implementation yet.
 	ErrNotImplemented = errors.New("tools: tool not implemented yet")
+	// ErrNoCaller: a tool that acts for its process was called with a
+	// context that carries no [Caller] (see [WithCaller]).
+	ErrNoCaller = errors.New("tools: no calling process")
 )
 
 // reasonError is an error with a message of its own that still matches a

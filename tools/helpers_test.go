@@ -57,3 +57,17 @@ func jsonValue(t *testing.T, s string) any {
 	}
 	return v
 }
+
+// assistantText returns the successful result of one plain text block
+// addressed to the assistant, as the runtime-backed built-ins answer.
+func assistantText(text string) Result {
+	return Result{Content: []conversation.Block{conversation.TextBlock(text).For(conversation.RoleAssistant)}}
+}
+
+// testCaller is the calling process of the tests of runtime-backed tools.
+var testCaller = Caller{ProcessID: "p-arthur-1", Recipe: "arthur", TurnID: "turn-7", Depth: 1}
+
+// callerCtx returns a context that carries testCaller.
+func callerCtx() context.Context {
+	return WithCaller(context.Background(), testCaller)
+}

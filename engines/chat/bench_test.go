@@ -29,7 +29,10 @@ func BenchmarkTurn(b *testing.B) {
 		Recipe: r,
 		Model:  scripted.New(script).WithoutRecording(),
 		Tools:  testRegistry(b, r),
-		Inbox:  []conversation.Event{conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "How many open orders?")},
+		Current: []conversation.Event{
+			conversation.NewTurnStart("wake"),
+			conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "How many open orders?"),
+		},
 	}
 	var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 	ctx := context.Background()

@@ -27,50 +27,63 @@ const (
 	byModel  = "model"
 )
 
-// Run plays one turn. It returns an error only when a checkpoint fails; a
+// Run plays one turn, or resumes one: t.Current holds what the turn has
+// already committed. It returns an error only when a checkpoint fails; a
 // failing model, a bad tool call or a spent budget end the turn with a
 // system notice instead.
 func (e *Engine) Run(ctx context.Context, t *Turn, cp Checkpointer) (Outcome, error) {
-	r := newRun(e, t)
-	r.add(byEngine, conversation.NewTurnStart(t.Reason))
-	r.all = append(r.all, t.Inbox...)
-	if err := r.checkpoint(ctx, cp); err != nil {
-		return Outcome{}, err
-	}
-
-	modelCtx := ctx
+	r := newRun(e, t, cp)
+	toolCtx := ctx
 	if d := t.Recipe.Limits.Timeout(); d > 0 {
 		var cancel context.CancelFunc
-		modelCtx, cancel = context.WithTimeout(ctx, d)
+		toolCtx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	for round := 1; ; round++ {
-		if round > t.Recipe.Limits.Rounds() {
+	r.resume(ctx)
+	for r.err == nil {
+		if r.rounds >= t.Recipe.Limits.Rounds() {
 			r.add(byEngine, conversation.NewSystemNotice(NoticeMaxRounds, fmt.Sprintf(
 				"The turn was stopped after %d model calls (limits.max_rounds). Send a message to continue.",
 				t.Recipe.Limits.Rounds())))
-			return r.outcome(lifecycle.AwaitUser), nil
+			return r.outcome(r.idle()), nil
 		}
-		next, done := r.round(modelCtx)
+		r.rounds++
+		next, done := r.round(ctx, toolCtx)
+		if r.err != nil {
+			break
+		}
 		if done {
 			return r.outcome(next), nil
 		}
-		if err := r.checkpoint(ctx, cp); err != nil {
-			return Outcome{}, err
-		}
+		r.save(ctx)
 	}
+	return Outcome{}, r.err
 }
+
+// mode says how a recipe's turns end.
+type mode int
+
+const (
+	modeNatural mode = iota // free text ends the turn (legacy)
+	modeRespond             // a lone respond call ends the turn
+	modeFinish              // a lone finish_task call ends the task (workers)
+)
 
 // run is the state of one turn.
 type run struct {
 	e           *Engine
 	t           *Turn
-	respondMode bool
-	validate    bool
+	cp          Checkpointer
+	mode        mode
+	terminal    string // the turn-ending tool of the mode, if any
 	budget      int
 	corrections int
+	rounds      int
+	spawned     int // spawn_worker calls that started a worker this turn
 	validators  []validators.Validator
 	defs        []llm.ToolDef
+	err         error // a failed checkpoint: the turn is abandoned
+	finish      *tools.FinishArgs
 
 	// all is the history followed by this turn's events, which is what the
 	// model is shown; built once per turn, appended to, never copied again.
@@ -79,25 +92,32 @@ type run struct {
 	committed int // how many of this turn's events a checkpoint has seen
 }
 
-func newRun(e *Engine, t *Turn) *run {
+func newRun(e *Engine, t *Turn, cp Checkpointer) *run {
 	rc := t.Recipe
 	r := &run{
-		e:           e,
-		t:           t,
-		respondMode: rc.TurnEndMode() == recipes.TurnEndRespond && t.Tools.Has(tools.Respond),
-		validate:    rc.Validation.Enabled,
-		budget:      rc.Validation.Corrections(),
-		history:     len(t.History),
+		e:         e,
+		t:         t,
+		cp:        cp,
+		budget:    rc.Validation.Corrections(),
+		history:   len(t.History),
+		committed: len(t.Current),
 	}
-	r.all = append(make([]conversation.Event, 0, len(t.History)+len(t.Inbox)+8), t.History...)
-	if r.validate && r.respondMode {
-		r.validators = []validators.Validator{
-			validators.NoToolCall{Correction: rc.Validation.NoToolCall.Correction},
-			validators.DataRelay{
+	switch {
+	case rc.TurnEndMode() == recipes.TurnEndRespond && t.Tools.Has(tools.Respond):
+		r.mode, r.terminal = modeRespond, tools.Respond
+	case rc.TurnEndMode() == recipes.TurnEndFinishTask && t.Tools.Has(tools.FinishTask):
+		r.mode, r.terminal = modeFinish, tools.FinishTask
+	}
+	r.all = make([]conversation.Event, 0, len(t.History)+len(t.Current)+8)
+	r.all = append(append(r.all, t.History...), t.Current...)
+	if rc.Validation.Enabled && r.mode != modeNatural {
+		r.validators = []validators.Validator{validators.NoToolCall{Correction: rc.Validation.NoToolCall.Correction}}
+		if r.mode == modeRespond {
+			r.validators = append(r.validators, validators.DataRelay{
 				MinToolResultChars: rc.Validation.DataRelay.MinToolResult(),
 				MaxReplyChars:      rc.Validation.DataRelay.MaxReply(),
 				Correction:         rc.Validation.DataRelay.Correction,
-			},
+			})
 		}
 	}
 	for _, d := range t.Tools.Definitions() {
@@ -105,6 +125,53 @@ func newRun(e *Engine, t *Turn) *run {
 	}
 	return r
 }
+
+// resume picks up the counts of what the turn has committed so far and
+// answers the tool calls that a stopped node left without a result: a
+// tool's result, once committed, is never run again, and a call without one
+// may or may not have run, which the model is told.
+func (r *run) resume(ctx context.Context) {
+	answered := make(map[string]bool)
+	for _, e := range r.t.Current {
+		switch {
+		case e.ValidationCorrection != nil:
+			r.corrections++
+		case e.ToolCallResponse != nil:
+			answered[e.ToolCallResponse.CallID] = true
+			if e.ToolCallResponse.Name == tools.SpawnWorker && !e.ToolCallResponse.IsError {
+				r.spawned++
+			}
+		}
+	}
+	for _, m := range conversation.ProviderView(r.t.Current) {
+		if m.Role == conversation.MessageAssistant {
+			r.rounds++
+		}
+	}
+	orphans := false
+	for _, e := range r.t.Current {
+		c := e.ToolCallRequest
+		if c == nil || answered[c.CallID] {
+			continue
+		}
+		orphans = true
+		call := conversation.ToolCall{ID: c.CallID, Name: c.Name}
+		if c.Name == r.terminal {
+			// A checkpointed turn-ending call came with other calls: refused.
+			r.result(call, tools.ErrorResult("%s", r.notAloneError()))
+			continue
+		}
+		r.result(call, tools.ErrorResult("%s", OrphanedCallError))
+	}
+	if orphans {
+		r.save(ctx)
+	}
+}
+
+// OrphanedCallError is the result of a tool call whose node stopped before
+// the result was saved.
+const OrphanedCallError = "The node running this tool stopped before its result was saved: " +
+	"the tool may or may not have run. Check its effect before calling it again."
 
 // add stamps ev as part of this turn and appends it.
 func (r *run) add(by string, ev conversation.Event) {
@@ -117,17 +184,27 @@ func (r *run) add(by string, ev conversation.Event) {
 // events returns this turn's events so far.
 func (r *run) events() []conversation.Event { return r.all[r.history:] }
 
-func (r *run) checkpoint(ctx context.Context, cp Checkpointer) error {
-	if err := cp.Checkpoint(ctx, r.events()[r.committed:]); err != nil {
-		return fmt.Errorf("chat: turn %s: checkpoint: %w", r.t.ID, err)
+// save checkpoints the events added since the last checkpoint. A failure is
+// kept in r.err, which ends the turn.
+func (r *run) save(ctx context.Context) bool {
+	if r.err != nil {
+		return false
 	}
-	r.committed = len(r.events())
-	return nil
+	evs := r.events()
+	if r.committed == len(evs) {
+		return true
+	}
+	if err := r.cp.Checkpoint(ctx, evs[r.committed:]); err != nil {
+		r.err = fmt.Errorf("chat: turn %s: checkpoint: %w", r.t.ID, err)
+		return false
+	}
+	r.committed = len(evs)
+	return true
 }
 
 func (r *run) outcome(next lifecycle.Event) Outcome {
 	evs := r.events()
-	return Outcome{Events: evs, Pending: evs[r.committed:], Next: next}
+	return Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish}
 }
 
 // idle is the lifecycle event of a turn that ends without a reply that says
@@ -140,8 +217,9 @@ func (r *run) idle() lifecycle.Event {
 }
 
 // round makes one model call and acts on the answer. done reports that the
-// turn ends with the lifecycle event next.
-func (r *run) round(ctx context.Context) (next lifecycle.Event, done bool) {
+// turn ends with the lifecycle event next. ctx bounds checkpoints, toolCtx
+// (ctx with the turn's timeout) the model and the tools.
+func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bool) {
 	req := &llm.Request{
 		System:   r.t.Recipe.SystemPrompt,
 		Messages: conversation.ProviderView(r.all),
@@ -155,9 +233,9 @@ func (r *run) round(ctx context.Context) (next lifecycle.Event, done bool) {
 	if mt := r.t.Recipe.Model.MaxTokens; mt != nil {
 		req.Params.MaxTokens = *mt
 	}
-	resp, err := llm.Collect(r.t.Model.Generate(ctx, req))
+	resp, err := llm.Collect(r.t.Model.Generate(toolCtx, req))
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		if errors.Is(err, context.DeadlineExceeded) && toolCtx.Err() != nil && ctx.Err() == nil {
 			r.add(byEngine, conversation.NewSystemNotice(NoticeTimeout, fmt.Sprintf(
 				"The turn was stopped after %s (limits.turn_timeout). Send a message to continue.",
 				r.t.Recipe.Limits.Timeout())))
@@ -172,10 +250,10 @@ func (r *run) round(ctx context.Context) (next lifecycle.Event, done bool) {
 	if resp.Empty() {
 		return r.empty()
 	}
-	if !r.respondMode {
-		return r.natural(ctx, &resp)
+	if r.mode == modeNatural {
+		return r.natural(ctx, toolCtx, &resp)
 	}
-	return r.respond(ctx, &resp)
+	return r.ending(ctx, toolCtx, &resp)
 }
 
 // empty handles an answer with neither text nor a tool call: it is asked
@@ -198,27 +276,53 @@ func (r *run) empty() (lifecycle.Event, bool) {
 }
 
 // natural handles an answer in legacy mode: text alone ends the turn.
-func (r *run) natural(ctx context.Context, resp *llm.Response) (lifecycle.Event, bool) {
+func (r *run) natural(ctx, toolCtx context.Context, resp *llm.Response) (lifecycle.Event, bool) {
 	if resp.Text != "" {
 		r.add(byModel, conversation.NewChatMessage(resp.Text))
 	}
 	if len(resp.ToolCalls) == 0 {
 		return r.idle(), true
 	}
-	for _, c := range resp.ToolCalls {
-		r.add(byModel, conversation.NewToolCallRequest(c.ID, c.Name, c.Arguments))
-	}
-	for _, c := range resp.ToolCalls {
-		r.call(ctx, c)
-	}
+	r.runCalls(ctx, toolCtx, resp.ToolCalls)
 	return "", false
 }
 
-// respond handles an answer when turns end with the respond tool.
-func (r *run) respond(ctx context.Context, resp *llm.Response) (lifecycle.Event, bool) {
+// runCalls records the calls of one answer and runs them in order, making
+// the requests and then every result durable, so that a node that stops
+// midway never runs a finished tool twice. A turn-ending call among others
+// is refused: the model must answer once it has seen their results.
+func (r *run) runCalls(ctx, toolCtx context.Context, calls []conversation.ToolCall) {
+	for _, c := range calls {
+		r.add(byModel, conversation.NewToolCallRequest(c.ID, c.Name, c.Arguments))
+	}
+	if !r.save(ctx) {
+		return
+	}
+	for _, c := range calls {
+		if c.Name == r.terminal {
+			r.result(c, tools.ErrorResult("%s", r.notAloneError()))
+		} else {
+			r.call(toolCtx, c)
+		}
+		if !r.save(ctx) {
+			return
+		}
+	}
+}
+
+func (r *run) notAloneError() string {
+	if r.mode == modeFinish {
+		return tools.FinishNotAloneError
+	}
+	return tools.RespondNotAloneError
+}
+
+// ending handles an answer when turns end with a turn-ending tool
+// (respond, or finish_task for workers).
+func (r *run) ending(ctx, toolCtx context.Context, resp *llm.Response) (lifecycle.Event, bool) {
 	if resp.Text != "" {
 		// Free text beside tools is the model thinking aloud, not the
-		// reply: the reply goes through respond.
+		// reply: the reply goes through the turn-ending tool.
 		aside := conversation.NewChatMessage(resp.Text)
 		aside.ChatResponse.Audience = []conversation.Role{conversation.RoleAssistant}
 		r.add(byModel, aside)
@@ -228,36 +332,27 @@ func (r *run) respond(ctx context.Context, resp *llm.Response) (lifecycle.Event,
 			r.correct(c, "")
 			return "", false
 		}
-		// Legacy fallback: the text is delivered as the answer.
-		answer := conversation.NewChatMessage(resp.Text)
-		answer.ChatResponse.Audience = []conversation.Role{conversation.RoleUser}
-		r.add(byEngine, answer)
-		return r.idle(), true
+		return r.fallback(resp.Text)
 	}
-
-	for _, c := range resp.ToolCalls {
-		r.add(byModel, conversation.NewToolCallRequest(c.ID, c.Name, c.Arguments))
-	}
-	if len(resp.ToolCalls) > 1 {
-		// respond must stand alone: the other calls run, respond is refused
-		// so that the model answers after it has seen their results.
-		for _, c := range resp.ToolCalls {
-			if c.Name == tools.Respond {
-				r.result(c, tools.ErrorResult("%s", tools.RespondNotAloneError))
-				continue
-			}
-			r.call(ctx, c)
-		}
+	if len(resp.ToolCalls) > 1 || resp.ToolCalls[0].Name != r.terminal {
+		r.runCalls(ctx, toolCtx, resp.ToolCalls)
 		return "", false
 	}
 	c := resp.ToolCalls[0]
-	if c.Name != tools.Respond {
-		r.call(ctx, c)
-		return "", false
-	}
+	r.add(byModel, conversation.NewToolCallRequest(c.ID, c.Name, c.Arguments))
 	if err := r.t.Tools.Check(c); err != nil {
 		r.result(c, tools.ErrorResult("%s", err.Error()))
 		return "", false
+	}
+	if r.mode == modeFinish {
+		args, err := tools.ParseFinish(c.Arguments)
+		if err != nil {
+			r.result(c, tools.ErrorResult("%s", err.Error()))
+			return "", false
+		}
+		r.result(c, tools.FinishResult(args))
+		r.finish = &args
+		return lifecycle.Finish, true
 	}
 	args, err := tools.ParseRespond(c.Arguments)
 	if err != nil {
@@ -274,6 +369,20 @@ func (r *run) respond(ctx context.Context, resp *llm.Response) (lifecycle.Event,
 		return lifecycle.AwaitUser, true
 	}
 	return lifecycle.Continue, true
+}
+
+// fallback ends a turn whose model answered in free text once the
+// corrections are spent (or validation is off): the legacy behaviour. The
+// text is delivered as the reply, or, for a worker, as the task's result.
+func (r *run) fallback(text string) (lifecycle.Event, bool) {
+	if r.mode == modeFinish {
+		r.finish = &tools.FinishArgs{Result: text, Status: tools.FinishDone}
+		return lifecycle.Finish, true
+	}
+	answer := conversation.NewChatMessage(text)
+	answer.ChatResponse.Audience = []conversation.Role{conversation.RoleUser}
+	r.add(byEngine, answer)
+	return r.idle(), true
 }
 
 // check runs the validators on a while the correction budget lasts and
@@ -302,7 +411,18 @@ func (r *run) correct(c validators.Correction, callID string) {
 
 // call runs tool call c through the registry and records its result.
 func (r *run) call(ctx context.Context, c conversation.ToolCall) {
-	r.result(c, r.t.Tools.Call(ctx, c))
+	if c.Name == tools.SpawnWorker {
+		if max := r.t.Recipe.Limits.Workers(); r.spawned >= max {
+			r.result(c, tools.ErrorResult("spawn_worker refused: this turn already started %d workers, "+
+				"the most limits.max_workers allows; wait for their results", max))
+			return
+		}
+	}
+	res := r.t.Tools.Call(ctx, c)
+	if c.Name == tools.SpawnWorker && !res.IsError {
+		r.spawned++
+	}
+	r.result(c, res)
 }
 
 func (r *run) result(c conversation.ToolCall, res tools.Result) {

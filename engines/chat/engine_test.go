@@ -6,6 +6,8 @@ import (
 	"iter"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
@@ -20,31 +22,28 @@ func oneTurn(t *testing.T, r *recipes.Recipe, model llm.Model) Turn {
 		Recipe: r,
 		Model:  model,
 		Tools:  testRegistry(t, r),
-		Inbox: []conversation.Event{
+		Current: []conversation.Event{
+			conversation.NewTurnStart("wake"),
 			conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "first"),
 			conversation.NewInboxMessage("2-0", conversation.KindOperator, "operator:bo", "second"),
 		},
 	}
 }
 
-// The drained messages are made durable before the model is called, and
-// every round that does not end the turn is checkpointed; the last round's
-// events are left for the caller's commit.
+// A tool round is made durable in steps — the requests before any tool
+// runs, then every result — so that a node that stops midway never runs a
+// finished tool twice; the last round's events are left for the caller's
+// commit.
 func TestCheckpoints(t *testing.T) {
 	t.Parallel()
 	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}}}
 	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
-		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "x"}}}},
+		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "x"}}, {Name: "lookup", Args: map[string]any{"query": "y"}}}},
 		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "done"}}}},
 	}}}}
-	model := scripted.New(script)
-	turn := oneTurn(t, r, model)
+	turn := oneTurn(t, r, scripted.New(script))
 	var batches [][]conversation.EventType
-	var requestsAtFirst int
 	out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
-		if len(batches) == 0 {
-			requestsAtFirst = len(model.Requests())
-		}
 		var types []conversation.EventType
 		for _, e := range evs {
 			types = append(types, e.Type)
@@ -55,23 +54,66 @@ func TestCheckpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if requestsAtFirst != 0 {
-		t.Errorf("the model was called %d times before the drain was checkpointed", requestsAtFirst)
-	}
 	want := [][]conversation.EventType{
-		{conversation.TypeTurnStart, conversation.TypeInboxMessage, conversation.TypeInboxMessage},
-		{conversation.TypeToolCallRequest, conversation.TypeToolCallResponse},
+		{conversation.TypeToolCallRequest, conversation.TypeToolCallRequest},
+		{conversation.TypeToolCallResponse},
+		{conversation.TypeToolCallResponse},
 	}
-	if len(batches) != len(want) {
-		t.Fatalf("checkpoints = %v, want %v", batches, want)
+	if diff := cmp.Diff(want, batches); diff != "" {
+		t.Errorf("checkpoints (-want +got):\n%s", diff)
 	}
-	for i := range want {
-		if len(batches[i]) != len(want[i]) {
-			t.Fatalf("checkpoint %d = %v, want %v", i, batches[i], want[i])
+	if len(out.Pending) != 2 || out.Next != lifecycle.AwaitUser || len(out.Events) != 9 {
+		t.Errorf("outcome: %d pending, %d events, next %q", len(out.Pending), len(out.Events), out.Next)
+	}
+}
+
+// A resumed turn never runs a tool whose result was committed; a call left
+// without a result gets the orphan result and the turn goes on.
+func TestResumeAfterAStoppedNode(t *testing.T) {
+	t.Parallel()
+	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}, {Name: "boom"}},
+		Validation: recipes.Validation{Enabled: true}}
+	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+		{}, // played by the node that stopped: corrected
+		{Calls: []scripted.Call{{Name: "lookup"}, {Name: "boom"}}}, // played by the node that stopped
+		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "recovered"}}}},
+	}}}}
+	model := scripted.New(script)
+	turn := oneTurn(t, r, model)
+	// What the stopped node committed: a correction of an empty answer, both
+	// requests, lookup's result; boom had started but its result was never
+	// saved.
+	req := func(id, name string) conversation.Event {
+		return conversation.NewToolCallRequest(id, name, []byte(`{"query":"x"}`))
+	}
+	turn.Current = append(turn.Current,
+		conversation.NewValidationCorrection("no_tool_call", 1, "call a tool"),
+		req("call_1_1_1", "lookup"), req("call_1_1_2", "boom"),
+		conversation.NewToolCallResponse("call_1_1_1", "lookup", []conversation.Block{conversation.TextBlock("data")}, false),
+	)
+	out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Next != lifecycle.AwaitUser {
+		t.Fatalf("next = %q, want await_user", out.Next)
+	}
+	var results []string
+	for _, e := range out.Events {
+		if c := e.ToolCallResponse; c != nil {
+			results = append(results, c.Name+": "+conversation.TextOf(c.Content))
 		}
 	}
-	if len(out.Pending) != 2 || out.Next != lifecycle.AwaitUser || len(out.Events) != 7 {
-		t.Errorf("outcome: %d pending, %d events, next %q", len(out.Pending), len(out.Events), out.Next)
+	want := []string{
+		"lookup: data",
+		"boom: " + OrphanedCallError, // boom is not run again: it would have panicked
+		"respond: recovered\nReply delivered to the user.",
+	}
+	if diff := cmp.Diff(want, results); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("model called %d times on resume, want 1", n)
 	}
 }
 
@@ -79,14 +121,16 @@ func TestCheckpointFailureAbortsTheTurn(t *testing.T) {
 	t.Parallel()
 	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}}}
 	lost := errors.New("lease lost")
-	model := scripted.New(&scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{{Text: "hi"}}}}})
+	model := scripted.New(&scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "a"}}, {Name: "respond", Args: map[string]any{"message": "b"}}}},
+	}}}})
 	turn := oneTurn(t, r, model)
 	_, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return lost }))
 	if !errors.Is(err, lost) {
 		t.Fatalf("Run = %v, want the checkpoint error", err)
 	}
-	if n := len(model.Requests()); n != 0 {
-		t.Errorf("the model was called %d times after the drain could not be checkpointed", n)
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("the model was called %d times, want once before the failed checkpoint", n)
 	}
 }
 

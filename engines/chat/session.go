@@ -16,8 +16,8 @@ import (
 // A Session is used by one goroutine.
 type Session struct {
 	Engine *Engine
-	// Turn carries the recipe, model, tools and worker flag; its ID, History,
-	// Inbox and Reason are set by the session for every turn.
+	// Turn carries the recipe, model, tools and worker flag; its ID, History
+	// and Current are set by the session for every turn.
 	Turn   Turn
 	Status lifecycle.Status
 	// Log is the process's whole conversation log.
@@ -84,9 +84,20 @@ func (s *Session) turn(ctx context.Context) (Outcome, error) {
 	if err := s.fire(ctx, lifecycle.Wake, "node:session", id); err != nil {
 		return Outcome{}, err
 	}
-	t := s.Turn
-	t.ID, t.History, t.Inbox, t.Reason = id, s.Log, s.inbox, "wake"
+	// The drain: the turn starts with every pending message, as a node's
+	// claim of a wake does.
+	history := s.Log
+	start := conversation.NewTurnStart("wake")
+	start.At, start.By = s.Engine.now(), "node:session"
+	s.Log = append(s.Log, start)
+	s.Log = append(s.Log, s.inbox...)
 	s.inbox = nil
+	current := s.Log[len(history):]
+	for i := range current {
+		current[i].Turn = id
+	}
+	t := s.Turn
+	t.ID, t.History, t.Current = id, history, current
 	out, err := s.Engine.Run(ctx, &t, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
 		s.Log = append(s.Log, evs...)
 		return nil

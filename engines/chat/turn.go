@@ -20,19 +20,19 @@ type Turn struct {
 	Tools  *tools.Registry
 	// History is the process's log before this turn.
 	History []conversation.Event
-	// Inbox holds the drained inbox messages as inbox_message events, in
-	// arrival order.
-	Inbox []conversation.Event
-	// Reason says what started the turn ("wake", "recover"); optional.
-	Reason string
+	// Current is what the turn has committed so far: its start and the
+	// drained inbox messages (the caller drains them atomically with the
+	// wake), and, when a turn is resumed after its node stopped, the rounds
+	// that were checkpointed.
+	Current []conversation.Event
 	// Worker marks a child process: a turn that ends without a reply for a
 	// person leaves it READY instead of BLOCKED.
 	Worker bool
 }
 
 // Checkpointer makes a turn's progress durable. The engine calls it with
-// the events added since its previous call: once after draining the inbox,
-// before the first model call, and after every round that does not end the
+// the events added since its previous call: after recording an answer's tool
+// calls, after each tool result, and after every round that does not end the
 // turn. An error (a lost lease, say) aborts the turn.
 type Checkpointer interface {
 	Checkpoint(ctx context.Context, events []conversation.Event) error
@@ -53,8 +53,11 @@ type Outcome struct {
 	// Pending are the trailing events no checkpoint has seen: the caller
 	// commits them together with the transition.
 	Pending []conversation.Event
-	// Next is the lifecycle event to fire: AwaitUser or Continue.
+	// Next is the lifecycle event to fire: AwaitUser, Continue, or Finish
+	// when a worker finished its task.
 	Next lifecycle.Event
+	// Finish is the worker's result when Next is Finish.
+	Finish *tools.FinishArgs
 }
 
 // Engine runs chat turns. Its zero value is ready to use with the wall
