@@ -13,7 +13,7 @@
 //	pause       READY, RUNNING, BLOCKED          PAUSED (remembers the state it left)
 //	resume      PAUSED                           the state it left; RUNNING resumes as READY
 //	finish      RUNNING, READY, BLOCKED, PAUSED  DONE
-//	fail        RUNNING                          FAILED
+//	fail        RUNNING, PAUSED from RUNNING     FAILED
 //	retry       FAILED                           READY
 //	recover     RUNNING                          READY (its lease expired)
 //
@@ -24,6 +24,9 @@
 // closing a process that is not running a turn. lifecycle does not check who
 // fires an event (by is recorded, not judged): which actor may fire what is
 // the caller's policy.
+//
+// fail from PAUSED is a turn that was running when an operator paused its
+// process and then failed: the failure is recorded, not hidden by the pause.
 //
 // A paused process keeps the state it left in [Status.PausedFrom], so the
 // process record must store both fields. resume goes back to that state,

@@ -57,6 +57,7 @@ var allowed = []struct {
 	{paused(lifecycle.Running), map[lifecycle.Event]lifecycle.Status{
 		lifecycle.Resume: status(lifecycle.Ready), // RUNNING resumes as READY
 		lifecycle.Finish: status(lifecycle.Done),
+		lifecycle.Fail:   status(lifecycle.Failed), // the paused turn failed
 	}},
 	{paused(lifecycle.Blocked), map[lifecycle.Event]lifecycle.Status{
 		lifecycle.Resume: status(lifecycle.Blocked),

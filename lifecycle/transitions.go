@@ -41,7 +41,8 @@ var transitions = fsm.Events{
 		fsmPaused, fsmPausedReady, fsmPausedRunning, fsmPausedBlocked,
 	}, Dst: fsmDone},
 
-	{Name: string(Fail), Src: []string{fsmRunning}, Dst: fsmFailed},
+	// A turn that was running when its process was paused can still fail.
+	{Name: string(Fail), Src: []string{fsmRunning, fsmPausedRunning}, Dst: fsmFailed},
 	{Name: string(Retry), Src: []string{fsmFailed}, Dst: fsmReady},
 	{Name: string(Recover), Src: []string{fsmRunning}, Dst: fsmReady},
 }

@@ -32,6 +32,7 @@ func BuiltinCatalog() Catalog {
 		Respond:    noConfig(Respond, RespondTool),
 		TellUser:   noConfig(TellUser, TellUserTool),
 		FinishTask: noConfig(FinishTask, FinishTaskTool),
+		HTTPFetch:  HTTPFetchFactory(nil),
 	}
 }
 

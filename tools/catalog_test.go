@@ -10,7 +10,7 @@ import (
 func TestBuiltinCatalog(t *testing.T) {
 	t.Parallel()
 	c := BuiltinCatalog()
-	if diff := cmp.Diff([]string{FinishTask, Respond, TellUser}, c.names()); diff != "" {
+	if diff := cmp.Diff([]string{FinishTask, HTTPFetch, Respond, TellUser}, c.names()); diff != "" {
 		t.Errorf("built-ins (-want +got):\n%s", diff)
 	}
 	for name := range c {
@@ -52,7 +52,7 @@ func TestCatalogBuild(t *testing.T) {
 		{
 			name:    "unknown",
 			refs:    []Ref{{Name: "respond"}, {Name: "serch"}},
-			wantErr: `tool "serch" is not available (known: finish_task, lookup, misnamed, respond, tell_user)`,
+			wantErr: `tool "serch" is not available (known: finish_task, http_fetch, lookup, misnamed, respond, tell_user)`,
 			wantIs:  []error{ErrNotAvailable},
 		},
 		{
@@ -80,7 +80,7 @@ func TestCatalogBuild(t *testing.T) {
 		{
 			name: "every bad entry is reported",
 			refs: []Ref{{Name: "x"}, {Name: "respond"}, {Name: "schedule_wakeup"}},
-			wantErr: `tool "x" is not available (known: finish_task, lookup, misnamed, respond, tell_user)` + "\n" +
+			wantErr: `tool "x" is not available (known: finish_task, http_fetch, lookup, misnamed, respond, tell_user)` + "\n" +
 				`tool "schedule_wakeup" is not implemented yet`,
 			wantIs: []error{ErrNotAvailable, ErrNotImplemented},
 		},
@@ -118,13 +118,13 @@ func TestCatalogBuild(t *testing.T) {
 
 func TestBuildRefErrorIndex(t *testing.T) {
 	t.Parallel()
-	_, err := BuiltinCatalog().Build([]Ref{{Name: "respond"}, {Name: "http_fetch"}})
+	_, err := BuiltinCatalog().Build([]Ref{{Name: "respond"}, {Name: "present_results"}})
 	var re *RefError
 	if !errors.As(err, &re) {
 		t.Fatalf("error %v is not a *RefError", err)
 	}
-	if re.Index != 1 || re.Name != "http_fetch" {
-		t.Errorf("RefError = {Index: %d, Name: %q}, want {1, http_fetch}", re.Index, re.Name)
+	if re.Index != 1 || re.Name != "present_results" {
+		t.Errorf("RefError = {Index: %d, Name: %q}, want {1, present_results}", re.Index, re.Name)
 	}
 }
 
@@ -185,9 +185,14 @@ func TestRuntimeFactories(t *testing.T) {
 // fail every request that carries it.
 func TestBuiltinSchemasProviderSafe(t *testing.T) {
 	t.Parallel()
+	fetch, err := HTTPFetchTool(nil, HTTPFetchConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	all := []Tool{
 		RespondTool(), TellUserTool(), FinishTaskTool(),
 		SpawnWorkerTool(&fakeSpawner{}), ScheduleWakeupTool(&fakeScheduler{}), CancelWakeupTool(&fakeScheduler{}),
+		fetch,
 	}
 	for _, tool := range all {
 		def := tool.Definition()

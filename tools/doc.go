@@ -1,7 +1,7 @@
 // Package tools owns the tool interface, the registry a recipe's tool list
 // builds, argument checks against each tool's JSON Schema, and the built-in
 // tools. It knows the conversation's content blocks and nothing of Redis,
-// HTTP or the lifecycle.
+// the HTTP API or the lifecycle.
 //
 // A [Tool] has a [Definition] (name, description, JSON Schema of its
 // arguments) and a Call that returns a [Result]: MCP-compatible content
@@ -28,6 +28,9 @@
 //   - finish_task ([FinishTaskTool]) ends a worker's task, as respond ends a
 //     chat turn: the engine reads the call with [ParseFinish] and hands the
 //     result to the parent process; the model reads only [FinishAck].
+//   - http_fetch ([HTTPFetchFactory]) GETs a text document; a recipe may
+//     limit it to some hosts (config allow_hosts), which it should for any
+//     process that must not reach internal addresses.
 //
 // The built-ins that act for their process go through the runtime, which
 // puts the calling process in each call's context ([WithCaller],

@@ -20,6 +20,8 @@ Usage:
 
 Commands:
   serve                 run a brain node with its HTTP API
+  demo                  play a delegation scenario offline: arthur hands a task to a
+                        worker, goes READY, and wakes by itself when the result arrives
   recipe lint FILE...   check recipe files and print every error
   recipe schema         print the recipe JSON Schema
   version               print the version
@@ -70,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "recipe":
 		return runRecipe(rest, stdout, stderr)
+	case "demo":
+		return runDemo(ctx, log, stdout, stderr)
 	case "serve":
 		return runServe(ctx, rest, log, stderr)
 	case "help":

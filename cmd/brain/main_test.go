@@ -42,3 +42,23 @@ func TestRun(t *testing.T) {
 		})
 	}
 }
+
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--log-level", "warn", "demo"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"marvin-worker",
+		"now DONE",
+		"[state] RUNNING -> READY (continue by engine)",
+		"The worker is back.",
+		"[state] RUNNING -> BLOCKED (await_user by engine)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+}

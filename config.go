@@ -1,0 +1,115 @@
+package brain
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
+	"github.com/engine-brain/brain/tools"
+)
+
+// Config configures a Node. Zero values take the defaults named below.
+type Config struct {
+	// Redis is shared by every node. Required.
+	Redis redis.UniversalClient
+	// NodeID names the node in leases and logs; hostname-pid-random when empty.
+	NodeID string
+	// Concurrency is the most turns the node runs at once (default 8).
+	Concurrency int
+	// LeaseTTL is how long a node owns a process without renewing it; a
+	// dead node's processes are taken over after it (default 10s).
+	LeaseTTL time.Duration
+	// Recipes are the recipes processes can be created from (default: the
+	// built-in recipes).
+	Recipes *recipes.Library
+	// Models maps a recipe's model.provider to a model. Recipes naming
+	// "default" use Models["default"]. Required.
+	Models map[string]llm.Model
+	// Tools adds tools (or replaces built-ins) that recipes can name, on top
+	// of the built-in tools.
+	Tools tools.Catalog
+	// Engines limits the node to some engines ("chat", "worker"); empty
+	// means all. Wakes of other engines wait for a node that runs them.
+	Engines []string
+	// Shards is the number of wake queue shards per engine (default 4);
+	// every node sharing a Redis must use the same number.
+	Shards int
+	// Grace is how long Stop lets running turns finish (default 10s).
+	Grace time.Duration
+	// Logger receives the node's logs (default: none).
+	Logger *zap.Logger
+	// Clock stamps events and decides when timers are due (default time.Now).
+	Clock func() time.Time
+	// OnCommit, when set, is called after every turn this node commits, with
+	// the process's record and the turn's events (the demo prints them; tests
+	// wait on them). It runs on the turn's goroutine: keep it short.
+	OnCommit func(rec store.Record, events []conversation.Event)
+}
+
+var allEngines = []string{string(recipes.EngineChat), string(recipes.EngineWorker)}
+
+func (c *Config) setDefaults() {
+	if c.NodeID == "" {
+		host, _ := os.Hostname()
+		c.NodeID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:6])
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 8
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = 10 * time.Second
+	}
+	if c.Recipes == nil {
+		c.Recipes = recipes.Builtin()
+	}
+	if len(c.Engines) == 0 {
+		c.Engines = allEngines
+	}
+	if c.Shards == 0 {
+		c.Shards = 4
+	}
+	if c.Grace == 0 {
+		c.Grace = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Redis == nil {
+		errs = append(errs, errors.New("Redis: required"))
+	}
+	if len(c.Models) == 0 {
+		errs = append(errs, errors.New("Models: required: map each provider name recipes use (at least \"default\") to a model"))
+	}
+	if c.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("Concurrency: must be at least 1 (got %d)", c.Concurrency))
+	}
+	if c.LeaseTTL < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("LeaseTTL: must be at least 100ms (got %s)", c.LeaseTTL))
+	}
+	for _, e := range c.Engines {
+		if !slices.Contains(allEngines, e) {
+			errs = append(errs, fmt.Errorf("Engines: unknown engine %q; want chat or worker", e))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("brain: invalid config: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package brain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/store"
+	"github.com/engine-brain/brain/tools"
+)
+
+// Node is one brain node: it takes wakes from the shared queue, runs turns,
+// fires timers and takes over the processes of nodes that died.
+type Node struct {
+	cfg    Config
+	log    *zap.Logger
+	store  *store.Store
+	engine *chat.Engine
+	tools  *toolCache
+
+	mu      sync.Mutex
+	started bool
+	stopped bool
+	cancel  context.CancelFunc // stops intake: wake reads, takeovers, timers
+	intake  sync.WaitGroup     // the intake loops
+	turns   sync.WaitGroup     // running turns
+	slots   chan struct{}      // one per turn that may run at once
+	// turnCtx is the parent of every turn; cancelled when Stop's grace ends.
+	turnCtx    context.Context
+	turnCancel context.CancelFunc
+}
+
+// New builds a node. It does not touch Redis until Start.
+func New(cfg Config) (*Node, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	st, err := store.New(cfg.Redis, store.Config{Shards: cfg.Shards, LeaseTTL: cfg.LeaseTTL, Clock: cfg.Clock})
+	if err != nil {
+		return nil, fmt.Errorf("brain: %w", err)
+	}
+	n := &Node{
+		cfg:    cfg,
+		log:    cfg.Logger.Named("node").With(zap.String("node", cfg.NodeID)),
+		store:  st,
+		engine: &chat.Engine{Clock: cfg.Clock},
+		slots:  make(chan struct{}, cfg.Concurrency),
+	}
+	catalog := tools.BuiltinCatalog()
+	catalog[tools.SpawnWorker] = tools.SpawnWorkerFactory(n)
+	catalog[tools.ScheduleWakeup] = tools.ScheduleWakeupFactory(n)
+	catalog[tools.CancelWakeup] = tools.CancelWakeupFactory(n)
+	maps.Copy(catalog, cfg.Tools)
+	n.tools = newToolCache(catalog)
+	return n, nil
+}
+
+// ID returns the node's id.
+func (n *Node) ID() string { return n.cfg.NodeID }
+
+// Store returns the node's store, for reading processes and their logs.
+func (n *Node) Store() *store.Store { return n.store }
+
+// Start starts the node's loops. They run until Stop.
+func (n *Node) Start(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.started {
+		return errors.New("brain: node already started")
+	}
+	n.started = true
+	intakeCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	n.cancel = cancel
+	n.turnCtx, n.turnCancel = context.WithCancel(context.WithoutCancel(ctx))
+	n.loop(intakeCtx, "wakes", 0, n.readWakes)
+	n.loop(intakeCtx, "takeovers", n.cfg.LeaseTTL/2, n.takeOver)
+	n.loop(intakeCtx, "timers", time.Second, n.fireTimers)
+	n.log.Info("node started", zap.Strings("engines", n.cfg.Engines), zap.Int("concurrency", n.cfg.Concurrency))
+	return nil
+}
+
+// loop runs step until ctx ends, every interval (or back to back when 0).
+// A failing step is logged and retried after a short pause.
+func (n *Node) loop(ctx context.Context, name string, every time.Duration, step func(context.Context) error) {
+	n.intake.Go(func() {
+		var tick <-chan time.Time
+		if every > 0 {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			tick = t.C
+		}
+		for ctx.Err() == nil {
+			if err := step(ctx); err != nil && ctx.Err() == nil {
+				n.log.Warn(name+" failed", zap.Error(err))
+				if every == 0 {
+					tick = time.After(time.Second)
+				}
+			}
+			if tick != nil {
+				select {
+				case <-ctx.Done():
+				case <-tick:
+				}
+				if every == 0 {
+					tick = nil
+				}
+			}
+		}
+	})
+}
+
+// Stop stops intake, lets running turns finish within the grace period
+// (and then cancels them: their processes are recovered by another node),
+// and returns. It is safe before Start and when called twice.
+func (n *Node) Stop(ctx context.Context) error {
+	n.mu.Lock()
+	if !n.started || n.stopped {
+		n.mu.Unlock()
+		return nil
+	}
+	n.stopped = true
+	n.mu.Unlock()
+
+	n.cancel()
+	n.intake.Wait()
+	done := make(chan struct{})
+	go func() { n.turns.Wait(); close(done) }()
+	grace := time.NewTimer(n.cfg.Grace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		n.log.Warn("grace period over: cancelling running turns")
+		n.turnCancel()
+		<-done
+	case <-ctx.Done():
+		n.turnCancel()
+		<-done
+	}
+	n.turnCancel()
+	n.log.Info("node stopped")
+	return nil
+}
+
+// readWakes takes as many wakes as there are free slots and runs them.
+func (n *Node) readWakes(ctx context.Context) error {
+	free := n.acquire(ctx)
+	if free == 0 {
+		return nil
+	}
+	wakes, err := n.store.ReadWakes(ctx, n.cfg.NodeID, n.cfg.Engines, free, time.Second)
+	n.runWakes(ctx, free, wakes)
+	return err
+}
+
+// takeOver claims the wakes that dead nodes left pending.
+func (n *Node) takeOver(ctx context.Context) error {
+	free := n.acquire(ctx)
+	if free == 0 {
+		return nil
+	}
+	wakes, err := n.store.ClaimStaleWakes(ctx, n.cfg.NodeID, n.cfg.Engines, n.cfg.LeaseTTL, free)
+	n.runWakes(ctx, free, wakes)
+	return err
+}
+
+// runWakes runs wakes with the free slots taken for them, and gives back
+// the slots left over. The store may hand over more wakes than were asked
+// for (its count is per shard): those wait for a slot, or, when intake
+// stops, stay pending for another node to take.
+func (n *Node) runWakes(ctx context.Context, free int, wakes []store.Wake) {
+	for i, w := range wakes {
+		if i >= free {
+			select {
+			case n.slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		n.startTurn(w)
+	}
+	n.release(free - len(wakes))
+}
+
+// acquire takes at least one free slot (waiting for it) and then every
+// other free one, and returns how many it took.
+func (n *Node) acquire(ctx context.Context) int {
+	select {
+	case n.slots <- struct{}{}:
+	case <-ctx.Done():
+		return 0
+	}
+	taken := 1
+	for {
+		select {
+		case n.slots <- struct{}{}:
+			taken++
+		default:
+			return taken
+		}
+	}
+}
+
+// release gives back k slots; k <= 0 gives back none.
+func (n *Node) release(k int) {
+	for range k {
+		<-n.slots
+	}
+}
+
+// startTurn runs the turn of wake w in its own goroutine, in a slot already
+// taken.
+func (n *Node) startTurn(w store.Wake) {
+	n.turns.Go(func() {
+		defer n.release(1)
+		n.runWake(n.turnCtx, w)
+	})
+}

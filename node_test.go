@@ -1,0 +1,619 @@
+package brain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/scripted"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
+	"github.com/engine-brain/brain/tools"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// waitTimeout bounds every wait of these tests; it never paces them.
+const waitTimeout = 60 * time.Second
+
+func testRecipes(t testing.TB) *recipes.Library {
+	t.Helper()
+	lib, err := recipes.LoadDir("testdata/recipes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
+func script(t testing.TB, yaml string) *scripted.Model {
+	t.Helper()
+	s, err := scripted.Parse([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scripted.New(s)
+}
+
+// commits collects the turns a node commits, for tests to wait on.
+type commits struct {
+	mu   sync.Mutex
+	recs []store.Record
+	ch   chan struct{}
+}
+
+func newCommits() *commits { return &commits{ch: make(chan struct{}, 1)} }
+
+func (c *commits) add(rec store.Record, _ []conversation.Event) {
+	c.mu.Lock()
+	c.recs = append(c.recs, rec)
+	c.mu.Unlock()
+	select {
+	case c.ch <- struct{}{}:
+	default:
+	}
+}
+
+// wait waits until some committed record satisfies ok.
+func (c *commits) wait(t testing.TB, what string, ok func(store.Record) bool) store.Record {
+	t.Helper()
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		for _, r := range c.recs {
+			if ok(r) {
+				c.mu.Unlock()
+				return r
+			}
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.ch:
+		case <-deadline.C:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func startNode(t testing.TB, cfg Config) *Node {
+	t.Helper()
+	if cfg.Recipes == nil {
+		cfg.Recipes = testRecipes(t)
+	}
+	n, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Stop(context.Background()) })
+	return n
+}
+
+const delegation = `
+turns:
+  - match: "[process_event"
+    rounds:
+      - calls:
+          - name: respond
+            args: {message: "The worker reported back.", awaiting_user_input: true}
+  - match: "TASK:"
+    rounds:
+      - calls:
+          - name: finish_task
+            args: {result: "three rows", status: done}
+  - rounds:
+      - calls:
+          - name: spawn_worker
+            args: {recipe: marvin-worker, task: "TASK: count the rows"}
+      - calls:
+          - name: respond
+            args: {message: "A worker is on it.", awaiting_user_input: false}
+`
+
+// A parent spawns a worker, goes READY; the worker finishes; its result
+// wakes the parent by itself, which answers and goes BLOCKED.
+func TestWorkerResultWakesTheParent(t *testing.T) {
+	t.Parallel()
+	c := newCommits()
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": script(t, delegation)},
+		Recipes: recipes.Builtin(), OnCommit: c.add, LeaseTTL: 2 * time.Second})
+	ctx := context.Background()
+	parent, err := n.Create(ctx, NewProcess{Recipe: "arthur", Input: "count the rows", Owner: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the parent to go READY", func(r store.Record) bool { return r.ID == parent.ID && r.Status.State == lifecycle.Ready })
+	child := c.wait(t, "the worker to finish", func(r store.Record) bool { return r.Parent == parent.ID && r.Status.State == lifecycle.Done })
+	c.wait(t, "the parent to answer", func(r store.Record) bool { return r.ID == parent.ID && r.Status.State == lifecycle.Blocked })
+
+	evs, err := n.Store().Log(ctx, parent.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *ProcessEvent
+	for _, e := range evs {
+		if m := e.InboxMessage; m != nil && m.Kind == conversation.KindProcessEvent {
+			got = new(ProcessEvent)
+			if err := json.Unmarshal([]byte(m.Content), got); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := ProcessEvent{Child: child.ID, Recipe: "marvin-worker", Status: "done", Result: "three rows"}
+	if got == nil || *got != want {
+		t.Fatalf("parent's process_event = %+v, want %+v", got, want)
+	}
+	if child.Depth != 1 {
+		t.Errorf("worker depth = %d, want 1", child.Depth)
+	}
+}
+
+func TestFailingWorkerReportsFailed(t *testing.T) {
+	t.Parallel()
+	c := newCommits()
+	model := script(t, `
+turns:
+  - match: "[process_event"
+    rounds:
+      - calls: [{name: respond, args: {message: "It failed."}}]
+  - match: "TASK:"
+    rounds:
+      - calls: [{name: finish_task, args: {result: "source unreachable", status: failed}}]
+  - rounds:
+      - calls: [{name: spawn_worker, args: {recipe: failing-worker, task: "TASK: fetch"}}]
+      - calls: [{name: respond, args: {message: "Started.", awaiting_user_input: false}}]
+`)
+	lib, err := recipes.LoadDir("testdata/recipes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, Recipes: lib, OnCommit: c.add})
+	parent, err := n.Create(context.Background(), NewProcess{Recipe: "arthur", Input: "fetch it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the parent to answer", func(r store.Record) bool { return r.ID == parent.ID && r.Status.State == lifecycle.Blocked })
+	evs, err := n.Store().Log(context.Background(), parent.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range evs {
+		if m := e.InboxMessage; m != nil && m.Kind == conversation.KindProcessEvent {
+			found = strings.Contains(m.Content, `"status":"failed"`) && strings.Contains(m.Content, "source unreachable")
+		}
+	}
+	if !found {
+		t.Fatal("the parent's log has no process_event with status failed")
+	}
+}
+
+// A node dies in the middle of a turn, after one tool ran and while another
+// runs. A second node takes over after the lease TTL: the finished tool is
+// not run again, the unfinished call gets the orphan result, the message
+// is in the log exactly once, and the turn completes.
+func TestRecoveryAfterANodeDies(t *testing.T) {
+	t.Parallel()
+	var stepHits, hangHits atomic.Int32
+	hanging := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/step":
+			stepHits.Add(1)
+			fmt.Fprint(w, "step done")
+		case "/hang":
+			hangHits.Add(1)
+			hanging <- struct{}{}
+			<-r.Context().Done()
+		}
+	}))
+	defer srv.Close()
+	model := script(t, fmt.Sprintf(`
+turns:
+  - rounds:
+      - calls:
+          - {name: http_fetch, args: {url: "%[1]s/step"}}
+          - {name: http_fetch, args: {url: "%[1]s/hang"}}
+      - calls:
+          - {name: respond, args: {message: "Recovered."}}
+`, srv.URL))
+	redisSrv := testutil.StartRedis(t)
+	models := map[string]llm.Model{"default": model}
+	const ttl = 600 * time.Millisecond
+
+	clientA := redis.NewClient(&redis.Options{Addr: redisSrv.Addr})
+	a := startNode(t, Config{Redis: clientA, NodeID: "a", Models: models, LeaseTTL: ttl})
+	ctx := context.Background()
+	rec, err := a.Create(ctx, NewProcess{Recipe: "fetcher", Input: "fetch both"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-hanging:
+	case <-time.After(waitTimeout):
+		t.Fatal("node a never reached the second tool")
+	}
+	// Node a dies: it loses Redis and can neither renew nor write.
+	_ = clientA.Close()
+
+	c := newCommits()
+	startNode(t, Config{Redis: redisSrv.Client(t), NodeID: "b", Models: models, LeaseTTL: ttl, OnCommit: c.add})
+	done := c.wait(t, "node b to finish the turn", func(r store.Record) bool { return r.ID == rec.ID })
+	if done.Status.State != lifecycle.Blocked {
+		t.Fatalf("state after recovery = %s, want BLOCKED", done.Status)
+	}
+	if s, h := stepHits.Load(), hangHits.Load(); s != 1 || h != 1 {
+		t.Errorf("tool runs: step %d, hang %d; want each once", s, h)
+	}
+	evs, err := redisLog(t, redisSrv, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inbox, results []string
+	var recovered bool
+	for _, e := range evs {
+		switch {
+		case e.InboxMessage != nil:
+			inbox = append(inbox, e.InboxMessage.Content)
+		case e.ToolCallResponse != nil:
+			results = append(results, conversation.TextOf(e.ToolCallResponse.Content))
+		case e.StateChange != nil && e.StateChange.Event == string(lifecycle.Recover):
+			recovered = true
+		}
+	}
+	if len(inbox) != 1 || inbox[0] != "fetch both" {
+		t.Errorf("inbox messages in the log = %q, want the one message once", inbox)
+	}
+	if !recovered {
+		t.Error("no recover transition in the log")
+	}
+	if len(results) != 3 || results[0] != "step done" || results[1] != chat.OrphanedCallError {
+		t.Errorf("tool results = %q; want step's result, the orphan result, then respond's", results)
+	}
+}
+
+func redisLog(t testing.TB, srv *testutil.RedisServer, pid string) ([]conversation.Event, error) {
+	st, err := store.New(srv.Client(t), store.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return st.Log(context.Background(), pid, "", 0)
+}
+
+// exclusive wraps a model and fails the test when two turns of one process
+// call it at the same time.
+type exclusive struct {
+	llm.Model
+	mu       sync.Mutex
+	inflight map[string]bool
+	overlaps atomic.Int32
+}
+
+func (x *exclusive) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	c, _ := tools.CallerFrom(ctx)
+	return func(yield func(llm.Part, error) bool) {
+		x.mu.Lock()
+		if x.inflight[c.ProcessID] {
+			x.overlaps.Add(1)
+		}
+		x.inflight[c.ProcessID] = true
+		x.mu.Unlock()
+		defer func() {
+			x.mu.Lock()
+			delete(x.inflight, c.ProcessID)
+			x.mu.Unlock()
+		}()
+		for p, err := range x.Model.Generate(ctx, req) {
+			if !yield(p, err) {
+				return
+			}
+		}
+	}
+}
+
+// Four nodes share the work of many processes while nodes stop and start:
+// every message is drained exactly once, no process ever runs on two nodes
+// at once, and every process ends BLOCKED with an empty inbox.
+func TestLoadWithNodesComingAndGoing(t *testing.T) {
+	t.Parallel()
+	procs, msgs := 200, 10
+	if testing.Short() {
+		procs, msgs = 40, 5
+	}
+	redisSrv := testutil.StartRedis(t)
+	model := &exclusive{Model: script(t, `turns: [{rounds: [{calls: [{name: respond, args: {message: "ok"}}]}]}]`), inflight: map[string]bool{}}
+	models := map[string]llm.Model{"default": model}
+
+	var mu sync.Mutex
+	drained := map[string]int{} // message id -> times drained
+	progress := make(chan struct{}, 1)
+	onCommit := func(rec store.Record, evs []conversation.Event) {
+		mu.Lock()
+		for _, e := range evs {
+			if e.InboxMessage != nil && e.Turn != "" {
+				drained[rec.ID+"/"+e.InboxMessage.MessageID]++
+			}
+		}
+		mu.Unlock()
+		select {
+		case progress <- struct{}{}:
+		default:
+		}
+	}
+	newNode := func(i int) *Node {
+		n, err := New(Config{Redis: redisSrv.Client(t), NodeID: fmt.Sprintf("n%d", i), Models: models,
+			Recipes: testRecipes(t), LeaseTTL: time.Second, Grace: 5 * time.Second, OnCommit: onCommit, Concurrency: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	nodes := []*Node{newNode(0), newNode(1), newNode(2), newNode(3)}
+	defer func() {
+		for _, n := range nodes {
+			_ = n.Stop(context.Background())
+		}
+	}()
+
+	ctx := context.Background()
+	pids := make([]string, procs)
+	for i := range pids {
+		rec, err := nodes[0].Create(ctx, NewProcess{Recipe: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids[i] = rec.ID
+	}
+	for m := range msgs {
+		for _, pid := range pids {
+			if _, err := nodes[0].Send(ctx, pid, "user:ada", fmt.Sprintf("message %d", m), ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Stop one node and start a fresh one in its place.
+		k := m % len(nodes)
+		if err := nodes[k].Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		nodes[k] = newNode(len(nodes) + m)
+	}
+
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	for {
+		mu.Lock()
+		n := len(drained)
+		mu.Unlock()
+		if n == procs*msgs {
+			break
+		}
+		select {
+		case <-progress:
+		case <-deadline.C:
+			t.Fatalf("drained %d of %d messages", n, procs*msgs)
+		}
+	}
+	// Each process gets its final commit after its last drain; wait until
+	// none is left running.
+	st, err := store.New(redisSrv.Client(t), store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		waitState(t, st, pid, lifecycle.Blocked, progress)
+		evs, err := st.Log(ctx, pid, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for _, e := range evs {
+			if e.InboxMessage != nil {
+				seen[e.InboxMessage.MessageID]++
+			}
+		}
+		if len(seen) != msgs {
+			t.Fatalf("process %s drained %d distinct messages, want %d", pid, len(seen), msgs)
+		}
+		for id, k := range seen {
+			if k != 1 {
+				t.Fatalf("process %s: message %s is in the log %d times", pid, id, k)
+			}
+		}
+		if in, err := st.Inbox(ctx, pid); err != nil || len(in) != 0 {
+			t.Fatalf("process %s inbox = %d messages, %v; want empty", pid, len(in), err)
+		}
+	}
+	if o := model.overlaps.Load(); o != 0 {
+		t.Fatalf("%d times a process ran on two nodes at once", o)
+	}
+}
+
+func waitState(t testing.TB, st *store.Store, pid string, want lifecycle.State, progress <-chan struct{}) {
+	t.Helper()
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	for {
+		rec, err := st.Get(context.Background(), pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Status.State == want {
+			return
+		}
+		select {
+		case <-progress:
+		case <-deadline.C:
+			t.Fatalf("process %s is %s, want %s", pid, rec.Status, want)
+		}
+	}
+}
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// A due timer fires once across three nodes, survives a node restart, and
+// a cancelled one never fires.
+func TestTimersFireOnceAcrossNodes(t *testing.T) {
+	t.Parallel()
+	redisSrv := testutil.StartRedis(t)
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	models := map[string]llm.Model{"default": script(t, `turns: [{rounds: [{calls: [{name: respond, args: {message: "ok"}}]}]}]`)}
+	mk := func(id string) *Node {
+		n, err := New(Config{Redis: redisSrv.Client(t), NodeID: id, Models: models, Recipes: testRecipes(t), Clock: clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n // not started: the test fires timers by hand
+	}
+	nodes := []*Node{mk("a"), mk("b"), mk("c")}
+	ctx := context.Background()
+	rec, err := nodes[0].Create(ctx, NewProcess{Recipe: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := tools.Caller{ProcessID: rec.ID, Recipe: "default"}
+	if _, _, err := nodes[0].ScheduleWakeup(ctx, caller, tools.Wakeup{In: time.Minute, Message: "standup"}); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, _, err := nodes[0].ScheduleWakeup(ctx, caller, tools.Wakeup{In: time.Minute, Message: "never"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes[1].CancelWakeup(ctx, caller, cancelled); err != nil {
+		t.Fatal(err)
+	}
+	fire := func() int {
+		var total atomic.Int32
+		var wg sync.WaitGroup
+		for _, n := range nodes {
+			wg.Go(func() {
+				k, err := n.FireDueTimers(ctx)
+				if err != nil {
+					t.Error(err)
+				}
+				total.Add(int32(k))
+			})
+		}
+		wg.Wait()
+		return int(total.Load())
+	}
+	if got := fire(); got != 0 {
+		t.Fatalf("%d timers fired before they were due", got)
+	}
+	clock.Add(2 * time.Minute)
+	nodes[2] = mk("c-restarted") // a restarted node sees the same timers
+	if got := fire(); got != 1 {
+		t.Fatalf("%d firings across three nodes, want exactly 1", got)
+	}
+	if got := fire(); got != 0 {
+		t.Fatalf("a one-shot timer fired again (%d)", got)
+	}
+	in, err := nodes[0].Store().Inbox(ctx, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in) != 1 || in[0].Kind != conversation.KindSchedule || in[0].Content != "standup" {
+		t.Fatalf("inbox = %+v, want one schedule message \"standup\"", in)
+	}
+}
+
+// blockingModel answers respond once release is closed.
+type blockingModel struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (m *blockingModel) Generate(ctx context.Context, _ *llm.Request) iter.Seq2[llm.Part, error] {
+	return func(yield func(llm.Part, error) bool) {
+		m.entered <- struct{}{}
+		select {
+		case <-m.release:
+		case <-ctx.Done():
+			yield(llm.Part{}, ctx.Err())
+			return
+		}
+		yield(llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: "c1", Name: "respond", Arguments: []byte(`{"message":"done"}`)}}, nil)
+	}
+}
+
+// Stop lets the running turn finish: no lease and no RUNNING process stay
+// behind.
+func TestGracefulStop(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	model := &blockingModel{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	n, err := New(Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, Recipes: testRecipes(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "default", Input: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-model.entered
+	stopped := make(chan error, 1)
+	go func() { stopped <- n.Stop(ctx) }()
+	close(model.release)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	got, err := n.Store().Get(ctx, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != lifecycle.Blocked {
+		t.Errorf("state after stop = %s, want BLOCKED", got.Status)
+	}
+	keys, err := rdb.Keys(ctx, "brain:*lease*").Result()
+	if err != nil || len(keys) != 0 {
+		t.Errorf("leases left after stop: %v (%v)", keys, err)
+	}
+	if err := n.Stop(ctx); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	t.Parallel()
+	_, err := New(Config{Engines: []string{"chat", "robot"}, Concurrency: -1})
+	for _, want := range []string{"Redis: required", "Models: required", "Concurrency: must be at least 1", `unknown engine "robot"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("New error %v lacks %q", err, want)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package brain
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
+)
+
+// NewProcess describes a process to create.
+type NewProcess struct {
+	Recipe string
+	// Input, when set, is the first user message: the process starts READY
+	// and wakes. Without it the process waits BLOCKED for the user.
+	Input string
+	// Owner is the user the process belongs to (and the sender of Input).
+	Owner    string
+	Metadata map[string]string
+	// Parent and Depth are set for workers.
+	Parent string
+	Depth  int
+	// kind of the first message; user unless a parent hands a task over.
+	inputKind conversation.Kind
+	inputFrom string
+}
+
+// Create creates a process from a recipe, with the recipe's scheduled
+// wakeups armed.
+func (n *Node) Create(ctx context.Context, p NewProcess) (store.Record, error) {
+	r, err := n.cfg.Recipes.Get(p.Recipe)
+	if err != nil {
+		return store.Record{}, fmt.Errorf("brain: %w", err)
+	}
+	np := store.NewProcess{
+		Recipe: r.Name, Engine: string(r.EngineKind()), Parent: p.Parent, Depth: p.Depth,
+		Owner: p.Owner, Metadata: p.Metadata,
+	}
+	if p.Input != "" {
+		kind, from := p.inputKind, p.inputFrom
+		if kind == "" {
+			kind, from = conversation.KindUser, userFrom(p.Owner)
+		}
+		np.Input = &store.Message{Kind: kind, From: from, Content: p.Input, At: n.cfg.Clock()}
+	}
+	rec, err := n.store.Create(ctx, np)
+	if err != nil {
+		return store.Record{}, fmt.Errorf("brain: %w", err)
+	}
+	if err := n.armSchedules(ctx, rec.ID, r); err != nil {
+		return rec, fmt.Errorf("brain: process %s created, but its schedules: %w", rec.ID, err)
+	}
+	return rec, nil
+}
+
+func userFrom(owner string) string {
+	if owner == "" {
+		return "user"
+	}
+	return "user:" + owner
+}
+
+// Send posts a user message to a process's inbox; it wakes the process when
+// its state allows. A repeated idempotency key returns the first message's
+// id and adds nothing.
+func (n *Node) Send(ctx context.Context, pid, from, content, idempotencyKey string) (string, error) {
+	return n.post(ctx, pid, conversation.KindUser, from, content, idempotencyKey)
+}
+
+// Steer posts an operator message to a process's inbox.
+func (n *Node) Steer(ctx context.Context, pid, from, content string) (string, error) {
+	return n.post(ctx, pid, conversation.KindOperator, from, content, "")
+}
+
+func (n *Node) post(ctx context.Context, pid string, kind conversation.Kind, from, content, key string) (string, error) {
+	id, _, err := n.store.Post(ctx, pid, store.Message{Kind: kind, From: from, Content: content, At: n.cfg.Clock(), IdempotencyKey: key})
+	return id, err
+}
+
+// Transition fires an operator's lifecycle event on a process: pause,
+// resume, finish (stop), retry.
+func (n *Node) Transition(ctx context.Context, pid string, ev lifecycle.Event, by string) (store.Record, error) {
+	_, rec, err := n.store.Transition(ctx, pid, ev, by)
+	return rec, err
+}
+
+// recipe returns a process's recipe.
+func (n *Node) recipe(name string) (*recipes.Recipe, error) { return n.cfg.Recipes.Get(name) }

@@ -1,0 +1,188 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/engine-brain/brain/conversation"
+)
+
+// Claim is a node's hold on a process for one turn: its lease (Node and the
+// fencing Token), the wake that started it and the log the turn starts from.
+type Claim struct {
+	// Record is the process after the claim (RUNNING).
+	Record Record
+	Node   string
+	// Token is the fencing token: every write of the turn carries it, and a
+	// newer claim of the process makes it stale.
+	Token int64
+	Wake  Wake
+	// TurnID is the id of the turn: the one given to Claim, or on recovery
+	// the interrupted turn's.
+	TurnID string
+	// Recovered says the turn was interrupted by a node that died and is
+	// resumed here.
+	Recovered bool
+	// History is the log before this turn.
+	History []conversation.Event
+	// Current is what this turn has committed so far, from its turn_start:
+	// the turn_start, the wake state change and the drained inbox_message
+	// events; on recovery everything the interrupted turn checkpointed,
+	// then the recover and wake state changes.
+	Current []conversation.Event
+}
+
+// leaseValue is what the lease key holds for c.
+func (c *Claim) leaseValue() string { return c.Node + "|" + strconv.FormatInt(c.Token, 10) }
+
+// Claim takes wake w for node in one atomic step and starts turn turnID
+// (generated when empty).
+//
+// A READY process is leased (a new fencing token, the lease for LeaseTTL),
+// fires wake (RUNNING), and its turn starts in the log: turn_start (reason
+// "wake"), the wake state change, then one inbox_message event per pending
+// inbox message, which leave the inbox in the same step (the drain: exactly
+// once). A RUNNING process without a live lease (its node died) is leased
+// again and recovered: recover and wake state changes are appended, the
+// interrupted turn's id is reused, Recovered is set and nothing is drained.
+//
+// ErrNothingToDo means the wake starts no turn: a turn is running under a
+// live lease, or the process is BLOCKED, PAUSED, DONE or FAILED. The store
+// has settled the wake (acknowledged it, or left it pending when it is the
+// running turn's own, through which a dead node is recovered): the caller
+// must not acknowledge it. A wake of an unknown process is acknowledged
+// and returns ErrNotFound.
+func (s *Store) Claim(ctx context.Context, w Wake, node, turnID string) (*Claim, error) {
+	if !validID(w.PID) {
+		return nil, fmt.Errorf("%w: process %q", ErrNotFound, w.PID)
+	}
+	if node == "" {
+		return nil, errors.New("store: claim: node is empty")
+	}
+	if turnID == "" {
+		turnID = "t_" + strings.ToLower(newID()[2:])
+	}
+	now := s.now()
+	by := "node:" + node
+	start, err := encodeEvent(stamped(conversation.NewTurnStart("wake"), now, placeholder("turn"), by))
+	if err != nil {
+		return nil, err
+	}
+	wake, err := s.moves.wake.stateChange(now, placeholder("turn"), by)
+	if err != nil {
+		return nil, err
+	}
+	recov, err := s.moves.recover.stateChange(now, placeholder("turn"), by)
+	if err != nil {
+		return nil, err
+	}
+	inbox, err := encodeEvent(stamped(conversation.NewInboxMessage(placeholder("id"), conversation.Kind(placeholder("kind")),
+		placeholder("from"), placeholder("content")), now, placeholder("turn"), placeholder("by")))
+	if err != nil {
+		return nil, err
+	}
+	args, err := s.processArgs(w.PID, now)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, node, s.cfg.LeaseTTL.Milliseconds(), turnID, w.Stream, w.EntryID, start, wake, recov, inbox)
+	status, res, err := s.run(ctx, s.scripts.claim, processKeys(w.PID), args...)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("store: claim %s: %w", w.PID, err)
+	case status == "NOTFOUND":
+		return nil, fmt.Errorf("%w: process %q", ErrNotFound, w.PID)
+	case status == "BUSY":
+		return nil, fmt.Errorf("%w: process %s: a turn is running under a live lease", ErrNothingToDo, w.PID)
+	case status == "IDLE":
+		return nil, fmt.Errorf("%w: process %s is %s", ErrNothingToDo, w.PID, str(res[0]))
+	case status != "OK" || len(res) < 6:
+		return nil, fmt.Errorf("store: claim %s: unexpected reply %q", w.PID, status)
+	}
+	token, err := strconv.ParseInt(str(res[0]), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim %s: token %q: %w", w.PID, str(res[0]), err)
+	}
+	rec, err := parseRecord(w.PID, hash(res[4]))
+	if err != nil {
+		return nil, err
+	}
+	c := &Claim{Record: rec, Node: node, Token: token, Wake: w, TurnID: str(res[2]), Recovered: str(res[1]) == "1"}
+	turnAt := str(res[3])
+	flat := strs(res[5])
+	log := make([]conversation.Event, 0, len(flat)/2)
+	split := -1
+	for i := 0; i+1 < len(flat); i += 2 {
+		if flat[i] == turnAt {
+			split = len(log)
+		}
+		e, err := decodeEvent(flat[i], flat[i+1])
+		if err != nil {
+			return nil, err
+		}
+		log = append(log, e)
+	}
+	if split < 0 {
+		return nil, fmt.Errorf("store: claim %s: the turn's turn_start %s is not in the log", w.PID, turnAt)
+	}
+	c.History, c.Current = log[:split:split], log[split:]
+	return c, nil
+}
+
+// RenewLease extends the claim's lease by LeaseTTL, or returns ErrFenced
+// when it is no longer the claim's.
+func (s *Store) RenewLease(ctx context.Context, c *Claim) error {
+	ok, err := s.scripts.renew.Run(ctx, s.rdb, []string{leaseKey(c.Record.ID)}, c.leaseValue(), s.cfg.LeaseTTL.Milliseconds()).Int()
+	if err != nil {
+		return fmt.Errorf("store: renew lease of %s: %w", c.Record.ID, err)
+	}
+	if ok != 1 {
+		return fmt.Errorf("%w: process %s: lease of %s lost", ErrFenced, c.Record.ID, c.leaseValue())
+	}
+	return nil
+}
+
+// Checkpoint appends events of the claim's turn to the log, if the claim
+// still holds the lease and the newest fencing token; otherwise it writes
+// nothing and returns ErrFenced. Invalid events write nothing either.
+func (s *Store) Checkpoint(ctx context.Context, c *Claim, events []conversation.Event) error {
+	now := s.now()
+	evs, err := encodeEvents(events, now)
+	if err != nil {
+		return fmt.Errorf("store: checkpoint %s: %w", c.Record.ID, err)
+	}
+	args, err := s.processArgs(c.Record.ID, now)
+	if err != nil {
+		return err
+	}
+	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10))
+	args = append(args, evs...)
+	status, _, err := s.run(ctx, s.scripts.checkpoint, processKeys(c.Record.ID), args...)
+	switch {
+	case err != nil:
+		return fmt.Errorf("store: checkpoint %s: %w", c.Record.ID, err)
+	case status == "FENCED":
+		return fmt.Errorf("%w: process %s: claim %s", ErrFenced, c.Record.ID, c.leaseValue())
+	case status != "OK":
+		return fmt.Errorf("store: checkpoint %s: unexpected reply %q", c.Record.ID, status)
+	}
+	return nil
+}
+
+// Release gives the claim's lease up without committing (a graceful stop):
+// the process stays RUNNING and its wake stays pending, so another node
+// recovers the turn once the wake is stale. It returns ErrFenced when the
+// lease was not the claim's any more.
+func (s *Store) Release(ctx context.Context, c *Claim) error {
+	ok, err := s.scripts.release.Run(ctx, s.rdb, []string{leaseKey(c.Record.ID)}, c.leaseValue()).Int()
+	if err != nil {
+		return fmt.Errorf("store: release %s: %w", c.Record.ID, err)
+	}
+	if ok != 1 {
+		return fmt.Errorf("%w: process %s: lease of %s already lost", ErrFenced, c.Record.ID, c.leaseValue())
+	}
+	return nil
+}

@@ -1,0 +1,328 @@
+package store_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/store"
+)
+
+// TestClaimDrains checks the drain: pending messages leave the inbox and
+// appear once in the log, in the claim's Current.
+func TestClaimDrains(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := user("hi")
+	e.create(t, "p1", &in)
+	id2 := e.post(t, "p1", msg(conversation.KindProcessEvent, "p_w", "more"))
+	w := e.wake(t, "p1")
+	c, err := e.s.Claim(e.ctx, w, "n1", "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Record.Status.State != lifecycle.Running || c.Token != 1 || c.TurnID != "t1" || c.Recovered || c.Node != "n1" || c.Wake != w {
+		t.Errorf("claim = %s token %d turn %s recovered %v node %s wake %+v", c.Record.Status, c.Token, c.TurnID, c.Recovered, c.Node, c.Wake)
+	}
+	want := []string{
+		"turn_start wake [t1]",
+		"state READY->RUNNING wake by node:n1 [t1]",
+		`inbox user user:alice "hi" [t1]`,
+		`inbox process_event p_w "more" [t1]`,
+	}
+	if diff := cmp.Diff(want, describe(c.Current)); diff != "" {
+		t.Errorf("Current (-want +got):\n%s", diff)
+	}
+	if len(c.History) != 0 {
+		t.Errorf("History = %v, want empty", describe(c.History))
+	}
+	if got := c.Current[3]; got.InboxMessage.MessageID != id2 || got.By != "p_w" {
+		t.Errorf("drained event = %+v, want message id %s by p_w", got, id2)
+	}
+	for _, ev := range c.Current {
+		if err := ev.Validate(); err != nil {
+			t.Errorf("event %s: %v", ev.ID, err)
+		}
+		if ev.At.IsZero() || ev.ID == "" {
+			t.Errorf("event %+v lacks an id or a time", ev)
+		}
+	}
+	if got := e.inbox(t, "p1"); len(got) != 0 {
+		t.Errorf("inbox = %q, want drained", got)
+	}
+	if diff := cmp.Diff(c.Current, e.log(t, "p1")); diff != "" {
+		t.Errorf("log differs from the claim's Current (-claim +log):\n%s", diff)
+	}
+
+	// The lease is live: the same wake claimed again (a stale read) starts
+	// nothing and stays pending, the turn's own.
+	if _, err := e.s.Claim(e.ctx, w, "n2", "t2"); !errors.Is(err, store.ErrNothingToDo) {
+		t.Fatalf("second Claim = %v, want ErrNothingToDo", err)
+	}
+	if got := e.pendingWakes(t); got["n1"] != 1 {
+		t.Errorf("pending wakes = %v, want the turn's own wake pending", got)
+	}
+	if n := len(e.log(t, "p1")); n != 4 {
+		t.Errorf("log has %d events after the refused claim, want 4", n)
+	}
+
+	// The next turn's History is everything before it.
+	r := e.commit(t, c, lifecycle.AwaitUser, chat("hello"))
+	e.post(t, "p1", user("again"))
+	c2 := e.claim(t, "p1", "t2")
+	if c2.Token != 2 {
+		t.Errorf("second turn token = %d, want 2", c2.Token)
+	}
+	wantHist := append(want, `chat "hello"`, "state RUNNING->BLOCKED await_user by model [t1]", "state BLOCKED->READY user_input by user:alice")
+	if diff := cmp.Diff(wantHist, describe(c2.History)); diff != "" {
+		t.Errorf("second turn History (-want +got):\n%s", diff)
+	}
+	if c2.Record.Version != r.Version+2 {
+		t.Errorf("version = %d, want %d (user_input, wake)", c2.Record.Version, r.Version+2)
+	}
+}
+
+// TestClaimIdle checks wakes that find nothing to run: they are settled by
+// Claim itself.
+func TestClaimIdle(t *testing.T) {
+	t.Parallel()
+	for _, state := range []lifecycle.State{lifecycle.Blocked, lifecycle.Paused, lifecycle.Done} {
+		t.Run(string(state), func(t *testing.T) {
+			t.Parallel()
+			e := setup(t)
+			in := user("hi")
+			e.create(t, "p1", &in)
+			w := e.wake(t, "p1")
+			switch state {
+			case lifecycle.Blocked: // a stale duplicate: made BLOCKED by hand
+				e.rdb.HSet(e.ctx, "brain:{p1}:proc", "state", "BLOCKED")
+			case lifecycle.Paused:
+				e.transition(t, "p1", lifecycle.Pause)
+			case lifecycle.Done:
+				e.transition(t, "p1", lifecycle.Finish)
+			}
+			if _, err := e.s.Claim(e.ctx, w, "n1", "t1"); !errors.Is(err, store.ErrNothingToDo) {
+				t.Fatalf("Claim = %v, want ErrNothingToDo", err)
+			}
+			if n, p := e.wakeEntries(t), e.pendingWakes(t); n != 0 || len(p) != 0 {
+				t.Errorf("wake entries %d, pending %v; want the wake settled", n, p)
+			}
+			if r := e.get(t, "p1"); r.Queued {
+				t.Error("queued mark kept")
+			}
+		})
+	}
+	t.Run("unknown process", func(t *testing.T) {
+		t.Parallel()
+		e := setup(t)
+		w := store.Wake{Stream: "brain:wake:chat:0", EntryID: "1-1", PID: "ghost"}
+		if _, err := e.s.Claim(e.ctx, w, "n1", "t1"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("Claim = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+// TestFencing checks that a claim whose lease was lost and taken by a newer
+// claim can write nothing.
+func TestFencing(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := user("hi")
+	e.create(t, "p1", &in)
+	old := e.claim(t, "p1", "t1")
+	if err := e.s.Checkpoint(e.ctx, old, []conversation.Event{chat("round 1")}); err != nil {
+		t.Fatal(err)
+	}
+
+	// n1 stalls; its lease expires (deleted here: a dead node).
+	e.rdb.Del(e.ctx, "brain:{p1}:lease")
+	if err := e.s.Checkpoint(e.ctx, old, []conversation.Event{chat("lost")}); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("Checkpoint without a lease = %v, want ErrFenced", err)
+	}
+	stale, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
+	if err != nil || len(stale) != 1 {
+		t.Fatalf("ClaimStaleWakes = %v, %v; want the one wake", stale, err)
+	}
+	recovered, err := e.s.Claim(e.ctx, stale[0], "n2", "t9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !recovered.Recovered || recovered.Token != old.Token+1 {
+		t.Fatalf("recovery claim: recovered %v, token %d", recovered.Recovered, recovered.Token)
+	}
+	logBefore := e.log(t, "p1")
+
+	// n1 comes back: every write refused, nothing written.
+	if err := e.s.Checkpoint(e.ctx, old, []conversation.Event{chat("late")}); !errors.Is(err, store.ErrFenced) {
+		t.Errorf("stale Checkpoint = %v, want ErrFenced", err)
+	}
+	if _, err := e.s.Commit(e.ctx, old, []conversation.Event{chat("late")}, lifecycle.AwaitUser, "model", nil); !errors.Is(err, store.ErrFenced) {
+		t.Errorf("stale Commit = %v, want ErrFenced", err)
+	}
+	if err := e.s.RenewLease(e.ctx, old); !errors.Is(err, store.ErrFenced) {
+		t.Errorf("stale RenewLease = %v, want ErrFenced", err)
+	}
+	if err := e.s.Release(e.ctx, old); !errors.Is(err, store.ErrFenced) {
+		t.Errorf("stale Release = %v, want ErrFenced", err)
+	}
+	if diff := cmp.Diff(logBefore, e.log(t, "p1")); diff != "" {
+		t.Errorf("stale claim changed the log (-before +after):\n%s", diff)
+	}
+	if r := e.get(t, "p1"); r.Status.State != lifecycle.Running {
+		t.Errorf("state = %s, want RUNNING (the recovered turn's)", r.Status)
+	}
+	// Same node, same token, but the lease value was forged: still fenced by
+	// the record's token.
+	e.rdb.Set(e.ctx, "brain:{p1}:lease", "n1|1", 0)
+	if err := e.s.Checkpoint(e.ctx, old, []conversation.Event{chat("forged")}); !errors.Is(err, store.ErrFenced) {
+		t.Errorf("Checkpoint with a stale token = %v, want ErrFenced", err)
+	}
+}
+
+// TestRecovery checks that a RUNNING process whose node died is recovered
+// into its interrupted turn, and that what arrived meanwhile is not lost.
+func TestRecovery(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := user("first")
+	e.create(t, "p1", &in)
+	e.commit(t, e.claim(t, "p1", "t1"), lifecycle.Continue, chat("one"))
+	e.post(t, "p1", user("second"))
+	c := e.claim(t, "p1", "t2")
+	if err := e.s.Checkpoint(e.ctx, c, []conversation.Event{chat("half")}); err != nil {
+		t.Fatal(err)
+	}
+	e.post(t, "p1", user("meanwhile"))
+	e.rdb.Del(e.ctx, "brain:{p1}:lease") // n1 died
+
+	stale, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
+	if err != nil || len(stale) != 1 || stale[0] != c.Wake {
+		t.Fatalf("ClaimStaleWakes = %+v, %v; want the turn's wake %+v", stale, err, c.Wake)
+	}
+	r, err := e.s.Claim(e.ctx, stale[0], "n2", "t3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Recovered || r.TurnID != "t2" || r.Record.Status.State != lifecycle.Running {
+		t.Errorf("recovery: recovered %v turn %s state %s; want true t2 RUNNING", r.Recovered, r.TurnID, r.Record.Status)
+	}
+	want := []string{
+		"turn_start wake [t2]",
+		"state READY->RUNNING wake by node:n1 [t2]",
+		`inbox user user:alice "second" [t2]`,
+		`chat "half"`,
+		"state RUNNING->READY recover by node:n2 [t2]",
+		"state READY->RUNNING wake by node:n2 [t2]",
+	}
+	if diff := cmp.Diff(want, describe(r.Current)); diff != "" {
+		t.Errorf("Current (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{
+		"turn_start wake [t1]", "state READY->RUNNING wake by node:n1 [t1]", `inbox user user:alice "first" [t1]`,
+		`chat "one"`, "state RUNNING->READY continue by model [t1]",
+	}, describe(r.History)); diff != "" {
+		t.Errorf("History (-want +got):\n%s", diff)
+	}
+	// Not drained: the message that came in meanwhile waits, and the commit
+	// wakes the process for it.
+	if diff := cmp.Diff([]string{"meanwhile"}, e.inbox(t, "p1")); diff != "" {
+		t.Errorf("inbox (-want +got):\n%s", diff)
+	}
+	rec, err := e.s.Commit(e.ctx, r, []conversation.Event{chat("done")}, lifecycle.Continue, "model", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status.State != lifecycle.Ready || !rec.Queued || e.wakeEntries(t) != 1 || len(e.pendingWakes(t)) != 0 {
+		t.Errorf("after the recovered commit: %s queued %v, %d wake entries, pending %v; want READY, one new wake",
+			rec.Status, rec.Queued, e.wakeEntries(t), e.pendingWakes(t))
+	}
+}
+
+func TestRenewLease(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := user("hi")
+	e.create(t, "p1", &in)
+	c := e.claim(t, "p1", "t1")
+	e.rdb.PExpire(e.ctx, "brain:{p1}:lease", time.Second)
+	if err := e.s.RenewLease(e.ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := e.rdb.PTTL(e.ctx, "brain:{p1}:lease").Val(); ttl <= time.Second {
+		t.Errorf("lease TTL after renewal = %s, want about 10s", ttl)
+	}
+	e.rdb.Del(e.ctx, "brain:{p1}:lease")
+	if err := e.s.RenewLease(e.ctx, c); !errors.Is(err, store.ErrFenced) {
+		t.Errorf("RenewLease of a lost lease = %v, want ErrFenced", err)
+	}
+}
+
+// TestRelease checks a graceful stop: the lease goes, the process and its
+// wake stay, and another node recovers the turn.
+func TestRelease(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := user("hi")
+	e.create(t, "p1", &in)
+	c := e.claim(t, "p1", "t1")
+	if err := e.s.Release(e.ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.rdb.Exists(e.ctx, "brain:{p1}:lease").Val(); n != 0 {
+		t.Error("lease kept")
+	}
+	if r := e.get(t, "p1"); r.Status.State != lifecycle.Running {
+		t.Errorf("state = %s, want RUNNING", r.Status)
+	}
+	if got := e.pendingWakes(t); got["n1"] != 1 {
+		t.Errorf("pending wakes = %v, want n1's", got)
+	}
+	stale, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
+	if err != nil || len(stale) != 1 {
+		t.Fatalf("ClaimStaleWakes = %v, %v", stale, err)
+	}
+	r, err := e.s.Claim(e.ctx, stale[0], "n2", "")
+	if err != nil || !r.Recovered || r.TurnID != "t1" {
+		t.Fatalf("Claim after release = %+v, %v; want t1 recovered", r, err)
+	}
+}
+
+// TestClaimOtherWakeDuringTurn covers a wake enqueued while a turn runs
+// (the process was paused and resumed): it is settled, and the turn's
+// commit enqueues the wake the message needs.
+func TestClaimOtherWakeDuringTurn(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := user("hi")
+	e.create(t, "p1", &in)
+	c := e.claim(t, "p1", "t1")
+	e.transition(t, "p1", lifecycle.Pause)
+	e.post(t, "p1", user("meanwhile"))
+	if r := e.transition(t, "p1", lifecycle.Resume); r.Status.State != lifecycle.Ready || !r.Queued {
+		t.Fatalf("resumed: %s queued %v; want READY queued", r.Status, r.Queued)
+	}
+	w := e.wake(t, "p1")
+	if _, err := e.s.Claim(e.ctx, w, "n1", "t2"); !errors.Is(err, store.ErrNothingToDo) {
+		t.Fatalf("Claim under a live lease = %v, want ErrNothingToDo", err)
+	}
+	if p := e.pendingWakes(t); p["n1"] != 1 {
+		t.Errorf("pending = %v, want only the turn's own wake", p)
+	}
+	r, err := e.s.Commit(e.ctx, c, nil, lifecycle.AwaitUser, "model", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Resumed as READY (its turn given up by the lifecycle); the commit
+	// keeps that state and wakes it for the message.
+	if r.Status.State != lifecycle.Ready || !r.Queued || e.wakeEntries(t) != 1 {
+		t.Errorf("after commit: %s queued %v, %d wakes; want READY, queued, one wake", r.Status, r.Queued, e.wakeEntries(t))
+	}
+	c2 := e.claim(t, "p1", "t2")
+	if got := describe(c2.Current)[2:]; !cmp.Equal(got, []string{`inbox user user:alice "meanwhile" [t2]`}) {
+		t.Errorf("drained %v", got)
+	}
+}

@@ -1,0 +1,98 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/lifecycle"
+)
+
+// Notify is a message a finished turn posts to another process: a worker's
+// result to its parent.
+type Notify struct {
+	PID     string
+	Message Message
+}
+
+// Commit ends the claim's turn in one fenced, atomic step:
+//
+//   - events are appended;
+//   - ev (await_user, continue, finish or fail), fired by by, moves a
+//     RUNNING process on (state_change event, version, state index). If an
+//     operator paused the process during the turn (PAUSED from RUNNING) it
+//     stays PAUSED and resume will land where ev leads (await_user,
+//     continue); finish and fail still end it (DONE, FAILED: there is
+//     nothing left to hold). If the process left RUNNING any other way
+//     meanwhile (closed, failed, resumed), the events are kept and its state
+//     is left as it is;
+//   - the lease is deleted and the claim's wake acknowledged and deleted;
+//   - the wake rule judges what is left in the inbox, so a message that
+//     arrived during the turn is never stranded;
+//   - notify, when not nil, is posted to notify.PID with Post's semantics
+//     (the wake rule for that process) under the idempotency key
+//     "child:<pid>", so it is posted once; a parent that is gone, DONE or
+//     FAILED is skipped silently. Its kind defaults to process_event, its
+//     sender to the committing process's id.
+//
+// A claim that lost its lease or token gets ErrFenced and writes nothing.
+// It returns the record after the commit.
+func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Event, ev lifecycle.Event, by string, notify *Notify) (Record, error) {
+	pid := c.Record.ID
+	switch ev {
+	case lifecycle.AwaitUser, lifecycle.Continue, lifecycle.Finish, lifecycle.Fail:
+	default:
+		return Record{}, fmt.Errorf("store: commit %s: %w: event %q does not end a turn; want await_user, continue, finish or fail",
+			pid, lifecycle.ErrInvalid, ev)
+	}
+	if by == "" {
+		return Record{}, fmt.Errorf("store: commit %s: by is empty: name who fires %s, e.g. \"model\"", pid, ev)
+	}
+	now := s.now()
+	evs, err := encodeEvents(events, now)
+	if err != nil {
+		return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
+	}
+	change, err := encodeEvent(stamped(conversation.NewStateChange(placeholder("from"), placeholder("to"), string(ev)), now, c.TurnID, by))
+	if err != nil {
+		return Record{}, err
+	}
+	args, err := s.processArgs(pid, now)
+	if err != nil {
+		return Record{}, err
+	}
+	keys := processKeys(pid)
+	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), string(ev), change, c.Wake.Stream, c.Wake.EntryID)
+	if notify != nil {
+		if !validID(notify.PID) {
+			return Record{}, fmt.Errorf("store: commit %s: notify: %q is not a process id", pid, notify.PID)
+		}
+		m := notify.Message.stamped(now)
+		if m.Kind == "" {
+			m.Kind = conversation.KindProcessEvent
+		}
+		if m.From == "" {
+			m.From = pid
+		}
+		if err := m.validate(); err != nil {
+			return Record{}, fmt.Errorf("store: commit %s: notify: %w", pid, err)
+		}
+		keys = append(keys, processKeys(notify.PID)...)
+		args = append(args, "1", notify.PID, s.shard(notify.PID), string(m.Kind), m.From, m.Content, m.At.UnixMilli(),
+			"child:"+pid, idempotencyTTL.Milliseconds())
+	} else {
+		args = append(args, "0", "", "", "", "", "", "", "", "")
+	}
+	args = append(args, evs...)
+	status, res, err := s.run(ctx, s.scripts.commit, keys, args...)
+	switch {
+	case err != nil:
+		return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
+	case status == "FENCED":
+		return Record{}, fmt.Errorf("%w: process %s: claim %s", ErrFenced, pid, c.leaseValue())
+	case status != "OK" || len(res) < 1:
+		return Record{}, fmt.Errorf("store: commit %s: unexpected reply %q", pid, status)
+	}
+	return parseRecord(pid, hash(res[0]))
+}

@@ -1,0 +1,76 @@
+// Package store is the Redis persistence of brain's processes: their
+// records, inboxes and conversation logs, the wake queue, the leases and
+// fencing tokens under which turns run, the atomic turn commit, and
+// durable timers (ARCHITECTURE.md § One wake, § The races that matter,
+// § Redis layout).
+//
+// # Keys
+//
+//	brain:{pid}:proc    hash    recipe, engine, state, paused_from, version, parent,
+//	                            depth, owner, created_at, updated_at (unix ms),
+//	                            queued ("1" or absent), fence (token counter),
+//	                            metadata (JSON), turn, turn_at, wake
+//	brain:{pid}:inbox   stream  pending messages: kind, from, content, at (unix ms)
+//	brain:{pid}:events  stream  the log: e = JSON of a conversation.Event; the
+//	                            entry id is the event's ID
+//	brain:{pid}:lease   string  "<node>|<token>", PX = the lease TTL
+//	brain:{pid}:idem    hash    idempotency key -> inbox message id (24h)
+//	brain:{pid}:timers  hash    timer id -> JSON spec
+//	brain:wake:<engine>:<n>     stream  wake queue shard n (crc32(pid) % Shards),
+//	                            consumer group "nodes", field pid
+//	brain:state:<STATE> zset    pid -> created_at ms: the index List walks
+//	brain:timers        zset    "<pid>|<timer id>" -> due unix ms
+//
+// turn and turn_at name the process's current (or last) turn and the
+// stream id of its turn_start, so that a recovering claim resumes it
+// without scanning the log; wake names the wake entry of the claim that
+// holds the lease ("<stream> <entry id>").
+//
+// # Atomic steps
+//
+// Every change is one Lua script (lua/*.lua, embedded), run with EVALSHA
+// and loaded on first use; every call is one round trip, except Transition
+// (a read, then a compare-and-set on the record's version) and the first
+// wake read of an engine (which creates its consumer groups). The scripts
+// share one prelude (lua/prelude.lua) holding the key layout, the part of
+// the lifecycle table they fire, the wake rule and the post semantics, so
+// each exists once. Events the scripts append are built in Go, with
+// placeholders for the few values only the script knows (who sent the
+// message that unblocks a process, the id of an interrupted turn); the
+// prelude fills those in.
+//
+// # The wake rule
+//
+// After every change to a process or its inbox: a READY process with
+// anything in its inbox is put on the wake queue; a BLOCKED process with a
+// user or operator message in its inbox fires user_input (by the sender of
+// the first such message), becomes READY and is put on the queue. PAUSED,
+// RUNNING, DONE and FAILED processes never are. A process is on the queue
+// at most once: the queued mark is set with the entry and cleared by the
+// claim that takes it.
+//
+// # Turns
+//
+// A node reads wakes (ReadWakes, ClaimStaleWakes), takes one with Claim
+// (lease, fencing token, wake event, drain), makes progress durable with
+// Checkpoint, keeps its lease with RenewLease and ends the turn with Commit.
+// Every write of a turn is fenced: a claim whose lease expired, or whose
+// token a newer claim replaced, gets ErrFenced and writes nothing. A node
+// that dies leaves its wake pending; another node takes it with
+// ClaimStaleWakes and Claim recovers the turn.
+//
+// # Redis Cluster
+//
+// The keys of one process share the hash tag {pid}, but scripts that also
+// touch global keys — the wake streams, the state index, the timer index,
+// a parent's keys — reach keys outside their slot (some built inside the
+// script). They are correct on a single Redis (or a primary with
+// replicas), not on Redis Cluster yet.
+//
+// # What it must not know
+//
+// store knows Redis, conversation events and the lifecycle table; it runs
+// no engine, calls no model and decides no transition by itself except
+// those of the wake rule (user_input), Claim (wake, recover) and the ones
+// its callers ask for.
+package store

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"crypto/rand"
+	"hash/crc32"
+	"strconv"
+	"strings"
+
+	"github.com/engine-brain/brain/lifecycle"
+)
+
+// The key layout (doc.go). lua/prelude.lua builds the same names;
+// TestLuaKeyLayout checks that both agree.
+const (
+	keyPrefix  = "brain:"
+	timersKey  = keyPrefix + "timers"
+	wakeGroup  = "nodes"
+	maxIDBytes = 128
+)
+
+// processKeys returns the keys of one process, in the order the scripts'
+// KEYS list them: proc, inbox, events, idem, lease, timers. They share the
+// hash tag {pid}.
+func processKeys(pid string) []string {
+	base := keyPrefix + "{" + pid + "}:"
+	return []string{base + "proc", base + "inbox", base + "events", base + "idem", base + "lease", base + "timers"}
+}
+
+func procKey(pid string) string   { return keyPrefix + "{" + pid + "}:proc" }
+func inboxKey(pid string) string  { return keyPrefix + "{" + pid + "}:inbox" }
+func eventsKey(pid string) string { return keyPrefix + "{" + pid + "}:events" }
+func leaseKey(pid string) string  { return keyPrefix + "{" + pid + "}:lease" }
+func timersOf(pid string) string  { return keyPrefix + "{" + pid + "}:timers" }
+
+func stateKey(st lifecycle.State) string { return keyPrefix + "state:" + string(st) }
+
+func wakeKey(engine string, shard int) string {
+	return keyPrefix + "wake:" + engine + ":" + strconv.Itoa(shard)
+}
+
+// shard is the wake queue shard of process pid.
+func (s *Store) shard(pid string) int {
+	return int(crc32.ChecksumIEEE([]byte(pid)) % uint32(s.cfg.Shards))
+}
+
+// validID reports whether id can name a process (or an engine): 1 to 128
+// URL-safe characters. It keeps the hash tag {pid} intact and "|", which
+// separates fields in lease values and timer members, out of ids.
+func validID(id string) bool {
+	if id == "" || len(id) > maxIDBytes {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// newID returns a random process id: "p_" and 16 lower-case base32
+// characters (80 bits).
+func newID() string {
+	return "p_" + strings.ToLower(rand.Text()[:16])
+}

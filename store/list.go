@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/engine-brain/brain/lifecycle"
+)
+
+// List limits.
+const (
+	defaultListLimit = 100
+	maxListLimit     = 1000
+)
+
+// List returns records in state state ("" = every state), ordered by
+// creation time then id, at most limit of them (default 100 when limit <=
+// 0, at most 1000). after is the cursor a previous call returned ("" =
+// from the start); the returned cursor is "" on the last page. Records that
+// change state between pages may be missed or repeated, as with any index
+// walked live.
+func (s *Store) List(ctx context.Context, state lifecycle.State, after string, limit int) ([]Record, string, error) {
+	states := lifecycle.States()
+	if state != "" {
+		st, err := lifecycle.ParseState(string(state))
+		if err != nil {
+			return nil, "", fmt.Errorf("store: list: %w", err)
+		}
+		states = []lifecycle.State{st}
+	}
+	switch {
+	case limit <= 0:
+		limit = defaultListLimit
+	case limit > maxListLimit:
+		limit = maxListLimit
+	}
+	var score, id string
+	if after != "" {
+		ms, pid, ok := strings.Cut(after, ":")
+		if _, err := strconv.ParseInt(ms, 10, 64); !ok || err != nil || !validID(pid) {
+			return nil, "", fmt.Errorf("store: list: cursor %q is not one List returned", after)
+		}
+		score, id = ms, pid
+	}
+	keys := make([]string, len(states))
+	for i, st := range states {
+		keys[i] = stateKey(st)
+	}
+	res, err := s.scripts.list.Run(ctx, s.rdb, keys, limit, score, id).Slice()
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list: %w", err)
+	}
+	if len(res) < 2 {
+		return nil, "", fmt.Errorf("store: list: short reply")
+	}
+	var next string
+	if ns := str(res[0]); ns != "" {
+		next = ns + ":" + str(res[1])
+	}
+	recs := make([]Record, 0, (len(res)-2)/2)
+	for i := 2; i+1 < len(res); i += 2 {
+		pid := str(res[i])
+		h := hash(res[i+1])
+		if len(h) == 0 {
+			continue // deleted between the index and the record
+		}
+		r, err := parseRecord(pid, h)
+		if err != nil {
+			return nil, "", err
+		}
+		recs = append(recs, r)
+	}
+	return recs, next, nil
+}

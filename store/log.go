@@ -1,0 +1,52 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain/conversation"
+)
+
+// Log returns events of the conversation log of process pid, oldest first,
+// each with its stream entry id as ID: those after the event with id after
+// ("" = from the start), at most limit of them (0 = all).
+func (s *Store) Log(ctx context.Context, pid string, after string, limit int) ([]conversation.Event, error) {
+	if !validID(pid) {
+		return nil, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	if limit < 0 {
+		return nil, fmt.Errorf("store: log of %s: limit must not be negative (got %d)", pid, limit)
+	}
+	start := "-"
+	if after != "" {
+		start = "(" + after
+	}
+	var exists *redis.IntCmd
+	var entries *redis.XMessageSliceCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, procKey(pid))
+		if limit == 0 {
+			entries = p.XRange(ctx, eventsKey(pid), start, "+")
+		} else {
+			entries = p.XRangeN(ctx, eventsKey(pid), start, "+", int64(limit))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: log of %s: %w", pid, err)
+	}
+	if exists.Val() == 0 {
+		return nil, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	events := make([]conversation.Event, 0, len(entries.Val()))
+	for _, e := range entries.Val() {
+		ev, err := decodeEvent(e.ID, field(e.Values, "e"))
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, ev)
+	}
+	return events, nil
+}

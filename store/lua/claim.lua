@@ -1,0 +1,84 @@
+-- claim.lua: take a wake. A READY process is leased, moved to RUNNING and
+-- its inbox drained into the log; a RUNNING process whose lease is gone (its
+-- node died) is leased again and recovered into its interrupted turn.
+-- KEYS: the process's keys.
+-- ARGV: pid, shard, now, unblock template (unused), node, lease ttl ms,
+--       turn id, wake stream, wake entry id, templates: turn_start,
+--       state_change wake, state_change recover, inbox_message
+-- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or
+-- {'OK', token, recovered, turn, turn_at, record, log (id, json, ...)}.
+local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local node, ttl, turn = ARGV[5], ARGV[6], ARGV[7]
+local stream, entry = ARGV[8], ARGV[9]
+local tpl_start, tpl_wake, tpl_recover, tpl_inbox = ARGV[10], ARGV[11], ARGV[12], ARGV[13]
+local wake = stream .. ' ' .. entry
+
+if redis.call('EXISTS', p.proc) == 0 then
+  drop_wake(stream, entry)
+  return {'NOTFOUND'}
+end
+local holder = redis.call('HGET', p.proc, 'wake')
+if redis.call('EXISTS', p.lease) == 1 then
+  -- A turn is running. Its own wake stays pending so that another node
+  -- recovers the process if this one dies; any other wake is redundant: the
+  -- running turn's commit applies the wake rule again.
+  if holder ~= wake then
+    drop_wake(stream, entry)
+    redis.call('HDEL', p.proc, 'queued')
+  end
+  return {'BUSY'}
+end
+redis.call('HDEL', p.proc, 'queued')
+local state = redis.call('HGET', p.proc, 'state')
+if state ~= 'READY' and state ~= 'RUNNING' then
+  drop_wake(stream, entry)
+  return {'IDLE', state}
+end
+
+-- No lease: the wake of any earlier holder is stale; this one takes over.
+if holder and holder ~= wake then
+  local sp = string.find(holder, ' ', 1, true)
+  drop_wake(string.sub(holder, 1, sp - 1), string.sub(holder, sp + 1))
+end
+local token = redis.call('HINCRBY', p.proc, 'fence', 1)
+redis.call('SET', p.lease, node .. '|' .. token, 'PX', ttl)
+local recovered = '0'
+if state == 'READY' then
+  set_state(p, state, fire('wake', state))
+  redis.call('HSET', p.proc, 'turn', turn, 'turn_at', append(p, render(tpl_start, {turn = turn})))
+  append(p, render(tpl_wake, {turn = turn}))
+  -- The drain: each pending message becomes an inbox_message event and
+  -- leaves the inbox in this same step, so it is drained exactly once.
+  for _, e in ipairs(redis.call('XRANGE', p.inbox, '-', '+')) do
+    local msg = fields(e[2])
+    append(p, render(tpl_inbox, {
+      turn = turn, id = e[1], kind = msg.kind or '', from = msg.from or '',
+      content = msg.content or '', by = sender(msg) or '',
+    }))
+    redis.call('XDEL', p.inbox, e[1])
+  end
+else
+  -- Recovery: no drain (messages that arrived meanwhile wait for the next
+  -- wake, which the commit's wake rule enqueues).
+  recovered = '1'
+  local interrupted = redis.call('HGET', p.proc, 'turn')
+  if interrupted then
+    turn = interrupted
+  else
+    redis.call('HSET', p.proc, 'turn', turn, 'turn_at', append(p, render(tpl_start, {turn = turn})))
+  end
+  local ready = fire('recover', state)
+  set_state(p, state, ready)
+  append(p, render(tpl_recover, {turn = turn}))
+  set_state(p, ready, fire('wake', ready))
+  append(p, render(tpl_wake, {turn = turn}))
+end
+redis.call('HSET', p.proc, 'wake', wake)
+
+local log = {}
+for _, e in ipairs(redis.call('XRANGE', p.events, '-', '+')) do
+  log[#log + 1] = e[1]
+  log[#log + 1] = fields(e[2]).e or ''
+end
+return {'OK', tostring(token), recovered, turn, redis.call('HGET', p.proc, 'turn_at'),
+  redis.call('HGETALL', p.proc), log}

@@ -1,0 +1,47 @@
+-- commit.lua: end a turn, fenced, in one step: append its last events, fire
+-- its lifecycle event, give the lease and the wake up, apply the wake rule
+-- to what is left in the inbox, and post a finished worker's result to its
+-- parent.
+-- KEYS: the process's keys, then the parent's keys when notifying.
+-- ARGV: pid, shard, now, unblock template, lease value, token, event,
+--       state_change template (from/to placeholders), wake stream, wake
+--       entry id, notify ('1'/'0'), parent pid, parent shard, kind, from,
+--       content, at, idempotency key, idempotency ttl, events (JSON) ...
+-- Returns {'FENCED'} or {'OK', record}.
+local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+if not fenced(p, ARGV[5], ARGV[6]) then return {'FENCED'} end
+local event, tpl = ARGV[7], ARGV[8]
+local to = fire(event, 'RUNNING')
+if to == nil then return redis.error_reply('store: commit: event ' .. event .. ' does not end a turn') end
+for i = 20, #ARGV do append(p, ARGV[i]) end
+
+local state = redis.call('HGET', p.proc, 'state')
+if state == 'RUNNING' then
+  set_state(p, state, to)
+  append(p, render(tpl, {from = state, to = to}))
+elseif state == 'PAUSED' and redis.call('HGET', p.proc, 'paused_from') == 'RUNNING' then
+  if to == 'READY' or to == 'BLOCKED' then
+    -- Paused during the turn: stay paused; resume lands where the turn led.
+    redis.call('HSET', p.proc, 'paused_from', to, 'updated_at', p.now)
+    redis.call('HINCRBY', p.proc, 'version', 1)
+  else
+    -- A finished or failed turn leaves nothing to hold.
+    set_state(p, state, to)
+    append(p, render(tpl, {from = state, to = to}))
+  end
+end
+-- Any other state (DONE, FAILED, READY or BLOCKED after a pause and a
+-- resume, PAUSED again after that) was set by someone else during the
+-- turn: the events are kept, the state is theirs.
+
+redis.call('DEL', p.lease)
+redis.call('HDEL', p.proc, 'wake')
+redis.call('HSET', p.proc, 'updated_at', p.now)
+drop_wake(ARGV[9], ARGV[10])
+wake_rule(p)
+
+if ARGV[11] == '1' then
+  local parent = process(ARGV[12], ARGV[13], p.now, p.unblock)
+  post(parent, ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19])
+end
+return {'OK', redis.call('HGETALL', p.proc)}

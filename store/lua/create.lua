@@ -1,0 +1,22 @@
+-- create.lua: a new process, with its optional first message.
+-- KEYS: the process's keys (keys.go processKeys).
+-- ARGV: pid, shard, now, unblock template, state, recipe, engine, parent,
+--       depth, owner, metadata, has input ('1'/'0'), kind, from, content,
+--       at, idempotency key, idempotency ttl
+-- Returns {'EXISTS'} or {'OK', input message id, record}.
+local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+if redis.call('EXISTS', p.proc) == 1 then return {'EXISTS'} end
+local state = ARGV[5]
+redis.call('HSET', p.proc,
+  'recipe', ARGV[6], 'engine', ARGV[7], 'state', state, 'version', '1',
+  'depth', ARGV[9], 'created_at', p.now, 'updated_at', p.now, 'fence', '0')
+if ARGV[8] ~= '' then redis.call('HSET', p.proc, 'parent', ARGV[8]) end
+if ARGV[10] ~= '' then redis.call('HSET', p.proc, 'owner', ARGV[10]) end
+if ARGV[11] ~= '' then redis.call('HSET', p.proc, 'metadata', ARGV[11]) end
+redis.call('ZADD', state_key(state), p.now, p.pid)
+local id = ''
+if ARGV[12] == '1' then
+  local _
+  _, id = post(p, ARGV[13], ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18])
+end
+return {'OK', id, redis.call('HGETALL', p.proc)}

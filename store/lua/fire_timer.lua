@@ -1,0 +1,28 @@
+-- fire_timer.lua: fire a due timer once: only the caller that still finds
+-- it due at the same time rearms or removes it and posts its message.
+-- KEYS: the process's keys, then the global timer index.
+-- ARGV: pid, shard, now, unblock template, timer id, due ms, next ms ('0'
+--       = remove), next spec, from, content, at
+-- Returns {'FIRED', message id}, {'NOTDUE'} or {'GONE'}.
+local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local id = ARGV[5]
+local member = p.pid .. '|' .. id
+local score = redis.call('ZSCORE', TIMERS, member)
+if not score or tonumber(score) ~= tonumber(ARGV[6]) then return {'NOTDUE'} end
+local function remove()
+  redis.call('ZREM', TIMERS, member)
+  redis.call('HDEL', p.timers, id)
+end
+local state = redis.call('HGET', p.proc, 'state')
+if not state or state == 'DONE' or state == 'FAILED' then
+  remove()
+  return {'GONE'}
+end
+if ARGV[7] == '0' then
+  remove()
+else
+  redis.call('ZADD', TIMERS, ARGV[7], member)
+  redis.call('HSET', p.timers, id, ARGV[8])
+end
+local _, msg = post(p, 'schedule', ARGV[9], ARGV[10], ARGV[11], '', 0)
+return {'FIRED', msg}

@@ -1,0 +1,164 @@
+-- prelude.lua is put in front of every script of package store (scripts.go),
+-- so that the key layout, the lifecycle subset, the wake rule and the post
+-- semantics exist exactly once on the Lua side.
+
+-- Key layout. keys.go builds the same names; TestLuaKeyLayout compares them.
+local TIMERS = 'brain:timers'
+local GROUP = 'nodes'
+local function state_key(state) return 'brain:state:' .. state end
+local function wake_key(engine, shard) return 'brain:wake:' .. engine .. ':' .. shard end
+local function keys_of(pid)
+  local base = 'brain:{' .. pid .. '}:'
+  return {
+    proc = base .. 'proc', inbox = base .. 'inbox', events = base .. 'events',
+    idem = base .. 'idem', lease = base .. 'lease', timers = base .. 'timers',
+  }
+end
+
+-- process returns the context the functions below work on: the keys of
+-- process pid, its wake shard, the time (unix ms, from the Go clock) and the
+-- template of the state_change event the wake rule appends (see unblock).
+local function process(pid, shard, now, unblock)
+  local p = keys_of(pid)
+  p.pid, p.shard, p.now, p.unblock = pid, shard, now, unblock
+  return p
+end
+
+-- The part of the lifecycle table (lifecycle/transitions.go) that scripts
+-- fire. TestLuaLifecycle checks every state against lifecycle.Fire.
+local TRANSITIONS = {
+  wake = {READY = 'RUNNING'},
+  user_input = {BLOCKED = 'READY'},
+  recover = {RUNNING = 'READY'},
+  await_user = {RUNNING = 'BLOCKED'},
+  continue = {RUNNING = 'READY'},
+  finish = {RUNNING = 'DONE', READY = 'DONE', BLOCKED = 'DONE', PAUSED = 'DONE'},
+  fail = {RUNNING = 'FAILED'},
+}
+
+-- fire returns the state event leads to from state, or nil when the
+-- lifecycle forbids it.
+local function fire(event, from)
+  local row = TRANSITIONS[event]
+  if row == nil then return nil end
+  return row[from]
+end
+
+-- render fills the placeholders of an event Go prepared: each JSON string
+-- "\u0000name" becomes the JSON encoding of vals[name]. Go builds the whole
+-- event; Lua only supplies what it alone knows (a sender, a turn id).
+local function render(tpl, vals)
+  return (string.gsub(tpl, '"\\u0000(%a+)"', function(name)
+    local v = vals[name]
+    if v == nil then return nil end
+    return cjson.encode(v)
+  end))
+end
+
+-- fields turns a flat {k1, v1, k2, v2} reply into a table.
+local function fields(flat)
+  local t = {}
+  for i = 1, #flat, 2 do t[flat[i]] = flat[i + 1] end
+  return t
+end
+
+-- sender names who sent an inbox message: its from, else its kind.
+local function sender(msg)
+  if msg.from ~= nil and msg.from ~= '' then return msg.from end
+  return msg.kind
+end
+
+local function append(p, json)
+  return redis.call('XADD', p.events, '*', 'e', json)
+end
+
+-- set_state moves the process to state to (paused_from is kept only for
+-- PAUSED), bumps its version and moves it in the state index.
+local function set_state(p, from, to, paused_from)
+  redis.call('HSET', p.proc, 'state', to, 'updated_at', p.now)
+  if to == 'PAUSED' and paused_from ~= nil and paused_from ~= '' then
+    redis.call('HSET', p.proc, 'paused_from', paused_from)
+  else
+    redis.call('HDEL', p.proc, 'paused_from')
+  end
+  redis.call('HINCRBY', p.proc, 'version', 1)
+  if from ~= to then
+    redis.call('ZREM', state_key(from), p.pid)
+    redis.call('ZADD', state_key(to), redis.call('HGET', p.proc, 'created_at'), p.pid)
+  end
+end
+
+-- enqueue puts the process on its wake stream unless it is there already.
+local function enqueue(p)
+  if redis.call('HGET', p.proc, 'queued') == '1' then return end
+  redis.call('HSET', p.proc, 'queued', '1')
+  redis.call('XADD', wake_key(redis.call('HGET', p.proc, 'engine'), p.shard), '*', 'pid', p.pid)
+end
+
+-- drop_wake acknowledges a wake entry and deletes it from its stream.
+local function drop_wake(stream, id)
+  redis.call('XACK', stream, GROUP, id)
+  redis.call('XDEL', stream, id)
+end
+
+-- wake_rule judges the inbox of a process that has just changed: READY with
+-- anything in the inbox is enqueued; BLOCKED with a user or operator message
+-- fires user_input (by the sender of the first such message) and is
+-- enqueued. Other states never are.
+--
+-- added, when given, is the one message just added to the inbox: a BLOCKED
+-- process never holds a user or operator message (every step that leaves
+-- one BLOCKED applies this rule), so only the new message can unblock it
+-- and the inbox need not be scanned.
+local function wake_rule(p, added)
+  local state = redis.call('HGET', p.proc, 'state')
+  if state == 'READY' then
+    if redis.call('XLEN', p.inbox) > 0 then enqueue(p) end
+  elseif state == 'BLOCKED' then
+    local msgs = {added}
+    if added == nil then
+      msgs = {}
+      for _, entry in ipairs(redis.call('XRANGE', p.inbox, '-', '+')) do
+        msgs[#msgs + 1] = fields(entry[2])
+      end
+    end
+    for _, msg in ipairs(msgs) do
+      if msg.kind == 'user' or msg.kind == 'operator' then
+        set_state(p, state, fire('user_input', state))
+        append(p, render(p.unblock, {by = sender(msg)}))
+        enqueue(p)
+        return
+      end
+    end
+  end
+end
+
+-- post adds a message to the inbox of p and applies the wake rule. It
+-- returns a status (OK, DUP, NOTFOUND, CLOSED) and the message id.
+local function post(p, kind, from, content, at, idem_key, idem_ttl)
+  if redis.call('EXISTS', p.proc) == 0 then return 'NOTFOUND', '' end
+  if idem_key ~= '' then
+    local first = redis.call('HGET', p.idem, idem_key)
+    if first then
+      redis.call('PEXPIRE', p.idem, idem_ttl)
+      return 'DUP', first
+    end
+  end
+  local state = redis.call('HGET', p.proc, 'state')
+  if state == 'DONE' or state == 'FAILED' then return 'CLOSED', '' end
+  local id = redis.call('XADD', p.inbox, '*', 'kind', kind, 'from', from, 'content', content, 'at', at)
+  if idem_key ~= '' then
+    redis.call('HSET', p.idem, idem_key, id)
+    redis.call('PEXPIRE', p.idem, idem_ttl)
+  end
+  wake_rule(p, {kind = kind, from = from})
+  return 'OK', id
+end
+
+-- fenced reports whether the lease and the fencing token of p are still
+-- those of the claim that holds lease value and token.
+local function fenced(p, value, token)
+  return redis.call('GET', p.lease) == value and redis.call('HGET', p.proc, 'fence') == token
+end
+
+-- ----- end of prelude -----

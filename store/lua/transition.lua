@@ -1,0 +1,14 @@
+-- transition.lua: an operator's or user's transition, computed in Go by
+-- lifecycle.Fire, written if the record's version has not moved.
+-- KEYS: the process's keys.
+-- ARGV: pid, shard, now, unblock template, expected version, from, to,
+--       paused_from, state_change event (JSON), wake rule ('1'/'0')
+-- Returns {'NOTFOUND'}, {'CONFLICT'} or {'OK', record}.
+local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local version = redis.call('HGET', p.proc, 'version')
+if not version then return {'NOTFOUND'} end
+if version ~= ARGV[5] then return {'CONFLICT'} end
+set_state(p, ARGV[6], ARGV[7], ARGV[8])
+append(p, ARGV[9])
+if ARGV[10] == '1' then wake_rule(p) end
+return {'OK', redis.call('HGETALL', p.proc)}

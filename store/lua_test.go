@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/lifecycle"
+)
+
+// evalPrelude runs body after the prelude, as every script does.
+func evalPrelude(t *testing.T, rdb *redis.Client, body string, args ...any) any {
+	t.Helper()
+	res, err := rdb.Eval(context.Background(), prelude()+"\n"+body, nil, args...).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		t.Fatalf("eval: %v", err)
+	}
+	return res
+}
+
+// TestLuaLifecycle checks the prelude's lifecycle subset against
+// lifecycle.Fire for every state and every event the scripts fire.
+func TestLuaLifecycle(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	events := []lifecycle.Event{
+		lifecycle.Wake, lifecycle.UserInput, lifecycle.Recover, lifecycle.AwaitUser,
+		lifecycle.Continue, lifecycle.Finish, lifecycle.Fail,
+	}
+	for _, st := range lifecycle.States() {
+		for _, ev := range events {
+			got, _ := evalPrelude(t, rdb, "return fire(ARGV[1], ARGV[2]) or ''", string(ev), string(st)).(string)
+			want := ""
+			_, to, err := lifecycle.Fire(context.Background(), lifecycle.Status{State: st}, ev, "test", time.Now())
+			switch {
+			case err == nil:
+				want = string(to.State)
+			case !errors.Is(err, lifecycle.ErrForbidden):
+				t.Fatalf("lifecycle.Fire(%s, %s): %v", st, ev, err)
+			}
+			if got != want {
+				t.Errorf("Lua fire(%s, %s) = %q, lifecycle says %q", ev, st, got, want)
+			}
+		}
+	}
+}
+
+// TestLuaKeyLayout checks that the prelude names keys as keys.go does.
+func TestLuaKeyLayout(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	got := evalPrelude(t, rdb, `
+local k = keys_of(ARGV[1])
+return {k.proc, k.inbox, k.events, k.idem, k.lease, k.timers,
+  state_key('BLOCKED'), wake_key('worker', 3), TIMERS, GROUP}`, "p_x1")
+	want := append(processKeys("p_x1"), stateKey(lifecycle.Blocked), wakeKey("worker", 3), timersKey, wakeGroup)
+	if diff := cmp.Diff(want, strs(got)); diff != "" {
+		t.Errorf("Lua key layout (-Go +Lua):\n%s", diff)
+	}
+	if k := processKeys("p_x1"); k[0] != procKey("p_x1") || k[1] != inboxKey("p_x1") || k[2] != eventsKey("p_x1") ||
+		k[4] != leaseKey("p_x1") || k[5] != timersOf("p_x1") {
+		t.Errorf("processKeys and the single-key helpers disagree: %v", k)
+	}
+}
+
+// TestRender checks that events filled in by Lua decode in Go to the values
+// given, whatever characters those hold.
+func TestRender(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	at := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
+	tpl, err := encodeEvent(stamped(conversation.NewInboxMessage(placeholder("id"), conversation.Kind(placeholder("kind")),
+		placeholder("from"), placeholder("content")), at, placeholder("turn"), placeholder("by")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, from, content string }{
+		{"plain", "user:alice", "hello"},
+		{"json syntax", `a"b\c`, `{"x": [1, "2"]}` + "\n\t/</script>"},
+		{"unicode", "usér:アリス", "ça va? 👋 \u2028"},
+		{"placeholder lookalike", "\x00by", `"\u0000content"`},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out, _ := evalPrelude(t, rdb, `return render(ARGV[1], {id = ARGV[2], kind = 'user', from = ARGV[3], content = ARGV[4], turn = 't1', by = ARGV[3]})`,
+				tpl, "1-1", tt.from, tt.content).(string)
+			var got conversation.Event
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("rendered JSON %s: %v", out, err)
+			}
+			want := stamped(conversation.NewInboxMessage("1-1", conversation.KindUser, tt.from, tt.content), at, "t1", tt.from)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("rendered event (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTransitionConflict checks the version compare-and-set of the
+// transition script directly: a stale version writes nothing.
+func TestTransitionConflict(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := testutil.Redis(t)
+	s, err := New(rdb, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Create(ctx, NewProcess{ID: "p1", Recipe: "r", Engine: "chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	change, err := move{lifecycle.Blocked, lifecycle.Paused, lifecycle.Pause}.stateChange(now, "", "operator:bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := s.processArgs("p1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, r.Version-1, "BLOCKED", "PAUSED", "BLOCKED", change, "0")
+	status, _, err := s.run(ctx, s.scripts.transition, processKeys("p1"), args...)
+	if err != nil || status != "CONFLICT" {
+		t.Fatalf("transition with a stale version = %q, %v; want CONFLICT", status, err)
+	}
+	after, err := s.Get(ctx, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(r, after); diff != "" {
+		t.Errorf("record changed by a refused transition (-before +after):\n%s", diff)
+	}
+	if n, _ := rdb.XLen(ctx, eventsKey("p1")).Result(); n != 0 {
+		t.Errorf("log has %d events after a refused transition, want 0", n)
+	}
+}

@@ -1,0 +1,130 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain/conversation"
+)
+
+// Message is an inbox message.
+type Message struct {
+	// ID is the inbox stream id, set by Post.
+	ID   string
+	Kind conversation.Kind
+	// From names the sender ("user:alice", "operator:bob", a child's id,
+	// "timer:daily"). It becomes the By of the events the message causes;
+	// when empty, the kind stands in.
+	From, Content string
+	// At is when the message was sent (millisecond precision); Post stamps
+	// it with the clock when zero.
+	At time.Time
+	// IdempotencyKey, when set, makes a repeated Post return the first
+	// message's id instead of adding a copy (for 24 hours after its last
+	// use). It is not stored with the message.
+	IdempotencyKey string
+}
+
+func (m *Message) validate() error {
+	if !m.Kind.Known() {
+		return fmt.Errorf("kind %q: want one of user, operator, process_event, schedule, system", m.Kind)
+	}
+	return nil
+}
+
+func (m Message) stamped(now time.Time) Message {
+	if m.At.IsZero() {
+		m.At = now
+	}
+	return m
+}
+
+// Post adds m to the inbox of process pid in one atomic step and applies
+// the wake rule (doc.go): a READY process is put on the wake queue; a
+// BLOCKED one is unblocked (user_input) and queued by a user or operator
+// message; a PAUSED one keeps the message for when it is resumed; a
+// RUNNING one gets it at the end of its turn.
+//
+// A repeated idempotency key returns the first message's id and dup=true,
+// adding nothing. A DONE or FAILED process returns ErrClosed and stores
+// nothing; an unknown one ErrNotFound.
+func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup bool, err error) {
+	if !validID(pid) {
+		return "", false, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	if err := m.validate(); err != nil {
+		return "", false, fmt.Errorf("store: post to %s: %w", pid, err)
+	}
+	now := s.now()
+	m = m.stamped(now)
+	args, err := s.processArgs(pid, now)
+	if err != nil {
+		return "", false, err
+	}
+	args = append(args, string(m.Kind), m.From, m.Content, m.At.UnixMilli(), m.IdempotencyKey, idempotencyTTL.Milliseconds())
+	status, res, err := s.run(ctx, s.scripts.post, processKeys(pid), args...)
+	if err != nil {
+		return "", false, fmt.Errorf("store: post to %s: %w", pid, err)
+	}
+	return postResult(pid, status, res)
+}
+
+// postResult interprets the {status, id} reply of the post semantics.
+func postResult(pid, status string, res []any) (string, bool, error) {
+	var id string
+	if len(res) > 0 {
+		id = str(res[0])
+	}
+	switch status {
+	case "OK":
+		return id, false, nil
+	case "DUP":
+		return id, true, nil
+	case "NOTFOUND":
+		return "", false, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	case "CLOSED":
+		return "", false, fmt.Errorf("%w: process %q takes no more messages", ErrClosed, pid)
+	}
+	return "", false, fmt.Errorf("store: post to %s: unexpected reply %q", pid, status)
+}
+
+// Inbox returns the pending messages of process pid, oldest first.
+func (s *Store) Inbox(ctx context.Context, pid string) ([]Message, error) {
+	if !validID(pid) {
+		return nil, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	var exists *redis.IntCmd
+	var entries *redis.XMessageSliceCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, procKey(pid))
+		entries = p.XRange(ctx, inboxKey(pid), "-", "+")
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: inbox of %s: %w", pid, err)
+	}
+	if exists.Val() == 0 {
+		return nil, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	msgs := make([]Message, 0, len(entries.Val()))
+	for _, e := range entries.Val() {
+		m := Message{ID: e.ID}
+		m.Kind = conversation.Kind(field(e.Values, "kind"))
+		m.From = field(e.Values, "from")
+		m.Content = field(e.Values, "content")
+		if ms, err := strconv.ParseInt(field(e.Values, "at"), 10, 64); err == nil {
+			m.At = time.UnixMilli(ms)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, nil
+}
+
+func field(values map[string]any, name string) string {
+	s, _ := values[name].(string)
+	return s
+}

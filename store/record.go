@@ -1,0 +1,85 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/engine-brain/brain/lifecycle"
+)
+
+// Record is a process's record: what it is, where it stands in its
+// lifecycle and who it belongs to.
+type Record struct {
+	ID, Recipe, Engine string
+	Status             lifecycle.Status
+	// Version counts the record's lifecycle changes; Transition uses it to
+	// detect concurrent changes.
+	Version int64
+	// Parent is the process that spawned this one (a worker's chat), or "".
+	Parent string
+	Depth  int
+	Owner  string
+	// CreatedAt and UpdatedAt have millisecond precision.
+	CreatedAt, UpdatedAt time.Time
+	// Queued says the process is on the wake queue.
+	Queued   bool
+	Metadata map[string]string
+}
+
+// Get returns the record of process pid, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, pid string) (Record, error) {
+	if !validID(pid) {
+		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	h, err := s.rdb.HGetAll(ctx, procKey(pid)).Result()
+	if err != nil {
+		return Record{}, fmt.Errorf("store: get %s: %w", pid, err)
+	}
+	if len(h) == 0 {
+		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	return parseRecord(pid, h)
+}
+
+// parseRecord builds a Record from the fields of brain:{pid}:proc.
+func parseRecord(pid string, h map[string]string) (Record, error) {
+	if len(h) == 0 {
+		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	r := Record{
+		ID:     pid,
+		Recipe: h["recipe"],
+		Engine: h["engine"],
+		Status: lifecycle.Status{State: lifecycle.State(h["state"]), PausedFrom: lifecycle.State(h["paused_from"])},
+		Parent: h["parent"],
+		Owner:  h["owner"],
+		Queued: h["queued"] == "1",
+	}
+	var err error
+	num := func(field string) int64 {
+		v, e := strconv.ParseInt(h[field], 10, 64)
+		if e != nil && err == nil {
+			err = fmt.Errorf("store: process %s: field %s: %q is not a number", pid, field, h[field])
+		}
+		return v
+	}
+	r.Version = num("version")
+	r.Depth = int(num("depth"))
+	r.CreatedAt = time.UnixMilli(num("created_at"))
+	r.UpdatedAt = time.UnixMilli(num("updated_at"))
+	if err != nil {
+		return Record{}, err
+	}
+	if err := r.Status.Validate(); err != nil {
+		return Record{}, fmt.Errorf("store: process %s: %w", pid, err)
+	}
+	if m := h["metadata"]; m != "" {
+		if err := json.Unmarshal([]byte(m), &r.Metadata); err != nil {
+			return Record{}, fmt.Errorf("store: process %s: metadata: %w", pid, err)
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,256 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/store"
+)
+
+// t0 is the test clock's start.
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// clock steps a millisecond on every reading, so that records created one
+// after the other have distinct, ordered times. Safe for concurrent use.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+// env is a store on its own redis-server.
+type env struct {
+	ctx   context.Context
+	rdb   *redis.Client
+	s     *store.Store
+	clock *clock
+}
+
+const engine = "chat"
+
+func setup(t testing.TB) *env {
+	t.Helper()
+	rdb := testutil.Redis(t)
+	c := &clock{t: t0}
+	s, err := store.New(rdb, store.Config{Clock: c.now})
+	if err != nil {
+		t.Fatalf("store.New: %v", err)
+	}
+	return &env{ctx: context.Background(), rdb: rdb, s: s, clock: c}
+}
+
+func user(content string) store.Message {
+	return store.Message{Kind: conversation.KindUser, From: "user:alice", Content: content}
+}
+
+func msg(kind conversation.Kind, from, content string) store.Message {
+	return store.Message{Kind: kind, From: from, Content: content}
+}
+
+func (e *env) create(t testing.TB, id string, input *store.Message) store.Record {
+	t.Helper()
+	r, err := e.s.Create(e.ctx, store.NewProcess{ID: id, Recipe: "assistant", Engine: engine, Owner: "alice", Input: input})
+	if err != nil {
+		t.Fatalf("Create(%s): %v", id, err)
+	}
+	return r
+}
+
+func (e *env) post(t testing.TB, pid string, m store.Message) string {
+	t.Helper()
+	id, _, err := e.s.Post(e.ctx, pid, m)
+	if err != nil {
+		t.Fatalf("Post(%s, %q): %v", pid, m.Content, err)
+	}
+	return id
+}
+
+func (e *env) get(t testing.TB, pid string) store.Record {
+	t.Helper()
+	r, err := e.s.Get(e.ctx, pid)
+	if err != nil {
+		t.Fatalf("Get(%s): %v", pid, err)
+	}
+	return r
+}
+
+// wakes reads every new wake for node (without waiting when none).
+func (e *env) wakes(t testing.TB, node string) []store.Wake {
+	t.Helper()
+	ws, err := e.s.ReadWakes(e.ctx, node, []string{engine}, 100, time.Millisecond)
+	if err != nil {
+		t.Fatalf("ReadWakes(%s): %v", node, err)
+	}
+	return ws
+}
+
+// wake reads the one wake of pid, failing when there is not exactly one.
+func (e *env) wake(t testing.TB, pid string) store.Wake {
+	t.Helper()
+	ws := e.wakes(t, "n1")
+	if len(ws) != 1 || ws[0].PID != pid {
+		t.Fatalf("wakes = %+v, want one of %s", ws, pid)
+	}
+	return ws[0]
+}
+
+// claim reads the wake of pid and claims it on node n1.
+func (e *env) claim(t testing.TB, pid, turn string) *store.Claim {
+	t.Helper()
+	c, err := e.s.Claim(e.ctx, e.wake(t, pid), "n1", turn)
+	if err != nil {
+		t.Fatalf("Claim(%s): %v", pid, err)
+	}
+	return c
+}
+
+func (e *env) commit(t testing.TB, c *store.Claim, ev lifecycle.Event, events ...conversation.Event) store.Record {
+	t.Helper()
+	r, err := e.s.Commit(e.ctx, c, events, ev, "model", nil)
+	if err != nil {
+		t.Fatalf("Commit(%s, %s): %v", c.Record.ID, ev, err)
+	}
+	return r
+}
+
+func (e *env) transition(t testing.TB, pid string, ev lifecycle.Event) store.Record {
+	t.Helper()
+	_, r, err := e.s.Transition(e.ctx, pid, ev, "operator:bob")
+	if err != nil {
+		t.Fatalf("Transition(%s, %s): %v", pid, ev, err)
+	}
+	return r
+}
+
+// wakeEntries counts the entries of the engine's wake streams.
+func (e *env) wakeEntries(t testing.TB) int {
+	t.Helper()
+	n := int64(0)
+	for shard := range 4 {
+		l, err := e.rdb.XLen(e.ctx, fmt.Sprintf("brain:wake:%s:%d", engine, shard)).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += l
+	}
+	return int(n)
+}
+
+// pendingWakes counts the wakes read and not settled, per consumer.
+func (e *env) pendingWakes(t testing.TB) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	for shard := range 4 {
+		p, err := e.rdb.XPending(e.ctx, fmt.Sprintf("brain:wake:%s:%d", engine, shard), "nodes").Result()
+		if err != nil {
+			var rerr redis.Error
+			if errors.As(err, &rerr) { // NOGROUP: never read
+				continue
+			}
+			t.Fatal(err)
+		}
+		for c, n := range p.Consumers {
+			out[c] += n
+		}
+	}
+	return out
+}
+
+func (e *env) log(t testing.TB, pid string) []conversation.Event {
+	t.Helper()
+	evs, err := e.s.Log(e.ctx, pid, "", 0)
+	if err != nil {
+		t.Fatalf("Log(%s): %v", pid, err)
+	}
+	return evs
+}
+
+func (e *env) inbox(t testing.TB, pid string) []string {
+	t.Helper()
+	msgs, err := e.s.Inbox(e.ctx, pid)
+	if err != nil {
+		t.Fatalf("Inbox(%s): %v", pid, err)
+	}
+	out := []string{}
+	for _, m := range msgs {
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+// describe renders events compactly for comparisons: ids and times vary.
+func describe(evs []conversation.Event) []string {
+	out := []string{}
+	for _, e := range evs {
+		s := string(e.Type)
+		switch {
+		case e.StateChange != nil:
+			s = fmt.Sprintf("state %s->%s %s by %s", e.StateChange.From, e.StateChange.To, e.StateChange.Event, e.By)
+		case e.InboxMessage != nil:
+			s = fmt.Sprintf("inbox %s %s %q", e.InboxMessage.Kind, e.InboxMessage.From, e.InboxMessage.Content)
+		case e.TurnStart != nil:
+			s = "turn_start " + e.TurnStart.Reason
+		case e.ChatResponse != nil:
+			s = fmt.Sprintf("chat %q", e.ChatResponse.Text)
+		}
+		if e.Turn != "" {
+			s += " [" + e.Turn + "]"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func chat(text string) conversation.Event {
+	e := conversation.NewChatMessage(text)
+	e.By = "model"
+	return e
+}
+
+// processIn returns a new process brought into state: BLOCKED (fresh),
+// READY (a turn ended with continue: idle, not queued), RUNNING (claimed
+// by n1), PAUSED (from BLOCKED), DONE, FAILED.
+func (e *env) processIn(t testing.TB, id string, state lifecycle.State) string {
+	t.Helper()
+	switch state {
+	case lifecycle.Blocked:
+		e.create(t, id, nil)
+	case lifecycle.Ready, lifecycle.Running, lifecycle.Failed:
+		in := user("start")
+		e.create(t, id, &in)
+		c := e.claim(t, id, "t0")
+		switch state {
+		case lifecycle.Ready:
+			e.commit(t, c, lifecycle.Continue)
+		case lifecycle.Failed:
+			e.commit(t, c, lifecycle.Fail)
+		}
+	case lifecycle.Paused:
+		e.create(t, id, nil)
+		e.transition(t, id, lifecycle.Pause)
+	case lifecycle.Done:
+		e.create(t, id, nil)
+		e.transition(t, id, lifecycle.Finish)
+	default:
+		t.Fatalf("processIn: state %s", state)
+	}
+	if got := e.get(t, id).Status.State; got != state {
+		t.Fatalf("processIn(%s): state %s", state, got)
+	}
+	return id
+}

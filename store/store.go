@@ -1,0 +1,165 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Errors of the store. Returned errors wrap them with the process and the
+// operation; match them with errors.Is.
+var (
+	// ErrNotFound: no process (or timer) by that id.
+	ErrNotFound = errors.New("store: not found")
+	// ErrExists: Create was given the id of an existing process.
+	ErrExists = errors.New("store: process exists")
+	// ErrClosed: the process is DONE or FAILED and takes no messages.
+	ErrClosed = errors.New("store: process closed")
+	// ErrFenced: the claim lost its lease, or a newer claim took the
+	// process; the turn must be dropped, nothing was written.
+	ErrFenced = errors.New("store: fenced")
+	// ErrConflict: the record changed under a transition more often than
+	// Transition retries.
+	ErrConflict = errors.New("store: version conflict")
+	// ErrNothingToDo: a wake that starts no turn. The store has already
+	// settled the wake: the caller must not acknowledge it.
+	ErrNothingToDo = errors.New("store: nothing to do")
+)
+
+// idempotencyTTL is how long an idempotency key is remembered after its
+// last use.
+const idempotencyTTL = 24 * time.Hour
+
+// Config configures a Store. Zero values take the defaults named below.
+type Config struct {
+	// Shards is the number of wake queue streams per engine (default 4).
+	// Every node sharing a Redis must use the same number.
+	Shards int
+	// LeaseTTL is how long a claim owns a process without renewing its
+	// lease (default 10s; at least 1ms).
+	LeaseTTL time.Duration
+	// Clock stamps records, messages and events (default time.Now). Lease
+	// expiry is Redis's own time.
+	Clock func() time.Time
+}
+
+const maxShards = 1024
+
+func (c *Config) setDefaults() {
+	if c.Shards == 0 {
+		c.Shards = 4
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = 10 * time.Second
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Shards < 1 || c.Shards > maxShards {
+		errs = append(errs, fmt.Errorf("Shards: must be between 1 and %d (got %d)", maxShards, c.Shards))
+	}
+	if c.LeaseTTL < time.Millisecond {
+		errs = append(errs, fmt.Errorf("LeaseTTL: must be at least 1ms (got %s)", c.LeaseTTL))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("store: invalid config: %w", err)
+	}
+	return nil
+}
+
+// Store is the Redis persistence of processes: records, inboxes, logs,
+// leases, the wake queue and timers. It is safe for concurrent use.
+type Store struct {
+	rdb     redis.UniversalClient
+	cfg     Config
+	scripts *scripts
+	moves   fixedMoves
+
+	mu     sync.Mutex
+	groups map[string]bool // wake streams whose consumer group exists
+}
+
+// New returns a Store on rdb. It does not talk to Redis: scripts are
+// loaded by their first use.
+func New(rdb redis.UniversalClient, cfg Config) (*Store, error) {
+	if rdb == nil {
+		return nil, errors.New("store: invalid config: Redis client: required")
+	}
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	moves, err := newFixedMoves()
+	if err != nil {
+		return nil, err
+	}
+	return &Store{rdb: rdb, cfg: cfg, scripts: newScripts(), moves: moves, groups: make(map[string]bool)}, nil
+}
+
+func (s *Store) now() time.Time { return s.cfg.Clock() }
+
+// run runs a script and returns its reply, which every script makes an
+// array whose first element is a status word.
+func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) (string, []any, error) {
+	res, err := sc.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return "", nil, err
+	}
+	if len(res) == 0 {
+		return "", nil, errors.New("empty script reply")
+	}
+	status, _ := res[0].(string)
+	return status, res[1:], nil
+}
+
+// processArgs are the first four arguments of every script that works on a
+// process: pid, its wake shard, the time and the template of the
+// user_input state change the wake rule appends.
+func (s *Store) processArgs(pid string, now time.Time) ([]any, error) {
+	// The state_change the wake rule appends when a user or operator
+	// message unblocks the process; the script fills in the sender.
+	tpl, err := s.moves.unblock.stateChange(now, "", placeholder("by"))
+	if err != nil {
+		return nil, err
+	}
+	return []any{pid, s.shard(pid), now.UnixMilli(), tpl}, nil
+}
+
+// str returns the string of a script reply element ("" for nil).
+func str(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case int64:
+		return fmt.Sprint(v)
+	}
+	return ""
+}
+
+// strs returns the strings of a flat array reply.
+func strs(v any) []string {
+	arr, _ := v.([]any)
+	out := make([]string, len(arr))
+	for i, e := range arr {
+		out[i] = str(e)
+	}
+	return out
+}
+
+// hash returns a flat field/value array reply as a map.
+func hash(v any) map[string]string {
+	flat := strs(v)
+	m := make(map[string]string, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		m[flat[i]] = flat[i+1]
+	}
+	return m
+}

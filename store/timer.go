@@ -1,0 +1,200 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Timer posts a schedule message to a process when it is due. Cron (a
+// recurring timer) and At (a one-shot) are kept for the scheduler, which
+// computes the next due time; the store only keeps Due.
+type Timer struct {
+	ID, PID, Cron string
+	// At is the time of a one-shot timer.
+	At time.Time
+	// Message is the content of the schedule message.
+	Message string
+	// Due is when the timer fires next (millisecond precision).
+	Due time.Time
+}
+
+// timerSpec is a timer as stored in brain:{pid}:timers.
+type timerSpec struct {
+	ID      string    `json:"id"`
+	PID     string    `json:"pid"`
+	Cron    string    `json:"cron,omitempty"`
+	At      time.Time `json:"at,omitzero"`
+	Message string    `json:"message"`
+	Due     int64     `json:"due"` // unix ms
+}
+
+func (t Timer) spec() (string, error) {
+	b, err := json.Marshal(timerSpec{ID: t.ID, PID: t.PID, Cron: t.Cron, At: t.At.UTC(), Message: t.Message, Due: t.Due.UnixMilli()})
+	return string(b), err
+}
+
+func parseTimer(spec string) (Timer, error) {
+	var sp timerSpec
+	if err := json.Unmarshal([]byte(spec), &sp); err != nil {
+		return Timer{}, fmt.Errorf("store: corrupt timer spec: %w", err)
+	}
+	return Timer{ID: sp.ID, PID: sp.PID, Cron: sp.Cron, At: sp.At, Message: sp.Message, Due: time.UnixMilli(sp.Due)}, nil
+}
+
+func (t *Timer) validate() error {
+	var errs []error
+	if t.ID == "" {
+		errs = append(errs, errors.New("ID: required"))
+	}
+	if !validID(t.PID) {
+		errs = append(errs, fmt.Errorf("PID: %q is not a process id", t.PID))
+	}
+	if t.Due.IsZero() {
+		errs = append(errs, errors.New("Due: required"))
+	}
+	return errors.Join(errs...)
+}
+
+// PutTimer stores t and schedules it at t.Due, replacing a timer of the
+// same process with the same id. The process must exist (ErrNotFound) and
+// be open (ErrClosed).
+func (s *Store) PutTimer(ctx context.Context, t Timer) error {
+	if err := t.validate(); err != nil {
+		return fmt.Errorf("store: put timer: %w", err)
+	}
+	spec, err := t.spec()
+	if err != nil {
+		return fmt.Errorf("store: put timer %s: %w", t.ID, err)
+	}
+	args, err := s.processArgs(t.PID, s.now())
+	if err != nil {
+		return err
+	}
+	args = append(args, t.ID, t.Due.UnixMilli(), spec)
+	status, _, err := s.run(ctx, s.scripts.putTimer, append(processKeys(t.PID), timersKey), args...)
+	switch {
+	case err != nil:
+		return fmt.Errorf("store: put timer %s of %s: %w", t.ID, t.PID, err)
+	case status == "NOTFOUND":
+		return fmt.Errorf("%w: process %q", ErrNotFound, t.PID)
+	case status == "CLOSED":
+		return fmt.Errorf("%w: process %q takes no timers", ErrClosed, t.PID)
+	case status != "OK":
+		return fmt.Errorf("store: put timer %s of %s: unexpected reply %q", t.ID, t.PID, status)
+	}
+	return nil
+}
+
+// CancelTimer removes timer id of process pid, or returns ErrNotFound.
+func (s *Store) CancelTimer(ctx context.Context, pid, id string) error {
+	if !validID(pid) {
+		return fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	var del *redis.IntCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		del = p.HDel(ctx, timersOf(pid), id)
+		p.ZRem(ctx, timersKey, pid+"|"+id)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: cancel timer %s of %s: %w", id, pid, err)
+	}
+	if del.Val() == 0 {
+		return fmt.Errorf("%w: timer %q of process %q", ErrNotFound, id, pid)
+	}
+	return nil
+}
+
+// Timers returns the timers of process pid, by due time then id.
+func (s *Store) Timers(ctx context.Context, pid string) ([]Timer, error) {
+	if !validID(pid) {
+		return nil, nil
+	}
+	specs, err := s.rdb.HVals(ctx, timersOf(pid)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: timers of %s: %w", pid, err)
+	}
+	timers := make([]Timer, 0, len(specs))
+	for _, sp := range specs {
+		t, err := parseTimer(sp)
+		if err != nil {
+			return nil, err
+		}
+		timers = append(timers, t)
+	}
+	slices.SortFunc(timers, func(a, b Timer) int {
+		return cmp.Or(a.Due.Compare(b.Due), strings.Compare(a.ID, b.ID))
+	})
+	return timers, nil
+}
+
+// DueTimers returns at most limit timers (all when limit <= 0) due at or
+// before now, earliest first. Due comes from the schedule, which is what
+// FireTimer compares.
+func (s *Store) DueTimers(ctx context.Context, now time.Time, limit int) ([]Timer, error) {
+	if limit <= 0 {
+		limit = -1 // ZRANGEBYSCORE LIMIT 0 -1: all
+	}
+	flat, err := s.scripts.dueTimers.Run(ctx, s.rdb, []string{timersKey}, now.UnixMilli(), limit).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("store: due timers: %w", err)
+	}
+	timers := make([]Timer, 0, len(flat)/3)
+	for i := 0; i+2 < len(flat); i += 3 {
+		pid, id, _ := strings.Cut(flat[i], "|")
+		t := Timer{ID: id, PID: pid}
+		if flat[i+2] != "" {
+			if t, err = parseTimer(flat[i+2]); err != nil {
+				return nil, err
+			}
+		}
+		ms, err := strconv.ParseFloat(flat[i+1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("store: due timers: score %q: %w", flat[i+1], err)
+		}
+		t.Due = time.UnixMilli(int64(ms))
+		timers = append(timers, t)
+	}
+	return timers, nil
+}
+
+// FireTimer fires t once across all nodes: only a caller that still finds
+// t scheduled at t.Due (nobody fired or moved it) rearms it at next, or
+// removes it when next is zero, and posts a schedule message (from
+// "timer:<id>", content t.Message) with Post's semantics, in one atomic
+// step; it returns fired=true. A timer of a process that is gone, DONE or
+// FAILED is removed and not fired.
+func (s *Store) FireTimer(ctx context.Context, t Timer, next time.Time) (fired bool, err error) {
+	if err := t.validate(); err != nil {
+		return false, fmt.Errorf("store: fire timer: %w", err)
+	}
+	nextMs, spec := int64(0), ""
+	if !next.IsZero() {
+		n := t
+		n.Due = next
+		if spec, err = n.spec(); err != nil {
+			return false, fmt.Errorf("store: fire timer %s: %w", t.ID, err)
+		}
+		nextMs = next.UnixMilli()
+	}
+	now := s.now()
+	args, err := s.processArgs(t.PID, now)
+	if err != nil {
+		return false, err
+	}
+	args = append(args, t.ID, t.Due.UnixMilli(), nextMs, spec, "timer:"+t.ID, t.Message, now.UnixMilli())
+	status, _, err := s.run(ctx, s.scripts.fireTimer, append(processKeys(t.PID), timersKey), args...)
+	if err != nil {
+		return false, fmt.Errorf("store: fire timer %s of %s: %w", t.ID, t.PID, err)
+	}
+	return status == "FIRED", nil
+}

@@ -1,0 +1,187 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Wake is one entry of the wake queue: process PID should be looked at.
+type Wake struct {
+	Stream, EntryID, PID string
+}
+
+// wakeStreams returns the wake streams of engines, every shard of each.
+func (s *Store) wakeStreams(engines []string) ([]string, error) {
+	if len(engines) == 0 {
+		return nil, errors.New("no engines given")
+	}
+	streams := make([]string, 0, len(engines)*s.cfg.Shards)
+	for _, e := range engines {
+		if !validID(e) {
+			return nil, fmt.Errorf("engine %q is not an engine name", e)
+		}
+		for n := range s.cfg.Shards {
+			streams = append(streams, wakeKey(e, n))
+		}
+	}
+	return streams, nil
+}
+
+// ensureGroups creates the consumer group of the streams that this Store
+// has not seen yet (with MKSTREAM, from the start of the stream so that no
+// wake enqueued before is lost), in one round trip. A group that exists is
+// fine.
+func (s *Store) ensureGroups(ctx context.Context, streams []string) error {
+	s.mu.Lock()
+	var missing []string
+	for _, st := range streams {
+		if !s.groups[st] {
+			missing = append(missing, st)
+		}
+	}
+	s.mu.Unlock()
+	if len(missing) == 0 {
+		return nil
+	}
+	cmds, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, st := range missing {
+			p.XGroupCreateMkStream(ctx, st, wakeGroup, "0")
+		}
+		return nil
+	})
+	if err != nil {
+		for _, c := range cmds {
+			if e := c.Err(); e != nil && !redis.HasErrorPrefix(e, "BUSYGROUP") {
+				return fmt.Errorf("create consumer group: %w", e)
+			}
+		}
+	}
+	s.mu.Lock()
+	for _, st := range missing {
+		s.groups[st] = true
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// forgetGroups makes the next ensureGroups create the groups again (after
+// Redis lost them: a flush, a restart without persistence).
+func (s *Store) forgetGroups(streams []string) {
+	s.mu.Lock()
+	for _, st := range streams {
+		delete(s.groups, st)
+	}
+	s.mu.Unlock()
+}
+
+// ReadWakes reads new wakes of engines for consumer node, from every
+// shard, waiting up to block for one (block must be positive: go-redis
+// reads Block 0 as "forever"). count bounds the wakes read from each
+// stream. No wake returns nil, nil.
+//
+// Cancelling ctx does not interrupt a blocked read (go-redis): keep block
+// short and loop. A wake read is pending for node until AckWake, Commit,
+// or a Claim that settles it; a node that dies leaves it pending for
+// ClaimStaleWakes.
+func (s *Store) ReadWakes(ctx context.Context, node string, engines []string, count int, block time.Duration) ([]Wake, error) {
+	if block <= 0 {
+		return nil, fmt.Errorf("store: read wakes: block must be positive (got %s)", block)
+	}
+	if node == "" {
+		return nil, errors.New("store: read wakes: node is empty")
+	}
+	streams, err := s.wakeStreams(engines)
+	if err != nil {
+		return nil, fmt.Errorf("store: read wakes: %w", err)
+	}
+	args := make([]string, 0, 2*len(streams))
+	args = append(args, streams...)
+	for range streams {
+		args = append(args, ">")
+	}
+	for attempt := 0; ; attempt++ {
+		if err := s.ensureGroups(ctx, streams); err != nil {
+			return nil, fmt.Errorf("store: read wakes: %w", err)
+		}
+		res, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: wakeGroup, Consumer: node, Streams: args, Count: int64(max(count, 0)), Block: block,
+		}).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return nil, nil
+		case redis.HasErrorPrefix(err, "NOGROUP") && attempt == 0:
+			s.forgetGroups(streams)
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("store: read wakes: %w", err)
+		}
+		var wakes []Wake
+		for _, st := range res {
+			for _, m := range st.Messages {
+				wakes = append(wakes, Wake{Stream: st.Stream, EntryID: m.ID, PID: field(m.Values, "pid")})
+			}
+		}
+		return wakes, nil
+	}
+}
+
+// ClaimStaleWakes takes over, for node, wakes of engines that other
+// consumers read but did not settle for at least minIdle (XAUTOCLAIM on
+// every shard, in one round trip); count bounds the wakes taken per stream.
+// With minIdle at least the lease TTL, these are wakes of dead or stalled
+// nodes: Claim recovers their processes.
+func (s *Store) ClaimStaleWakes(ctx context.Context, node string, engines []string, minIdle time.Duration, count int) ([]Wake, error) {
+	if node == "" {
+		return nil, errors.New("store: claim stale wakes: node is empty")
+	}
+	streams, err := s.wakeStreams(engines)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim stale wakes: %w", err)
+	}
+	if err := s.ensureGroups(ctx, streams); err != nil {
+		return nil, fmt.Errorf("store: claim stale wakes: %w", err)
+	}
+	cmds := make([]*redis.XAutoClaimCmd, len(streams))
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, st := range streams {
+			cmds[i] = p.XAutoClaim(ctx, &redis.XAutoClaimArgs{
+				Stream: st, Group: wakeGroup, Consumer: node, MinIdle: minIdle, Start: "0-0", Count: int64(max(count, 0)),
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		if redis.HasErrorPrefix(err, "NOGROUP") {
+			s.forgetGroups(streams)
+		}
+		return nil, fmt.Errorf("store: claim stale wakes: %w", err)
+	}
+	var wakes []Wake
+	for i, c := range cmds {
+		msgs, _ := c.Val()
+		for _, m := range msgs {
+			wakes = append(wakes, Wake{Stream: streams[i], EntryID: m.ID, PID: field(m.Values, "pid")})
+		}
+	}
+	return wakes, nil
+}
+
+// AckWake settles a wake that will not be claimed: XACK and XDEL, in one
+// transaction. Claim and Commit settle the wakes they handle themselves;
+// never acknowledge a wake for which Claim returned ErrNothingToDo (it may
+// be the pending wake a dead node's process is recovered through).
+func (s *Store) AckWake(ctx context.Context, w Wake) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAck(ctx, w.Stream, wakeGroup, w.EntryID)
+		p.XDel(ctx, w.Stream, w.EntryID)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: ack wake %s %s: %w", w.Stream, w.EntryID, err)
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package store_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/store"
+)
+
+// TestReadWakesOnce checks that two nodes reading the queue at once get
+// each wake exactly once.
+func TestReadWakesOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
+		in := user("hi")
+		e.create(t, id, &in)
+	}
+	var mu sync.Mutex
+	got := map[string][]string{}
+	var wg sync.WaitGroup
+	for _, node := range []string{"n1", "n2"} {
+		wg.Go(func() {
+			ws, err := e.s.ReadWakes(e.ctx, node, []string{engine}, 100, 50*time.Millisecond)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, w := range ws {
+				got[w.PID] = append(got[w.PID], node)
+			}
+		})
+	}
+	wg.Wait()
+	if len(got) != 6 {
+		t.Errorf("wakes read for %d processes, want 6: %v", len(got), got)
+	}
+	for pid, nodes := range got {
+		if len(nodes) != 1 {
+			t.Errorf("wake of %s read by %v, want one node", pid, nodes)
+		}
+	}
+	if ws := e.wakes(t, "n3"); len(ws) != 0 {
+		t.Errorf("a third reader got %v, want nothing left", ws)
+	}
+}
+
+// TestClaimStaleWakes checks that a wake read by a consumer that died is
+// taken over, and that AckWake settles it.
+func TestClaimStaleWakes(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := user("hi")
+	e.create(t, "p1", &in)
+	w := e.wake(t, "p1") // n1 reads it, then dies
+	if ws, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, time.Hour, 10); err != nil || len(ws) != 0 {
+		t.Fatalf("ClaimStaleWakes(min idle 1h) = %v, %v; want nothing", ws, err)
+	}
+	ws, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]store.Wake{w}, ws); diff != "" {
+		t.Fatalf("ClaimStaleWakes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int64{"n2": 1}, e.pendingWakes(t)); diff != "" {
+		t.Errorf("pending (-want +got):\n%s", diff)
+	}
+	if err := e.s.AckWake(e.ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	if p, n := e.pendingWakes(t), e.wakeEntries(t); len(p) != 0 || n != 0 {
+		t.Errorf("after AckWake: pending %v, %d entries; want none", p, n)
+	}
+}
+
+func TestReadWakesArguments(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	tests := []struct {
+		name    string
+		node    string
+		engines []string
+		block   time.Duration
+	}{
+		{"block 0 would block forever", "n1", []string{engine}, 0},
+		{"negative block", "n1", []string{engine}, -time.Second},
+		{"no engines", "n1", nil, time.Millisecond},
+		{"bad engine name", "n1", []string{"chat:0"}, time.Millisecond},
+		{"no node", "", []string{engine}, time.Millisecond},
+	}
+	for _, tt := range tests {
+		if _, err := e.s.ReadWakes(e.ctx, tt.node, tt.engines, 10, tt.block); err == nil {
+			t.Errorf("%s: ReadWakes succeeded", tt.name)
+		}
+	}
+}
+
+// TestReadWakesAfterFlush checks that consumer groups lost by Redis are
+// created again.
+func TestReadWakesAfterFlush(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	if ws := e.wakes(t, "n1"); len(ws) != 0 {
+		t.Fatalf("wakes = %v", ws)
+	}
+	e.rdb.FlushAll(e.ctx)
+	in := user("hi")
+	e.create(t, "p1", &in)
+	e.wake(t, "p1")
+}
+
+// TestWakeShards checks that processes spread over the shards and every
+// shard is read.
+func TestWakeShards(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for i := range 40 {
+		in := user("hi")
+		e.create(t, "p"+string(rune('a'+i%26))+string(rune('a'+i/26)), &in)
+	}
+	streams := map[string]bool{}
+	for _, w := range e.wakes(t, "n1") {
+		streams[w.Stream] = true
+	}
+	if len(streams) != 4 {
+		t.Errorf("wakes came from %d streams, want all 4 shards", len(streams))
+	}
+}

@@ -1,0 +1,110 @@
+package brain
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
+	"github.com/engine-brain/brain/tools"
+)
+
+var _ tools.Scheduler = (*Node)(nil)
+
+// ScheduleWakeup arms a timer for the schedule_wakeup tool (and the API):
+// at its due time a schedule message with w.Message is posted to the
+// caller's inbox; a cron timer is re-armed after each firing.
+func (n *Node) ScheduleWakeup(ctx context.Context, c tools.Caller, w tools.Wakeup) (string, time.Time, error) {
+	t := store.Timer{ID: "w_" + rand.Text()[:10], PID: c.ProcessID, Cron: w.Cron, At: w.At, Message: w.Message}
+	now := n.cfg.Clock()
+	switch {
+	case w.Cron != "":
+		s, err := parseCron(w.Cron)
+		if err != nil {
+			return "", time.Time{}, err
+		}
+		t.Due = s.Next(now)
+	case !w.At.IsZero():
+		t.Due = w.At
+	case w.In > 0:
+		t.Due = now.Add(w.In)
+		t.At = t.Due
+	default:
+		return "", time.Time{}, errors.New("schedule_wakeup: give one of in, at or cron")
+	}
+	if err := n.store.PutTimer(ctx, t); err != nil {
+		return "", time.Time{}, err
+	}
+	return t.ID, t.Due, nil
+}
+
+// CancelWakeup cancels a timer of the caller.
+func (n *Node) CancelWakeup(ctx context.Context, c tools.Caller, id string) error {
+	return n.store.CancelTimer(ctx, c.ProcessID, id)
+}
+
+// parseCron parses a cron expression exactly as recipe lint checks it.
+func parseCron(expr string) (cron.Schedule, error) {
+	return recipes.Schedule{Cron: expr}.Parse()
+}
+
+// armSchedules arms the timers of a recipe's wakeup.schedules for a new
+// process; their ids are stable ("recipe-0", ...).
+func (n *Node) armSchedules(ctx context.Context, pid string, r *recipes.Recipe) error {
+	now := n.cfg.Clock()
+	for i, s := range r.Wakeup.Schedules {
+		sched, err := s.Parse()
+		if err != nil {
+			return fmt.Errorf("wakeup.schedules[%d]: %w", i, err)
+		}
+		t := store.Timer{ID: fmt.Sprintf("recipe-%d", i), PID: pid, Cron: s.Cron, Message: s.Message, Due: sched.Next(now)}
+		if err := n.store.PutTimer(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fireTimers fires every due timer. Each firing is claimed atomically, so
+// across all nodes a due time fires exactly once.
+func (n *Node) fireTimers(ctx context.Context) error {
+	_, err := n.FireDueTimers(ctx)
+	return err
+}
+
+// FireDueTimers fires the timers due at the node's clock and returns how
+// many it fired. The timer loop calls it every second; tests call it with
+// a controlled Clock.
+func (n *Node) FireDueTimers(ctx context.Context) (int, error) {
+	now := n.cfg.Clock()
+	due, err := n.store.DueTimers(ctx, now, 100)
+	if err != nil {
+		return 0, err
+	}
+	fired := 0
+	for _, t := range due {
+		var next time.Time
+		if t.Cron != "" {
+			s, err := parseCron(t.Cron)
+			if err != nil {
+				n.log.Warn("dropping a timer with a bad cron", zap.String("process", t.PID), zap.String("timer", t.ID), zap.Error(err))
+			} else {
+				next = s.Next(now)
+			}
+		}
+		ok, err := n.store.FireTimer(ctx, t, next)
+		if err != nil {
+			return fired, err
+		}
+		if ok {
+			fired++
+		}
+	}
+	return fired, nil
+}

@@ -1,0 +1,179 @@
+package brain
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
+	"github.com/engine-brain/brain/tools"
+)
+
+// runWake claims the process of wake w and plays its turn: drain (in the
+// claim), engine rounds with a checkpoint after each, commit.
+func (n *Node) runWake(ctx context.Context, w store.Wake) {
+	log := n.log.With(zap.String("process", w.PID))
+	claim, err := n.store.Claim(ctx, w, n.cfg.NodeID, "t_"+rand.Text()[:10])
+	if errors.Is(err, store.ErrNothingToDo) {
+		return
+	}
+	if err != nil {
+		log.Warn("claim failed", zap.Error(err))
+		return
+	}
+	log = log.With(zap.String("recipe", claim.Record.Recipe), zap.String("turn", claim.TurnID))
+	if claim.Recovered {
+		log.Info("recovering a turn whose node stopped")
+	}
+
+	turnCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	renewed := n.keepLease(turnCtx, cancel, claim, log)
+	defer func() { <-renewed }()
+
+	out, err := n.play(turnCtx, claim)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, store.ErrFenced) {
+			// Stopping, or another node took over: the turn is theirs now.
+			log.Info("turn abandoned", zap.Error(err))
+			if rerr := n.store.Release(context.WithoutCancel(ctx), claim); rerr != nil && !errors.Is(rerr, store.ErrFenced) {
+				log.Warn("release failed", zap.Error(rerr))
+			}
+			return
+		}
+		log.Error("turn failed", zap.Error(err))
+		n.fail(ctx, claim, err.Error(), log)
+		return
+	}
+	notify := n.notifyParent(claim, out)
+	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, out.Pending, out.Next, "engine", notify)
+	if err != nil {
+		log.Warn("commit failed", zap.Error(err))
+		return
+	}
+	if n.cfg.OnCommit != nil {
+		n.cfg.OnCommit(rec, out.Events)
+	}
+}
+
+// play runs the engine. A panic inside becomes an error.
+func (n *Node) play(ctx context.Context, claim *store.Claim) (out chat.Outcome, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			n.log.Error("panic in a turn", zap.String("process", claim.Record.ID), zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+			err = fmt.Errorf("internal error: %v", v)
+		}
+	}()
+	rec := claim.Record
+	r, err := n.cfg.Recipes.Get(rec.Recipe)
+	if err != nil {
+		return out, err
+	}
+	model, err := n.model(r)
+	if err != nil {
+		return out, err
+	}
+	reg, err := n.tools.get(r)
+	if err != nil {
+		return out, err
+	}
+	ctx = tools.WithCaller(ctx, tools.Caller{ProcessID: rec.ID, Recipe: rec.Recipe, TurnID: claim.TurnID, Depth: rec.Depth})
+	return n.engine.Run(ctx, &chat.Turn{
+		ID:      claim.TurnID,
+		Recipe:  r,
+		Model:   model,
+		Tools:   reg,
+		History: claim.History,
+		Current: claim.Current,
+		Worker:  rec.Parent != "",
+	}, chat.CheckpointFunc(func(ctx context.Context, evs []conversation.Event) error {
+		return n.store.Checkpoint(ctx, claim, evs)
+	}))
+}
+
+// fail ends the turn FAILED with a notice saying why.
+func (n *Node) fail(ctx context.Context, claim *store.Claim, why string, log *zap.Logger) {
+	notice := conversation.NewSystemNotice("turn_failed", "The turn failed and the process stopped: "+why+
+		". An operator can retry it.")
+	notice.At, notice.Turn, notice.By = n.cfg.Clock(), claim.TurnID, "node:"+n.cfg.NodeID
+	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, []conversation.Event{notice}, lifecycle.Fail, "node:"+n.cfg.NodeID, nil)
+	if err != nil {
+		log.Warn("commit of the failure failed", zap.Error(err))
+		return
+	}
+	if n.cfg.OnCommit != nil {
+		n.cfg.OnCommit(rec, []conversation.Event{notice})
+	}
+}
+
+// keepLease renews the claim's lease until ctx ends; when the lease is lost
+// it cancels the turn. The returned channel closes when it has stopped.
+func (n *Node) keepLease(ctx context.Context, cancel context.CancelFunc, claim *store.Claim, log *zap.Logger) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(n.cfg.LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := n.store.RenewLease(ctx, claim); err != nil && ctx.Err() == nil {
+					log.Warn("lease lost", zap.Error(err))
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return done
+}
+
+// ProcessEvent is the content of the process_event message a finished
+// worker posts to its parent's inbox.
+type ProcessEvent struct {
+	Child  string `json:"child"`
+	Recipe string `json:"recipe"`
+	Status string `json:"status"`
+	Result string `json:"result"`
+}
+
+// notifyParent returns the message a finished worker sends its parent.
+func (n *Node) notifyParent(claim *store.Claim, out chat.Outcome) *store.Notify {
+	rec := claim.Record
+	if out.Next != lifecycle.Finish || rec.Parent == "" || out.Finish == nil {
+		return nil
+	}
+	body, _ := json.Marshal(ProcessEvent{Child: rec.ID, Recipe: rec.Recipe, Status: out.Finish.Status, Result: out.Finish.Result})
+	return &store.Notify{PID: rec.Parent, Message: store.Message{
+		Kind:    conversation.KindProcessEvent,
+		From:    "process:" + rec.ID,
+		Content: string(body),
+		At:      n.cfg.Clock(),
+	}}
+}
+
+// model resolves a recipe's model.
+func (n *Node) model(r *recipes.Recipe) (llm.Model, error) {
+	p := r.Model.Provider
+	if p == "" {
+		p = recipes.DefaultProvider
+	}
+	if m, ok := n.cfg.Models[p]; ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("recipe %s: no model for provider %q; configure one", r.Name, p)
+}
