@@ -1,0 +1,144 @@
+// Package redisserver starts a throwaway redis-server on a free loopback
+// port: for tests (through testutil) and for `brain bench`.
+package redisserver
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNoBinary says that no redis-server binary was found.
+var ErrNoBinary = errors.New("redisserver: redis-server binary not found on PATH")
+
+// startTimeout bounds how long a redis-server may take to say it is ready;
+// it only guards against a hung start.
+const startTimeout = 20 * time.Second
+
+// Server is a running redis-server with no persistence.
+type Server struct {
+	Addr string
+	cmd  *exec.Cmd
+}
+
+// Binary returns the path of the redis-server binary, or ErrNoBinary.
+func Binary() (string, error) {
+	if p, err := exec.LookPath("redis-server"); err == nil {
+		return p, nil
+	}
+	// Debian puts it in /usr/bin, but some images leave /usr/sbin off PATH.
+	for _, p := range []string{"/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server"} {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", ErrNoBinary
+}
+
+// Start starts a redis-server on a free loopback port and waits until it
+// answers. Close stops it.
+func Start() (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	// A port found free can be taken before redis binds it; try a few.
+	var lastErr error
+	for range 5 {
+		s, err := start(bin)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+	}
+	return nil, fmt.Errorf("redisserver: cannot start redis-server: %w", lastErr)
+}
+
+// Close stops the server.
+func (s *Server) Close() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func start(bin string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin,
+		"--port", strconv.Itoa(port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--logfile", "",
+		"--daemonize", "no",
+	)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd}
+	ready := make(chan error, 1)
+	go func() { ready <- waitReady(out) }()
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case err = <-ready:
+	case <-timer.C:
+		err = fmt.Errorf("no readiness line within %s", startTimeout)
+	}
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+		c := redis.NewClient(&redis.Options{Addr: s.Addr})
+		err = c.Ping(ctx).Err()
+		_ = c.Close()
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("port %d: %w", port, err)
+	}
+	return s, nil
+}
+
+// waitReady reads redis-server's log until it says it accepts connections,
+// then keeps draining it so the server never blocks on a full pipe.
+func waitReady(out io.Reader) error {
+	sc := bufio.NewScanner(out)
+	var tail []string
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, "Ready to accept connections") {
+			go func() { _, _ = io.Copy(io.Discard, out) }()
+			return nil
+		}
+		tail = append(tail, line)
+		if len(tail) > 5 {
+			tail = tail[1:]
+		}
+	}
+	return fmt.Errorf("redis-server exited before it was ready: %s", strings.Join(tail, " | "))
+}
