@@ -69,6 +69,13 @@ func (c *commits) add(rec store.Record, _ []conversation.Event) {
 	}
 }
 
+// records returns the records committed so far.
+func (c *commits) records() []store.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]store.Record(nil), c.recs...)
+}
+
 // wait waits until some committed record satisfies ok.
 func (c *commits) wait(t testing.TB, what string, ok func(store.Record) bool) store.Record {
 	t.Helper()
@@ -614,6 +621,39 @@ func TestConfigErrors(t *testing.T) {
 	for _, want := range []string{"Redis: required", "Models: required", "Concurrency: must be at least 1", `unknown engine "robot"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("New error %v lacks %q", err, want)
+		}
+	}
+}
+
+// A node limited to some engines never takes a wake of another: the
+// worker's wake waits for a node that runs workers.
+func TestEnginesPartitionWakes(t *testing.T) {
+	t.Parallel()
+	redisSrv := testutil.StartRedis(t)
+	models := map[string]llm.Model{"default": script(t, delegation)}
+	chatCommits, workerCommits := newCommits(), newCommits()
+	chatNode := startNode(t, Config{Redis: redisSrv.Client(t), NodeID: "chat", Engines: []string{"chat"},
+		Models: models, Recipes: recipes.Builtin(), OnCommit: chatCommits.add})
+	ctx := context.Background()
+	parent, err := chatNode.Create(ctx, NewProcess{Recipe: "arthur", Input: "count the rows"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chatCommits.wait(t, "the parent to go READY", func(r store.Record) bool { return r.ID == parent.ID && r.Status.State == lifecycle.Ready })
+
+	startNode(t, Config{Redis: redisSrv.Client(t), NodeID: "worker", Engines: []string{"worker"},
+		Models: models, Recipes: recipes.Builtin(), OnCommit: workerCommits.add})
+	workerCommits.wait(t, "the worker to finish", func(r store.Record) bool { return r.Parent == parent.ID && r.Status.State == lifecycle.Done })
+	chatCommits.wait(t, "the parent to answer", func(r store.Record) bool { return r.ID == parent.ID && r.Status.State == lifecycle.Blocked })
+
+	for _, r := range chatCommits.records() {
+		if r.Engine != "chat" {
+			t.Errorf("the chat node ran a %s process (%s)", r.Engine, r.ID)
+		}
+	}
+	for _, r := range workerCommits.records() {
+		if r.Engine != "worker" {
+			t.Errorf("the worker node ran a %s process (%s)", r.Engine, r.ID)
 		}
 	}
 }
