@@ -25,8 +25,8 @@ import (
 func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	log := n.log.With(zap.String("process", w.PID))
 	claim, err := n.store.Claim(ctx, w, n.cfg.NodeID, "t_"+rand.Text()[:10])
-	if errors.Is(err, store.ErrNothingToDo) {
-		return
+	if errors.Is(err, store.ErrNothingToDo) || errors.Is(err, store.ErrNotFound) {
+		return // the store has settled the wake
 	}
 	if err != nil {
 		log.Warn("claim failed", zap.Error(err))
