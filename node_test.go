@@ -657,3 +657,76 @@ func TestEnginesPartitionWakes(t *testing.T) {
 		}
 	}
 }
+
+// A recipe's wakeup.schedules are armed when a process is created; each
+// firing posts a schedule message and re-arms the timer for the next time.
+func TestRecipeSchedules(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)}
+	n, err := New(Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": script(t, delegation)},
+		Recipes: testRecipes(t), Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "reminder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	timers, err := n.Store().Timers(ctx, rec.ID)
+	if err != nil || len(timers) != 1 || !timers[0].Due.Equal(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)) {
+		t.Fatalf("timers = %+v, %v; want one due at 10:00", timers, err)
+	}
+	clock.Add(45 * time.Minute) // 10:15
+	if k, err := n.FireDueTimers(ctx); err != nil || k != 1 {
+		t.Fatalf("FireDueTimers = %d, %v; want 1", k, err)
+	}
+	timers, err = n.Store().Timers(ctx, rec.ID)
+	if err != nil || len(timers) != 1 || !timers[0].Due.Equal(time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)) {
+		t.Fatalf("after firing, timers = %+v, %v; want it re-armed for 11:00", timers, err)
+	}
+	in, err := n.Store().Inbox(ctx, rec.ID)
+	if err != nil || len(in) != 1 || in[0].Content != "hourly check" || in[0].Kind != conversation.KindSchedule {
+		t.Fatalf("inbox = %+v, %v; want the schedule message", in, err)
+	}
+}
+
+// panickingModel panics inside a turn.
+type panickingModel struct{}
+
+func (panickingModel) Generate(context.Context, *llm.Request) iter.Seq2[llm.Part, error] {
+	return func(func(llm.Part, error) bool) { panic("model bug") }
+}
+
+// A panic inside a turn fails that process, with a notice, and the node
+// goes on serving others.
+func TestPanicFailsTheProcessNotTheNode(t *testing.T) {
+	t.Parallel()
+	c := newCommits()
+	ok := script(t, `turns: [{rounds: [{calls: [{name: respond, args: {message: "ok"}}]}]}]`)
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": panickingModel{}, "scripted": ok},
+		OnCommit: c.add})
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "default", Input: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := c.wait(t, "the process to fail", func(r store.Record) bool { return r.ID == rec.ID })
+	if failed.Status.State != lifecycle.Failed {
+		t.Fatalf("state = %s, want FAILED", failed.Status)
+	}
+	evs, err := n.Store().Log(ctx, rec.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-2] // the notice, then the state change
+	if last.SystemNotice == nil || !strings.Contains(last.SystemNotice.Text, "model bug") {
+		t.Fatalf("no failure notice naming the panic: %+v", last)
+	}
+	// The node still runs turns.
+	other, err := n.Create(ctx, NewProcess{Recipe: "calm", Input: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "another process to be served", func(r store.Record) bool { return r.ID == other.ID && r.Status.State == lifecycle.Blocked })
+}
