@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -22,7 +23,10 @@ type Node struct {
 	log    *zap.Logger
 	store  *store.Store
 	engine *chat.Engine
-	tools  *toolCache
+	// library holds the recipes and their tool registries; replaced whole
+	// by SetRecipes, so a turn sees one consistent set.
+	library atomic.Pointer[library]
+	catalog tools.Catalog
 
 	mu      sync.Mutex
 	started bool
@@ -58,7 +62,8 @@ func New(cfg Config) (*Node, error) {
 	catalog[tools.ScheduleWakeup] = tools.ScheduleWakeupFactory(n)
 	catalog[tools.CancelWakeup] = tools.CancelWakeupFactory(n)
 	maps.Copy(catalog, cfg.Tools)
-	n.tools = newToolCache(catalog)
+	n.catalog = catalog
+	n.library.Store(newLibrary(cfg.Recipes, catalog))
 	return n, nil
 }
 

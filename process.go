@@ -3,6 +3,7 @@ package brain
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
@@ -30,7 +31,7 @@ type NewProcess struct {
 // Create creates a process from a recipe, with the recipe's scheduled
 // wakeups armed.
 func (n *Node) Create(ctx context.Context, p NewProcess) (store.Record, error) {
-	r, err := n.cfg.Recipes.Get(p.Recipe)
+	r, err := n.recipe(p.Recipe)
 	if err != nil {
 		return store.Record{}, fmt.Errorf("brain: %w", err)
 	}
@@ -86,5 +87,40 @@ func (n *Node) Transition(ctx context.Context, pid string, ev lifecycle.Event, b
 	return rec, err
 }
 
-// recipe returns a process's recipe.
-func (n *Node) recipe(name string) (*recipes.Recipe, error) { return n.cfg.Recipes.Get(name) }
+// recipe returns the recipe called name.
+func (n *Node) recipe(name string) (*recipes.Recipe, error) { return n.Recipes().Get(name) }
+
+// Recipes returns the recipes processes are created from.
+func (n *Node) Recipes() *recipes.Library { return n.library.Load().recipes }
+
+// SetRecipes replaces the recipes (a reload). Turns already running keep
+// the recipe they started with; the next turn of every process uses the
+// new set.
+func (n *Node) SetRecipes(lib *recipes.Library) {
+	n.library.Store(newLibrary(lib, n.catalog))
+}
+
+// Get returns a process's record.
+func (n *Node) Get(ctx context.Context, pid string) (store.Record, error) {
+	return n.store.Get(ctx, pid)
+}
+
+// List lists processes, optionally in one state, a page at a time.
+func (n *Node) List(ctx context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
+	return n.store.List(ctx, state, after, limit)
+}
+
+// Log returns a page of a process's conversation log after event id after.
+func (n *Node) Log(ctx context.Context, pid, after string, limit int) ([]conversation.Event, error) {
+	return n.store.Log(ctx, pid, after, limit)
+}
+
+// Follow waits up to block for events after event id after.
+func (n *Node) Follow(ctx context.Context, pid, after string, block time.Duration) ([]conversation.Event, error) {
+	return n.store.Follow(ctx, pid, after, block)
+}
+
+// Ping reports whether Redis answers.
+func (n *Node) Ping(ctx context.Context) error {
+	return n.cfg.Redis.Ping(ctx).Err()
+}

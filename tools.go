@@ -8,28 +8,29 @@ import (
 	"github.com/engine-brain/brain/tools"
 )
 
-// toolCache builds each recipe's tool registry once: compiling the schemas
-// costs far more than a turn.
-type toolCache struct {
+// library is a set of recipes with their tool registries, each built once
+// on first use: compiling the schemas costs far more than a turn.
+type library struct {
+	recipes *recipes.Library
 	catalog tools.Catalog
 	mu      sync.Mutex
 	byName  map[string]*tools.Registry
 }
 
-func newToolCache(c tools.Catalog) *toolCache {
-	return &toolCache{catalog: c, byName: make(map[string]*tools.Registry)}
+func newLibrary(r *recipes.Library, c tools.Catalog) *library {
+	return &library{recipes: r, catalog: c, byName: make(map[string]*tools.Registry)}
 }
 
-func (c *toolCache) get(r *recipes.Recipe) (*tools.Registry, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if reg, ok := c.byName[r.Name]; ok {
+func (l *library) tools(r *recipes.Recipe) (*tools.Registry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if reg, ok := l.byName[r.Name]; ok {
 		return reg, nil
 	}
-	reg, err := chat.BuildTools(c.catalog, r)
+	reg, err := chat.BuildTools(l.catalog, r)
 	if err != nil {
 		return nil, err
 	}
-	c.byName[r.Name] = reg
+	l.byName[r.Name] = reg
 	return reg, nil
 }

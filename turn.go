@@ -77,7 +77,8 @@ func (n *Node) play(ctx context.Context, claim *store.Claim) (out chat.Outcome, 
 		}
 	}()
 	rec := claim.Record
-	r, err := n.cfg.Recipes.Get(rec.Recipe)
+	lib := n.library.Load()
+	r, err := lib.recipes.Get(rec.Recipe)
 	if err != nil {
 		return out, err
 	}
@@ -85,7 +86,7 @@ func (n *Node) play(ctx context.Context, claim *store.Claim) (out chat.Outcome, 
 	if err != nil {
 		return out, err
 	}
-	reg, err := n.tools.get(r)
+	reg, err := lib.tools(r)
 	if err != nil {
 		return out, err
 	}

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -47,6 +49,40 @@ func (s *Store) Log(ctx context.Context, pid string, after string, limit int) ([
 			return nil, err
 		}
 		events = append(events, ev)
+	}
+	return events, nil
+}
+
+// Follow waits up to block for events of process pid after the event with
+// id after ("" = from the start; "$" = only new ones) and returns them, or
+// none when nothing arrived in time. A blocked read is not interrupted by
+// ctx in go-redis: callers loop with a short block and check ctx.
+func (s *Store) Follow(ctx context.Context, pid string, after string, block time.Duration) ([]conversation.Event, error) {
+	if !validID(pid) {
+		return nil, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	if block <= 0 {
+		return nil, fmt.Errorf("store: follow %s: block must be positive (got %s)", pid, block)
+	}
+	if after == "" {
+		after = "0"
+	}
+	streams, err := s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{eventsKey(pid), after}, Block: block}).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: follow %s: %w", pid, err)
+	}
+	var events []conversation.Event
+	for _, st := range streams {
+		for _, e := range st.Messages {
+			ev, err := decodeEvent(e.ID, field(e.Values, "e"))
+			if err != nil {
+				return nil, err
+			}
+			events = append(events, ev)
+		}
 	}
 	return events, nil
 }
