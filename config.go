@@ -50,6 +50,8 @@ type Config struct {
 	Logger *zap.Logger
 	// Clock stamps events and decides when timers are due (default time.Now).
 	Clock func() time.Time
+	// Metrics, when set, receives the node's measurements (see NewMetrics).
+	Metrics *Metrics
 	// OnCommit, when set, is called after every turn this node commits, with
 	// the process's record and the turn's events (the demo prints them; tests
 	// wait on them). It runs on the turn's goroutine: keep it short.

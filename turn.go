@@ -33,6 +33,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		return
 	}
 	log = log.With(zap.String("recipe", claim.Record.Recipe), zap.String("turn", claim.TurnID))
+	n.cfg.Metrics.observeClaim(claim)
 	if claim.Recovered {
 		log.Info("recovering a turn whose node stopped")
 	}
@@ -48,6 +49,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		if ctx.Err() != nil || errors.Is(err, store.ErrFenced) {
 			// Stopping, or another node took over: the turn is theirs now.
 			log.Info("turn abandoned", zap.Error(err))
+			n.cfg.Metrics.outcome(claim.Record.Recipe, "abandoned")
 			if rerr := n.store.Release(context.WithoutCancel(ctx), claim); rerr != nil && !errors.Is(rerr, store.ErrFenced) {
 				log.Warn("release failed", zap.Error(rerr))
 			}
@@ -63,6 +65,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		log.Warn("commit failed", zap.Error(err))
 		return
 	}
+	n.cfg.Metrics.observeTurn(claim, out)
 	if n.cfg.OnCommit != nil {
 		n.cfg.OnCommit(rec, out.Events)
 	}
@@ -114,6 +117,7 @@ func (n *Node) fail(ctx context.Context, claim *store.Claim, why string, log *za
 		log.Warn("commit of the failure failed", zap.Error(err))
 		return
 	}
+	n.cfg.Metrics.outcome(claim.Record.Recipe, string(lifecycle.Fail))
 	if n.cfg.OnCommit != nil {
 		n.cfg.OnCommit(rec, []conversation.Event{notice})
 	}
@@ -174,7 +178,7 @@ func (n *Node) model(r *recipes.Recipe) (llm.Model, error) {
 		p = recipes.DefaultProvider
 	}
 	if m, ok := n.cfg.Models[p]; ok {
-		return m, nil
+		return n.cfg.Metrics.meter(p, m), nil
 	}
 	return nil, fmt.Errorf("recipe %s: no model for provider %q; configure one", r.Name, p)
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/engine-brain/brain/lifecycle"
 )
 
@@ -73,4 +75,24 @@ func (s *Store) List(ctx context.Context, state lifecycle.State, after string, l
 		recs = append(recs, r)
 	}
 	return recs, next, nil
+}
+
+// Counts returns how many processes are in each state, in one round trip.
+func (s *Store) Counts(ctx context.Context) (map[lifecycle.State]int64, error) {
+	states := lifecycle.States()
+	cmds := make([]*redis.IntCmd, len(states))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, st := range states {
+			cmds[i] = p.ZCard(ctx, stateKey(st))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: counts: %w", err)
+	}
+	counts := make(map[lifecycle.State]int64, len(states))
+	for i, st := range states {
+		counts[st] = cmds[i].Val()
+	}
+	return counts, nil
 }

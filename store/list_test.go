@@ -85,3 +85,19 @@ func TestList(t *testing.T) {
 		t.Error("List of state \"ready\" succeeded")
 	}
 }
+
+func TestCounts(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.create(t, "p1", nil)
+	e.create(t, "p2", nil)
+	m := user("go")
+	e.create(t, "p3", &m)
+	got, err := e.s.Counts(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[lifecycle.Blocked] != 2 || got[lifecycle.Ready] != 1 || got[lifecycle.Done] != 0 {
+		t.Fatalf("Counts = %v, want 2 BLOCKED and 1 READY", got)
+	}
+}

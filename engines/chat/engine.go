@@ -204,7 +204,7 @@ func (r *run) save(ctx context.Context) bool {
 
 func (r *run) outcome(next lifecycle.Event) Outcome {
 	evs := r.events()
-	return Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish}
+	return Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds}
 }
 
 // idle is the lifecycle event of a turn that ends without a reply that says

@@ -58,6 +58,8 @@ type Outcome struct {
 	Next lifecycle.Event
 	// Finish is the worker's result when Next is Finish.
 	Finish *tools.FinishArgs
+	// Rounds counts the model calls of the turn, resumed ones included.
+	Rounds int
 }
 
 // Engine runs chat turns. Its zero value is ready to use with the wall

@@ -1,0 +1,166 @@
+package brain
+
+import (
+	"context"
+	"iter"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/store"
+)
+
+// Metrics are a node's Prometheus metrics. Build them with NewMetrics on
+// the registry that /metrics serves and pass them in Config.Metrics.
+type Metrics struct {
+	turns        *prometheus.CounterVec
+	rounds       prometheus.Histogram
+	corrections  *prometheus.CounterVec
+	wakeLatency  prometheus.Histogram
+	modelLatency *prometheus.HistogramVec
+	tokens       *prometheus.CounterVec
+	takeovers    prometheus.Counter
+	drained      prometheus.Histogram
+}
+
+// NewMetrics registers a node's metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_turns_total", Help: "Turns committed, by recipe and outcome (await_user, continue, finish, fail, abandoned).",
+		}, []string{"recipe", "outcome"}),
+		rounds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "brain_turn_rounds", Help: "Model calls per turn.", Buckets: []float64{1, 2, 3, 5, 8, 13, 21, 40},
+		}),
+		corrections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_validator_corrections_total", Help: "Corrections asked by the turn validators, by validator.",
+		}, []string{"validator"}),
+		wakeLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "brain_wake_latency_seconds", Help: "Time from a message's arrival in the inbox to the start of the turn that drains it.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}),
+		modelLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "brain_model_latency_seconds", Help: "Duration of model calls, by provider.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
+		}, []string{"provider"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_model_tokens_total", Help: "Tokens of model calls, by provider and direction (input, output).",
+		}, []string{"provider", "direction"}),
+		takeovers: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "brain_lease_takeovers_total", Help: "Turns recovered from a node that stopped before committing them.",
+		}),
+		drained: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "brain_inbox_drained_messages", Help: "Inbox messages drained into one turn (the inbox depth a wake found).",
+			Buckets: []float64{1, 2, 3, 5, 10, 20, 50},
+		}),
+	}
+	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.takeovers, m.drained)
+	return m
+}
+
+// observeTurn records a committed turn.
+func (m *Metrics) observeTurn(claim *store.Claim, out chat.Outcome) {
+	if m == nil {
+		return
+	}
+	m.turns.WithLabelValues(claim.Record.Recipe, string(out.Next)).Inc()
+	m.rounds.Observe(float64(out.Rounds))
+	for _, e := range out.Events[len(claim.Current):] {
+		if c := e.ValidationCorrection; c != nil {
+			m.corrections.WithLabelValues(c.Validator).Inc()
+		}
+	}
+}
+
+// observeClaim records how a turn started: the messages it drained and how
+// long they waited, and whether it was taken over from a stopped node.
+func (m *Metrics) observeClaim(claim *store.Claim) {
+	if m == nil {
+		return
+	}
+	if claim.Recovered {
+		m.takeovers.Inc()
+		return
+	}
+	var start time.Time
+	drained := 0
+	for _, e := range claim.Current {
+		switch {
+		case e.TurnStart != nil:
+			start = e.At
+		case e.InboxMessage != nil && !start.IsZero():
+			drained++
+			m.wakeLatency.Observe(start.Sub(e.At).Seconds())
+		}
+	}
+	m.drained.Observe(float64(drained))
+}
+
+// outcome records a turn that ended without its engine's outcome.
+func (m *Metrics) outcome(recipe, outcome string) {
+	if m != nil {
+		m.turns.WithLabelValues(recipe, outcome).Inc()
+	}
+}
+
+// meter wraps a model so that its calls are timed and their tokens counted.
+func (m *Metrics) meter(provider string, model llm.Model) llm.Model {
+	if m == nil {
+		return model
+	}
+	return meteredModel{Model: model, provider: provider, m: m}
+}
+
+type meteredModel struct {
+	llm.Model
+	provider string
+	m        *Metrics
+}
+
+func (mm meteredModel) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	return func(yield func(llm.Part, error) bool) {
+		start := time.Now()
+		defer func() { mm.m.modelLatency.WithLabelValues(mm.provider).Observe(time.Since(start).Seconds()) }()
+		for p, err := range mm.Model.Generate(ctx, req) {
+			if p.Usage != nil {
+				mm.m.tokens.WithLabelValues(mm.provider, "input").Add(float64(p.Usage.InputTokens))
+				mm.m.tokens.WithLabelValues(mm.provider, "output").Add(float64(p.Usage.OutputTokens))
+			}
+			if !yield(p, err) {
+				return
+			}
+		}
+	}
+}
+
+// stateCollector reports the processes in each state, read from the store's
+// state index when /metrics is scraped.
+type stateCollector struct {
+	store *store.Store
+	desc  *prometheus.Desc
+}
+
+// RegisterStateGauge registers brain_processes{state} on reg, read from
+// Redis at each scrape. One node per Redis should register it.
+func (n *Node) RegisterStateGauge(reg prometheus.Registerer) error {
+	return reg.Register(stateCollector{store: n.store, desc: prometheus.NewDesc(
+		"brain_processes", "Processes in each lifecycle state (all nodes).", []string{"state"}, nil)})
+}
+
+func (c stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := c.store.Counts(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	for _, st := range lifecycle.States() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[st]), string(st))
+	}
+}
