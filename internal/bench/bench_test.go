@@ -1,0 +1,221 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/engine-brain/brain/internal/testutil"
+)
+
+// tiny is a configuration that runs every phase in about a second.
+func tiny() Config {
+	cfg := DefaultConfig()
+	cfg.Processes, cfg.Messages = 3, 2
+	cfg.Rate, cfg.LatencyProcesses, cfg.LatencyDuration = 50, 5, time.Second
+	cfg.Idle = 100
+	return cfg
+}
+
+// figures are the labels of the report's figure lines.
+var figures = []string{
+	"messages posted and drained", "turns", "wall time", "turns/s", "messages/s",
+	"redis commands per turn", "redis round trips per turn", "redis round trips per message",
+	"Go heap", "process RSS",
+	"messages", "p50", "p90", "p99", "max",
+	"created in", "node heap per idle process", "goroutines", "redis bytes per process",
+}
+
+// figureValues returns the value of every figure line of a report, by label.
+func figureValues(t *testing.T, report string) map[string]string {
+	t.Helper()
+	line := regexp.MustCompile(`^  (\S.*?)\s{2,}(\S.*?)(?:\s{2,}.*)?$`)
+	got := make(map[string]string)
+	for l := range strings.Lines(report) {
+		if m := line.FindStringSubmatch(strings.TrimRight(l, "\n")); m != nil {
+			got[m[1]] = m[2]
+		}
+	}
+	return got
+}
+
+// checkFigures checks that the report has every figure, with a value
+// other than n/a except for the labels in na.
+func checkFigures(t *testing.T, report string, na ...string) {
+	t.Helper()
+	got := figureValues(t, report)
+	for _, label := range figures {
+		v, ok := got[label]
+		switch {
+		case !ok:
+			t.Errorf("the report has no %q line", label)
+		case v == "n/a" && !contains(na, label) && label != "process RSS":
+			t.Errorf("%s: n/a", label)
+		case v != "n/a" && contains(na, label):
+			t.Errorf("%s: %s, want n/a", label, v)
+		}
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s", report)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func testLogger(t *testing.T) *zap.Logger {
+	return zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+}
+
+// TestRun runs a tiny bench on a real redis-server given as --redis, then
+// runs it again: the database now holds keys, so it is refused.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartRedis(t)
+	cfg := tiny()
+	cfg.RedisURL = "redis://" + srv.Addr + "/0"
+	var out bytes.Buffer
+	if err := Run(t.Context(), cfg, &out, testLogger(t)); err != nil {
+		t.Fatalf("Run: %v\nreport so far:\n%s", err, out.String())
+	}
+	report := out.String()
+	checkFigures(t, report)
+	for _, want := range []string{"redis-server ", "db 0 (--redis; not flushed", "throughput: 3 BLOCKED processes × 2 messages"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q:\n%s", want, report)
+		}
+	}
+	if got := figureValues(t, report)["messages"]; got != "50" {
+		t.Errorf("latency messages = %s, want 50 (50/s for 1s)", got)
+	}
+
+	out.Reset()
+	err := Run(t.Context(), cfg, &out, testLogger(t))
+	if !errors.Is(err, ErrNotEmpty) || !strings.Contains(err.Error(), "runs only on an empty database") {
+		t.Errorf("second Run on the same database: %v, want ErrNotEmpty saying it must be empty", err)
+	}
+}
+
+// TestRunEmbedded measures the embedded miniredis, as a machine without
+// redis-server does: the figures come with the note, and what miniredis
+// cannot say is n/a.
+func TestRunEmbedded(t *testing.T) {
+	t.Parallel()
+	tgt, err := openEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.close()
+	var out bytes.Buffer
+	if err := run(t.Context(), tiny(), tgt, &out, testLogger(t)); err != nil {
+		t.Fatalf("run: %v\nreport so far:\n%s", err, out.String())
+	}
+	report := out.String()
+	checkFigures(t, report, "redis commands per turn", "redis bytes per process")
+	if n := strings.Count(report, "NOT representative"); n != 2 {
+		t.Errorf("the report says NOT representative %d times, want 2 (top and bottom):\n%s", n, report)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		change func(*Config)
+		want   string // "" for valid
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"idle 0 skips", func(c *Config) { c.Idle = 0 }, ""},
+		{"redis url", func(c *Config) { c.RedisURL = "redis://127.0.0.1:6379/3" }, ""},
+		{"no processes", func(c *Config) { c.Processes = 0 }, "Processes (--processes): must be between 1 and 1000000 (got 0)"},
+		{"no messages", func(c *Config) { c.Messages = 0 }, "Messages (--messages): must be between 1 and 10000 (got 0)"},
+		{"no concurrency", func(c *Config) { c.Concurrency = 0 }, "Concurrency (--concurrency): must be between 1 and 10000 (got 0)"},
+		{"negative rate", func(c *Config) { c.Rate = -5 }, "Rate (--rate): must be between 1 and 1000000 (got -5)"},
+		{"negative idle", func(c *Config) { c.Idle = -1 }, "Idle (--idle): must be between 0 and 10000000 (got -1)"},
+		{"short latency phase", func(c *Config) { c.LatencyDuration = time.Millisecond }, "LatencyDuration: must be between 100ms and 1h (got 1ms)"},
+		{"bad url", func(c *Config) { c.RedisURL = "http://x" }, "RedisURL (--redis): "},
+		{"too many messages", func(c *Config) { c.Processes, c.Messages = 1_000_000, 100 }, "Processes × Messages: must be at most 10000000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := DefaultConfig()
+			tt.change(&cfg)
+			err := cfg.validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("validate: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("validate: %v, want ErrInvalidConfig saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunRefusesInvalidConfig(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Processes = 0
+	var out bytes.Buffer
+	if err := Run(context.Background(), cfg, &out, nil); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("Run: %v, want ErrInvalidConfig", err)
+	}
+	if out.Len() > 0 {
+		t.Errorf("Run wrote a report for an invalid config:\n%s", out.String())
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	t.Parallel()
+	ms := func(ns ...int) []time.Duration {
+		out := make([]time.Duration, len(ns))
+		for i, n := range ns {
+			out[i] = time.Duration(n) * time.Millisecond
+		}
+		return out
+	}
+	tests := []struct {
+		sorted []time.Duration
+		p      float64
+		want   time.Duration
+	}{
+		{nil, 0.5, 0},
+		{ms(7), 0.5, 7 * time.Millisecond},
+		{ms(1, 2, 3, 4), 0.5, 2 * time.Millisecond},
+		{ms(1, 2, 3, 4), 0.9, 4 * time.Millisecond},
+		{ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 0.9, 9 * time.Millisecond},
+		{ms(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), 1, 10 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		if got := percentile(tt.sorted, tt.p); got != tt.want {
+			t.Errorf("percentile(%v, %v) = %v, want %v", tt.sorted, tt.p, got, tt.want)
+		}
+	}
+}
+
+func TestInfoField(t *testing.T) {
+	t.Parallel()
+	txt := "# Memory\r\nused_memory:1234\r\nused_memory_human:1.21K\r\n"
+	if got := infoField(txt, "used_memory"); got != "1234" {
+		t.Errorf("used_memory = %q, want 1234", got)
+	}
+	if got := infoField(txt, "nope"); got != "" {
+		t.Errorf("nope = %q, want empty", got)
+	}
+}

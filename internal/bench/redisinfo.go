@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// commandCalls returns how many commands the server has run, summed over
+// INFO commandstats: commands that scripts run count, as Redis counts them.
+// INFO itself is left out, so that measuring does not count.
+func commandCalls(ctx context.Context, rdb *redis.Client) (int64, error) {
+	txt, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return 0, fmt.Errorf("INFO commandstats: %w", err)
+	}
+	var total int64
+	found := false
+	for line := range strings.Lines(txt) {
+		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
+			continue
+		}
+		for kv := range strings.SplitSeq(stats, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			if k != "calls" {
+				continue
+			}
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("INFO commandstats: %s: calls=%q is not a number", name, v)
+			}
+			total += n
+			found = true
+		}
+	}
+	if !found && !strings.Contains(txt, "# Commandstats") {
+		return 0, fmt.Errorf("INFO commandstats: no Commandstats section in the reply")
+	}
+	return total, nil
+}
+
+// usedMemory returns INFO memory's used_memory, in bytes.
+func usedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
+	txt, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, fmt.Errorf("INFO memory: %w", err)
+	}
+	v := infoField(txt, "used_memory")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("INFO memory: used_memory %q is not a number", v)
+	}
+	return n, nil
+}
+
+// infoField returns the value of field in an INFO reply, or "".
+func infoField(txt, field string) string {
+	for line := range strings.Lines(txt) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && k == field {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/engine-brain/brain/lifecycle"
+)
+
+// throughputResult holds the figures of the throughput phase and the
+// memory after it.
+type throughputResult struct {
+	turns      int
+	wall       time.Duration
+	commands   int64 // server commands in the phase; see commandsErr
+	commandErr error
+	nodeTrips  int64 // round trips of the node's client
+	frontTrips int64 // round trips of the posters' client
+	heap       uint64
+	rss        uint64
+	rssOK      bool
+}
+
+// throughput creates Processes BLOCKED processes, posts Messages messages
+// to each as fast as Posters goroutines can, and waits until every message
+// is drained and every process is BLOCKED again.
+func (b *bench) throughput(ctx context.Context) (throughputResult, error) {
+	var res throughputResult
+	p, m := b.cfg.Processes, b.cfg.Messages
+	tr := newTracker()
+	node, err := b.startNode(ctx, "bench-throughput", tr)
+	if err != nil {
+		return res, err
+	}
+	defer node.stop(ctx)
+	pids := make([]string, p)
+	if err := b.createBlocked(ctx, p, func(i int, pid string) { pids[i] = pid }); err != nil {
+		return res, err
+	}
+
+	calls0, err0 := commandCalls(ctx, b.admin)
+	node0, front0 := node.trips.load(), b.frontTrips.load()
+	start := time.Now()
+	total := p * m
+	err = parallel(ctx, total, b.cfg.Posters, func(ctx context.Context, i int) error {
+		_, err := b.front.Send(ctx, pids[i%p], sender, fmt.Sprintf("message %d of %d", i/p+1, m), "")
+		return err
+	})
+	if err != nil {
+		return res, fmt.Errorf("bench: throughput: post: %w", err)
+	}
+	done, err := tr.wait(ctx,
+		func(g progress) bool { return g.drained >= total && g.blocked == p },
+		func(g progress) string {
+			return fmt.Sprintf("%d of %d messages drained, %d of %d processes BLOCKED", g.drained, total, g.blocked, p)
+		})
+	if err != nil {
+		return res, fmt.Errorf("bench: throughput: %w", err)
+	}
+	res.wall = time.Since(start)
+	res.turns = done.turns
+	res.nodeTrips = node.trips.load() - node0
+	res.frontTrips = b.frontTrips.load() - front0
+	calls1, err1 := commandCalls(ctx, b.admin)
+	res.commands, res.commandErr = calls1-calls0, firstErr(err0, err1)
+
+	if err := b.checkSettled(ctx, pids); err != nil {
+		return res, fmt.Errorf("bench: throughput: %w", err)
+	}
+	tr.forget()
+	res.heap = heapAfterGC()
+	res.rss, res.rssOK = residentSet()
+	return res, nil
+}
+
+// checkSettled checks, in Redis, that every process is BLOCKED with an
+// empty inbox.
+func (b *bench) checkSettled(ctx context.Context, pids []string) error {
+	st := b.front.Store()
+	return parallel(ctx, len(pids), b.cfg.Posters, func(ctx context.Context, i int) error {
+		rec, err := st.Get(ctx, pids[i])
+		if err != nil {
+			return err
+		}
+		if rec.Status.State != lifecycle.Blocked {
+			return fmt.Errorf("process %s is %s after its last turn, want BLOCKED", rec.ID, rec.Status)
+		}
+		inbox, err := st.Inbox(ctx, pids[i])
+		if err != nil {
+			return err
+		}
+		if len(inbox) > 0 {
+			return fmt.Errorf("process %s still has %d messages in its inbox", rec.ID, len(inbox))
+		}
+		return nil
+	})
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r throughputResult) write(rep *report, cfg Config) {
+	msgs := cfg.Processes * cfg.Messages
+	rep.title(fmt.Sprintf("throughput: %d BLOCKED processes × %d messages, node concurrency %d, %d posting goroutines",
+		cfg.Processes, cfg.Messages, cfg.Concurrency, cfg.Posters))
+	rep.line("messages posted and drained", fmtCount(msgs), "")
+	rep.line("turns", fmtCount(r.turns), "a turn drains every message waiting when it starts")
+	rep.line("wall time", fmtDuration(r.wall), "first post to last process BLOCKED with an empty inbox")
+	rep.line("turns/s", fmtRate(r.turns, r.wall), "")
+	rep.line("messages/s", fmtRate(msgs, r.wall), "")
+	if r.commandErr != nil {
+		rep.line("redis commands per turn", "n/a", r.commandErr.Error())
+	} else {
+		rep.line("redis commands per turn", fmtRatio(r.commands, int64(r.turns)),
+			"INFO commandstats: every command the server ran, in scripts too, posts included")
+	}
+	rep.line("redis round trips per turn", fmtRatio(r.nodeTrips, int64(r.turns)),
+		"the node's client: 1 per command, 1 per pipeline (idle polling included)")
+	rep.line("redis round trips per message", fmtRatio(r.frontTrips, int64(msgs)), "the posters' client (Send)")
+
+	rep.title("memory after the throughput phase")
+	rep.line("Go heap", fmtSize(float64(r.heap)), "HeapAlloc after runtime.GC(): node, bench and clients")
+	if r.rssOK {
+		rep.line("process RSS", fmtSize(float64(r.rss)), "VmRSS")
+	} else {
+		rep.line("process RSS", "n/a", "no /proc/self/status here")
+	}
+}
