@@ -44,6 +44,10 @@ type Config struct {
 	// Shards is the number of wake queue shards per engine (default 4);
 	// every node sharing a Redis must use the same number.
 	Shards int
+	// HistoryCache is how many processes' logs the node keeps in memory so
+	// that a turn reads only the new part of its log (default 1024; -1
+	// keeps none).
+	HistoryCache int
 	// Grace is how long Stop lets running turns finish (default 10s).
 	Grace time.Duration
 	// Logger receives the node's logs (default: none).
@@ -79,6 +83,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Shards == 0 {
 		c.Shards = 4
+	}
+	if c.HistoryCache == 0 {
+		c.HistoryCache = 1024
 	}
 	if c.Grace == 0 {
 		c.Grace = 10 * time.Second

@@ -27,6 +27,8 @@ type Node struct {
 	// by SetRecipes, so a turn sees one consistent set.
 	library atomic.Pointer[library]
 	catalog tools.Catalog
+	// histories keeps recent logs so that claims read only what is new.
+	histories *histories
 
 	mu      sync.Mutex
 	started bool
@@ -57,6 +59,7 @@ func New(cfg Config) (*Node, error) {
 		engine: &chat.Engine{Clock: cfg.Clock},
 		slots:  make(chan struct{}, cfg.Concurrency),
 	}
+	n.histories = newHistories(cfg.HistoryCache)
 	catalog := tools.BuiltinCatalog()
 	catalog[tools.SpawnWorker] = tools.SpawnWorkerFactory(n)
 	catalog[tools.ScheduleWakeup] = tools.ScheduleWakeupFactory(n)

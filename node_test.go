@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
@@ -82,14 +83,11 @@ func (c *commits) wait(t testing.TB, what string, ok func(store.Record) bool) st
 	deadline := time.NewTimer(waitTimeout)
 	defer deadline.Stop()
 	for {
-		c.mu.Lock()
-		for _, r := range c.recs {
+		for _, r := range c.records() {
 			if ok(r) {
-				c.mu.Unlock()
 				return r
 			}
 		}
-		c.mu.Unlock()
 		select {
 		case <-c.ch:
 		case <-deadline.C:
@@ -729,4 +727,46 @@ func TestPanicFailsTheProcessNotTheNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.wait(t, "another process to be served", func(r store.Record) bool { return r.ID == other.ID && r.Status.State == lifecycle.Blocked })
+}
+
+// The node keeps the logs of the processes it ran and reads only what is
+// new: the model must still see the whole conversation, turn after turn.
+func TestKeptHistoryShowsTheWholeConversation(t *testing.T) {
+	t.Parallel()
+	c := newCommits()
+	model := script(t, `
+turns:
+  - rounds: [{calls: [{name: respond, args: {message: "one"}}]}]
+  - rounds: [{calls: [{name: respond, args: {message: "two"}}]}]
+  - rounds: [{calls: [{name: respond, args: {message: "three"}}]}]
+`)
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, OnCommit: c.add})
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "default", Input: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, msg := range []string{"second", "third"} {
+		c.wait(t, "a turn", func(r store.Record) bool {
+			return r.ID == rec.ID && r.Version >= int64(2*(i+1)) && r.Status.State == lifecycle.Blocked
+		})
+		if _, err := n.Send(ctx, rec.ID, "user:ada", msg, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.wait(t, "the third answer", func(r store.Record) bool {
+		return r.ID == rec.ID && r.Version >= 6 && r.Status.State == lifecycle.Blocked
+	})
+	reqs := model.Requests()
+	full, err := n.Log(ctx, rec.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := reqs[len(reqs)-1].Messages
+	// The last request saw everything but the final respond pair.
+	want := conversation.ProviderView(full)
+	want = want[:len(want)-2]
+	if diff := cmp.Diff(want, last); diff != "" {
+		t.Fatalf("the third turn's model request differs from the log (-log +request):\n%s", diff)
+	}
 }

@@ -24,7 +24,7 @@ import (
 // claim), engine rounds with a checkpoint after each, commit.
 func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	log := n.log.With(zap.String("process", w.PID))
-	claim, err := n.store.Claim(ctx, w, n.cfg.NodeID, "t_"+rand.Text()[:10])
+	claim, err := n.store.ClaimAfter(ctx, w, n.cfg.NodeID, "t_"+rand.Text()[:10], n.histories.known(w.PID))
 	if errors.Is(err, store.ErrNothingToDo) || errors.Is(err, store.ErrNotFound) {
 		return // the store has settled the wake
 	}
@@ -33,6 +33,13 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		return
 	}
 	log = log.With(zap.String("recipe", claim.Record.Recipe), zap.String("turn", claim.TurnID))
+	claim.History = n.histories.history(claim)
+	if claim.History == nil && claim.HistoryAfter != "" {
+		log.Error("the kept history does not match the claim; abandoning the turn")
+		_ = n.store.Release(context.WithoutCancel(ctx), claim)
+		return
+	}
+	n.histories.keep(w.PID, claim.History, claim.Current)
 	n.cfg.Metrics.observeClaim(claim)
 	if claim.Recovered {
 		log.Info("recovering a turn whose node stopped")

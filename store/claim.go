@@ -26,8 +26,10 @@ type Claim struct {
 	// Recovered says the turn was interrupted by a node that died and is
 	// resumed here.
 	Recovered bool
-	// History is the log before this turn.
-	History []conversation.Event
+	// History is the log before this turn: all of it, or, when HistoryAfter
+	// is set (ClaimAfter), only the events after that id.
+	History      []conversation.Event
+	HistoryAfter string
 	// Current is what this turn has committed so far, from its turn_start:
 	// the turn_start, the wake state change and the drained inbox_message
 	// events; on recovery everything the interrupted turn checkpointed,
@@ -56,6 +58,14 @@ func (c *Claim) leaseValue() string { return c.Node + "|" + strconv.FormatInt(c.
 // must not acknowledge it. A wake of an unknown process is acknowledged
 // and returns ErrNotFound.
 func (s *Store) Claim(ctx context.Context, w Wake, node, turnID string) (*Claim, error) {
+	return s.ClaimAfter(ctx, w, node, turnID, "")
+}
+
+// ClaimAfter is Claim for a caller that already has the process's log up to
+// the event with id known: the claim's History then holds only the events
+// after it (see Claim.HistoryAfter), which saves reading and decoding the
+// whole log on every turn.
+func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known string) (*Claim, error) {
 	if !validID(w.PID) {
 		return nil, fmt.Errorf("%w: process %q", ErrNotFound, w.PID)
 	}
@@ -88,7 +98,7 @@ func (s *Store) Claim(ctx context.Context, w Wake, node, turnID string) (*Claim,
 	if err != nil {
 		return nil, err
 	}
-	args = append(args, node, s.cfg.LeaseTTL.Milliseconds(), turnID, w.Stream, w.EntryID, start, wake, recov, inbox)
+	args = append(args, node, s.cfg.LeaseTTL.Milliseconds(), turnID, w.Stream, w.EntryID, start, wake, recov, inbox, known)
 	status, res, err := s.run(ctx, s.scripts.claim, processKeys(w.PID), args...)
 	switch {
 	case err != nil:
@@ -99,7 +109,7 @@ func (s *Store) Claim(ctx context.Context, w Wake, node, turnID string) (*Claim,
 		return nil, fmt.Errorf("%w: process %s: a turn is running under a live lease", ErrNothingToDo, w.PID)
 	case status == "IDLE":
 		return nil, fmt.Errorf("%w: process %s is %s", ErrNothingToDo, w.PID, str(res[0]))
-	case status != "OK" || len(res) < 6:
+	case status != "OK" || len(res) < 7:
 		return nil, fmt.Errorf("store: claim %s: unexpected reply %q", w.PID, status)
 	}
 	token, err := strconv.ParseInt(str(res[0]), 10, 64)
@@ -110,7 +120,8 @@ func (s *Store) Claim(ctx context.Context, w Wake, node, turnID string) (*Claim,
 	if err != nil {
 		return nil, err
 	}
-	c := &Claim{Record: rec, Node: node, Token: token, Wake: w, TurnID: str(res[2]), Recovered: str(res[1]) == "1"}
+	c := &Claim{Record: rec, Node: node, Token: token, Wake: w, TurnID: str(res[2]), Recovered: str(res[1]) == "1",
+		HistoryAfter: str(res[6])}
 	turnAt := str(res[3])
 	flat := strs(res[5])
 	log := make([]conversation.Event, 0, len(flat)/2)

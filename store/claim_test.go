@@ -326,3 +326,40 @@ func TestClaimOtherWakeDuringTurn(t *testing.T) {
 		t.Errorf("drained %v", got)
 	}
 }
+
+// ClaimAfter returns only the history the caller lacks; an id at or past
+// the turn's start gives the whole log back.
+func TestClaimAfter(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := user("first")
+	e.create(t, "p1", &in)
+	c1 := e.claim(t, "p1", "t1")
+	if _, err := e.s.Commit(e.ctx, c1, nil, lifecycle.AwaitUser, "engine", nil); err != nil {
+		t.Fatal(err)
+	}
+	known := c1.Current[len(c1.Current)-1].ID
+	e.post(t, "p1", user("second"))
+	c2, err := e.s.ClaimAfter(e.ctx, e.wake(t, "p1"), "n1", "t2", known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2.HistoryAfter != known {
+		t.Fatalf("HistoryAfter = %q, want %q", c2.HistoryAfter, known)
+	}
+	// After the known id: the commit's state change and the unblock.
+	want := []string{
+		"state RUNNING->BLOCKED await_user by engine [t1]",
+		`state BLOCKED->READY user_input by user:alice`,
+	}
+	if diff := cmp.Diff(want, describe(c2.History)); diff != "" {
+		t.Errorf("History after %s (-want +got):\n%s", known, diff)
+	}
+	full, err := e.s.Log(e.ctx, "p1", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(c1.Current) + len(c2.History) + len(c2.Current); got != len(full) {
+		t.Errorf("known + history + current = %d events, the log has %d", got, len(full))
+	}
+}

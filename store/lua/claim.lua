@@ -4,13 +4,15 @@
 -- KEYS: the process's keys.
 -- ARGV: pid, shard, now, unblock template (unused), node, lease ttl ms,
 --       turn id, wake stream, wake entry id, templates: turn_start,
---       state_change wake, state_change recover, inbox_message
+--       state_change wake, state_change recover, inbox_message; known: the
+--       id of the last event the caller already has ('' = none)
 -- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or
 -- {'OK', token, recovered, turn, turn_at, record, log (id, json, ...)}.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local node, ttl, turn = ARGV[5], ARGV[6], ARGV[7]
 local stream, entry = ARGV[8], ARGV[9]
 local tpl_start, tpl_wake, tpl_recover, tpl_inbox = ARGV[10], ARGV[11], ARGV[12], ARGV[13]
+local known = ARGV[14] or ''
 local wake = stream .. ' ' .. entry
 
 if redis.call('EXISTS', p.proc) == 0 then
@@ -75,10 +77,18 @@ else
 end
 redis.call('HSET', p.proc, 'wake', wake)
 
+-- The log from the first event the caller lacks: a node that keeps the
+-- history of the processes it ran gets only what is new. Only history can
+-- be skipped: the turn's own events always come back.
+local turn_at = redis.call('HGET', p.proc, 'turn_at')
+local from, after = '-', ''
+if known ~= '' and id_before(known, turn_at) then
+  from, after = '(' .. known, known
+end
 local log = {}
-for _, e in ipairs(redis.call('XRANGE', p.events, '-', '+')) do
+for _, e in ipairs(redis.call('XRANGE', p.events, from, '+')) do
   log[#log + 1] = e[1]
   log[#log + 1] = fields(e[2]).e or ''
 end
-return {'OK', tostring(token), recovered, turn, redis.call('HGET', p.proc, 'turn_at'),
-  redis.call('HGETALL', p.proc), log}
+return {'OK', tostring(token), recovered, turn, turn_at,
+  redis.call('HGETALL', p.proc), log, after}

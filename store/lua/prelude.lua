@@ -63,6 +63,15 @@ local function fields(flat)
 end
 
 -- sender names who sent an inbox message: its from, else its kind.
+-- id_before reports whether stream id a ("ms-seq") comes before b.
+local function id_before(a, b)
+  local am, as = string.match(a, '^(%d+)-(%d+)$')
+  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+  if not am or not bm then return false end
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  return am < bm or (am == bm and as < bs)
+end
+
 local function sender(msg)
   if msg.from ~= nil and msg.from ~= '' then return msg.from end
   return msg.kind
