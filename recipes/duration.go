@@ -1,6 +1,7 @@
 package recipes
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -28,6 +29,23 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // String formats the duration as time.Duration does.
 func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalJSON writes the duration as its string form, such as "1m30s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON parses a duration string, as in YAML.
+func (d *Duration) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("recipes: a duration is a string such as \"90s\" or \"5m\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("recipes: invalid duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}
 
 // JSONSchema describes a duration string.
 func (Duration) JSONSchema() *jsonschema.Schema {

@@ -58,19 +58,19 @@ const DefaultProvider = "default"
 // the methods apply the defaults, so callers should prefer them to reading
 // optional fields directly.
 type Recipe struct {
-	Name         string       `yaml:"name" jsonschema:"required,minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_-]*$" jsonschema_description:"Name of the recipe: lowercase letters, digits, '-' and '_'. It must match the file name (ford.yaml holds the recipe ford). Never inherited through extends."`
-	Description  string       `yaml:"description,omitempty" jsonschema_description:"One or two sentences for people choosing a recipe."`
-	Engine       Engine       `yaml:"engine,omitempty" jsonschema:"enum=chat,enum=worker,default=chat" jsonschema_description:"The engine that runs the turns: 'chat' talks with a user and ends turns with respond; 'worker' runs a task for a parent process and ends it with finish_task."`
-	Extends      string       `yaml:"extends,omitempty" jsonschema:"minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_-]*$" jsonschema_description:"Name of a parent recipe, looked up as NAME.yaml in the same directory, then among the built-in recipes. Mappings are merged deeply, lists and scalars of this file replace the parent's."`
-	Model        Model        `yaml:"model,omitempty" jsonschema_description:"The model that runs the turns. Required (here or in a parent recipe)."`
-	SystemPrompt string       `yaml:"system_prompt,omitempty" jsonschema_description:"The system prompt. Chat recipes that end turns with respond must explain the respond convention here."`
-	Tools        []ToolRef    `yaml:"tools,omitempty" jsonschema_description:"The tool pool: built-in tool names, 'server.tool' or 'server.*' for tools of a server in mcp_servers, or {name, config}."`
-	MCPServers   []MCPServer  `yaml:"mcp_servers,omitempty" jsonschema_description:"MCP servers whose tools the tool pool may name as 'server.tool' or 'server.*'."`
-	Validation   Validation   `yaml:"validation,omitempty" jsonschema_description:"Structural checks of each turn (no tool call, data relay too brief) that ask the model to correct itself."`
-	TurnEnd      TurnEnd      `yaml:"turn_end,omitempty" jsonschema:"enum=respond,enum=finish_task,enum=natural" jsonschema_description:"How a turn ends: 'respond' (a lone respond call; default for chat), 'finish_task' (a finish_task call; default for worker) or 'natural' (legacy: the final free text is the answer)."`
-	Wakeup       Wakeup       `yaml:"wakeup,omitempty" jsonschema_description:"Scheduled messages posted into the process's inbox."`
-	Limits       Limits       `yaml:"limits,omitempty" jsonschema_description:"Bounds of one turn and of the workers a process may start."`
-	Presentation Presentation `yaml:"presentation,omitempty" jsonschema_description:"Settings of the present_results tool."`
+	Name         string       `yaml:"name" json:"name" jsonschema:"required,minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_-]*$" jsonschema_description:"Name of the recipe: lowercase letters, digits, '-' and '_'. It must match the file name (ford.yaml holds the recipe ford). Never inherited through extends."`
+	Description  string       `yaml:"description,omitempty" json:"description,omitempty" jsonschema_description:"One or two sentences for people choosing a recipe."`
+	Engine       Engine       `yaml:"engine,omitempty" json:"engine,omitempty" jsonschema:"enum=chat,enum=worker,default=chat" jsonschema_description:"The engine that runs the turns: 'chat' talks with a user and ends turns with respond; 'worker' runs a task for a parent process and ends it with finish_task."`
+	Extends      string       `yaml:"extends,omitempty" json:"extends,omitempty" jsonschema:"minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_-]*$" jsonschema_description:"Name of a parent recipe, looked up as NAME.yaml in the same directory, then among the built-in recipes. Mappings are merged deeply, lists and scalars of this file replace the parent's."`
+	Model        Model        `yaml:"model,omitempty" json:"model,omitzero" jsonschema_description:"The model that runs the turns. Required (here or in a parent recipe)."`
+	SystemPrompt string       `yaml:"system_prompt,omitempty" json:"system_prompt,omitempty" jsonschema_description:"The system prompt. Chat recipes that end turns with respond must explain the respond convention here."`
+	Tools        []ToolRef    `yaml:"tools,omitempty" json:"tools,omitempty" jsonschema_description:"The tool pool: built-in tool names, 'server.tool' or 'server.*' for tools of a server in mcp_servers, or {name, config}."`
+	MCPServers   []MCPServer  `yaml:"mcp_servers,omitempty" json:"mcp_servers,omitempty" jsonschema_description:"MCP servers whose tools the tool pool may name as 'server.tool' or 'server.*'."`
+	Validation   Validation   `yaml:"validation,omitempty" json:"validation,omitzero" jsonschema_description:"Structural checks of each turn (no tool call, data relay too brief) that ask the model to correct itself."`
+	TurnEnd      TurnEnd      `yaml:"turn_end,omitempty" json:"turn_end,omitempty" jsonschema:"enum=respond,enum=finish_task,enum=natural" jsonschema_description:"How a turn ends: 'respond' (a lone respond call; default for chat), 'finish_task' (a finish_task call; default for worker) or 'natural' (legacy: the final free text is the answer)."`
+	Wakeup       Wakeup       `yaml:"wakeup,omitempty" json:"wakeup,omitzero" jsonschema_description:"Scheduled messages posted into the process's inbox."`
+	Limits       Limits       `yaml:"limits,omitempty" json:"limits,omitzero" jsonschema_description:"Bounds of one turn and of the workers a process may start."`
+	Presentation Presentation `yaml:"presentation,omitempty" json:"presentation,omitzero" jsonschema_description:"Settings of the present_results tool."`
 }
 
 // EngineKind returns the recipe's engine, EngineChat when none is named.
@@ -132,31 +132,31 @@ func (r *Recipe) Clone() *Recipe {
 
 // Model names the model that runs a recipe's turns.
 type Model struct {
-	Provider    string   `yaml:"provider,omitempty" jsonschema:"minLength=1" jsonschema_description:"Provider name from the server configuration; 'default' is the first configured provider. Required (here or in a parent recipe)."`
-	Name        string   `yaml:"name,omitempty" jsonschema:"minLength=1" jsonschema_description:"Model name at the provider; left out, the provider's configured default model."`
-	Temperature *float64 `yaml:"temperature,omitempty" jsonschema:"minimum=0,maximum=2" jsonschema_description:"Sampling temperature; left out, the provider's default."`
-	MaxTokens   *int     `yaml:"max_tokens,omitempty" jsonschema:"minimum=1,maximum=1000000" jsonschema_description:"Upper bound of output tokens per model call; left out, the provider's default."`
-	HostedTools []string `yaml:"hosted_tools,omitempty" jsonschema:"uniqueItems=true,minLength=1,pattern=^[a-z][a-z0-9_]*$" jsonschema_description:"Tools the provider runs itself, such as web_search. Their activity is recorded as hosted_activity events, not tool calls."`
+	Provider    string   `yaml:"provider,omitempty" json:"provider,omitempty" jsonschema:"minLength=1" jsonschema_description:"Provider name from the server configuration; 'default' is the first configured provider. Required (here or in a parent recipe)."`
+	Name        string   `yaml:"name,omitempty" json:"name,omitempty" jsonschema:"minLength=1" jsonschema_description:"Model name at the provider; left out, the provider's configured default model."`
+	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty" jsonschema:"minimum=0,maximum=2" jsonschema_description:"Sampling temperature; left out, the provider's default."`
+	MaxTokens   *int     `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty" jsonschema:"minimum=1,maximum=1000000" jsonschema_description:"Upper bound of output tokens per model call; left out, the provider's default."`
+	HostedTools []string `yaml:"hosted_tools,omitempty" json:"hosted_tools,omitempty" jsonschema:"uniqueItems=true,minLength=1,pattern=^[a-z][a-z0-9_]*$" jsonschema_description:"Tools the provider runs itself, such as web_search. Their activity is recorded as hosted_activity events, not tool calls."`
 }
 
 // MCPServer declares an MCP server whose tools a recipe may use. Exactly one
 // of Command (a local server over stdio) and URL (a remote server over
 // streamable HTTP) is set.
 type MCPServer struct {
-	Name    string            `yaml:"name" jsonschema:"required,minLength=1,maxLength=64,pattern=^[A-Za-z0-9_-]+$" jsonschema_description:"Name of the server, used as the prefix of its tools in the tool pool ('name.tool'). No dots."`
-	Command string            `yaml:"command,omitempty" jsonschema:"minLength=1" jsonschema_description:"Program that runs a local server over stdio. Exactly one of command and url."`
-	Args    []string          `yaml:"args,omitempty" jsonschema_description:"Arguments of command."`
-	Env     map[string]string `yaml:"env,omitempty" jsonschema_description:"Environment variables of command."`
-	URL     string            `yaml:"url,omitempty" jsonschema:"minLength=1" jsonschema_description:"Endpoint of a remote server (streamable HTTP). Exactly one of command and url."`
+	Name    string            `yaml:"name" json:"name" jsonschema:"required,minLength=1,maxLength=64,pattern=^[A-Za-z0-9_-]+$" jsonschema_description:"Name of the server, used as the prefix of its tools in the tool pool ('name.tool'). No dots."`
+	Command string            `yaml:"command,omitempty" json:"command,omitempty" jsonschema:"minLength=1" jsonschema_description:"Program that runs a local server over stdio. Exactly one of command and url."`
+	Args    []string          `yaml:"args,omitempty" json:"args,omitempty" jsonschema_description:"Arguments of command."`
+	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty" jsonschema_description:"Environment variables of command."`
+	URL     string            `yaml:"url,omitempty" json:"url,omitempty" jsonschema:"minLength=1" jsonschema_description:"Endpoint of a remote server (streamable HTTP). Exactly one of command and url."`
 }
 
 // Validation configures the structural turn checks of the validators
 // package. Empty correction texts mean the validators' defaults.
 type Validation struct {
-	Enabled        bool       `yaml:"enabled,omitempty" jsonschema:"default=false" jsonschema_description:"Turns the validators on."`
-	MaxCorrections *int       `yaml:"max_corrections,omitempty" jsonschema:"minimum=0,maximum=10,default=2" jsonschema_description:"How many corrections one turn may ask for before the answer is accepted as it is."`
-	NoToolCall     NoToolCall `yaml:"no_tool_call,omitempty" jsonschema_description:"The check of a model response without any tool call."`
-	DataRelay      DataRelay  `yaml:"data_relay,omitempty" jsonschema_description:"The check of a reply too brief for the tool results it should relay."`
+	Enabled        bool       `yaml:"enabled,omitempty" json:"enabled,omitempty" jsonschema:"default=false" jsonschema_description:"Turns the validators on."`
+	MaxCorrections *int       `yaml:"max_corrections,omitempty" json:"max_corrections,omitempty" jsonschema:"minimum=0,maximum=10,default=2" jsonschema_description:"How many corrections one turn may ask for before the answer is accepted as it is."`
+	NoToolCall     NoToolCall `yaml:"no_tool_call,omitempty" json:"no_tool_call,omitzero" jsonschema_description:"The check of a model response without any tool call."`
+	DataRelay      DataRelay  `yaml:"data_relay,omitempty" json:"data_relay,omitzero" jsonschema_description:"The check of a reply too brief for the tool results it should relay."`
 }
 
 // Corrections returns how many corrections one turn may ask for.
@@ -169,16 +169,16 @@ func (v Validation) Corrections() int {
 
 // NoToolCall configures the no_tool_call validator.
 type NoToolCall struct {
-	Correction string `yaml:"correction,omitempty" jsonschema:"minLength=1" jsonschema_description:"Correction text sent to the model instead of the default."`
+	Correction string `yaml:"correction,omitempty" json:"correction,omitempty" jsonschema:"minLength=1" jsonschema_description:"Correction text sent to the model instead of the default."`
 }
 
 // DataRelay configures the data_relay validator: a respond message of at
 // most MaxReply characters after a tool result of at least MinToolResult
 // characters in the same turn is refused.
 type DataRelay struct {
-	MinToolResultChars *int   `yaml:"min_tool_result_chars,omitempty" jsonschema:"minimum=1,maximum=1000000,default=500" jsonschema_description:"Size of a tool result from which the reply must relay it."`
-	MaxReplyChars      *int   `yaml:"max_reply_chars,omitempty" jsonschema:"minimum=0,maximum=1000000,default=200" jsonschema_description:"Size up to which a reply counts as too brief."`
-	Correction         string `yaml:"correction,omitempty" jsonschema:"minLength=1" jsonschema_description:"Correction text sent to the model instead of the default."`
+	MinToolResultChars *int   `yaml:"min_tool_result_chars,omitempty" json:"min_tool_result_chars,omitempty" jsonschema:"minimum=1,maximum=1000000,default=500" jsonschema_description:"Size of a tool result from which the reply must relay it."`
+	MaxReplyChars      *int   `yaml:"max_reply_chars,omitempty" json:"max_reply_chars,omitempty" jsonschema:"minimum=0,maximum=1000000,default=200" jsonschema_description:"Size up to which a reply counts as too brief."`
+	Correction         string `yaml:"correction,omitempty" json:"correction,omitempty" jsonschema:"minLength=1" jsonschema_description:"Correction text sent to the model instead of the default."`
 }
 
 // MinToolResult returns the tool result size, in characters, from which the
@@ -201,13 +201,13 @@ func (d DataRelay) MaxReply() int {
 
 // Wakeup lists scheduled messages.
 type Wakeup struct {
-	Schedules []Schedule `yaml:"schedules,omitempty" jsonschema_description:"Messages posted into the inbox on a cron schedule, as inbox messages of kind schedule."`
+	Schedules []Schedule `yaml:"schedules,omitempty" json:"schedules,omitempty" jsonschema_description:"Messages posted into the inbox on a cron schedule, as inbox messages of kind schedule."`
 }
 
 // Schedule posts Message into the process's inbox at the times of Cron.
 type Schedule struct {
-	Cron    string `yaml:"cron" jsonschema:"required,minLength=1" jsonschema_description:"Five fields (minute hour day-of-month month day-of-week), a descriptor (@yearly, @monthly, @weekly, @daily, @hourly) or '@every DURATION' such as '@every 90m'; an optional 'CRON_TZ=ZONE ' prefix such as 'CRON_TZ=Europe/Berlin ' sets the time zone (UTC otherwise)."`
-	Message string `yaml:"message" jsonschema:"required,minLength=1" jsonschema_description:"The content of the posted message."`
+	Cron    string `yaml:"cron" json:"cron" jsonschema:"required,minLength=1" jsonschema_description:"Five fields (minute hour day-of-month month day-of-week), a descriptor (@yearly, @monthly, @weekly, @daily, @hourly) or '@every DURATION' such as '@every 90m'; an optional 'CRON_TZ=ZONE ' prefix such as 'CRON_TZ=Europe/Berlin ' sets the time zone (UTC otherwise)."`
+	Message string `yaml:"message" json:"message" jsonschema:"required,minLength=1" jsonschema_description:"The content of the posted message."`
 }
 
 // Limits bound one turn and the workers a process may start.
@@ -217,10 +217,10 @@ type Schedule struct {
 // new worker's depth would exceed MaxDepth of the calling process's
 // recipe, or when the turn has already made MaxWorkers spawn_worker calls.
 type Limits struct {
-	MaxRounds   int      `yaml:"max_rounds,omitempty" jsonschema:"minimum=1,maximum=1000,default=40" jsonschema_description:"Most model calls in one turn; reaching it ends the turn BLOCKED with a notice."`
-	TurnTimeout Duration `yaml:"turn_timeout,omitempty" jsonschema_description:"Longest wall-clock time of one turn, such as '5m'; left out, no limit."`
-	MaxDepth    int      `yaml:"max_depth,omitempty" jsonschema:"minimum=1,maximum=10,default=3" jsonschema_description:"How deep a chain of workers below a top-level process may go: a top-level process has depth 0, its workers depth 1, theirs depth 2. spawn_worker is refused when the new worker's depth would exceed the max_depth of the calling process's recipe."`
-	MaxWorkers  *int     `yaml:"max_workers,omitempty" jsonschema:"minimum=0,maximum=100,default=5" jsonschema_description:"Most spawn_worker calls one turn may make; 0 lets the process start no worker."`
+	MaxRounds   int      `yaml:"max_rounds,omitempty" json:"max_rounds,omitempty" jsonschema:"minimum=1,maximum=1000,default=40" jsonschema_description:"Most model calls in one turn; reaching it ends the turn BLOCKED with a notice."`
+	TurnTimeout Duration `yaml:"turn_timeout,omitempty" json:"turn_timeout,omitempty" jsonschema_description:"Longest wall-clock time of one turn, such as '5m'; left out, no limit."`
+	MaxDepth    int      `yaml:"max_depth,omitempty" json:"max_depth,omitempty" jsonschema:"minimum=1,maximum=10,default=3" jsonschema_description:"How deep a chain of workers below a top-level process may go: a top-level process has depth 0, its workers depth 1, theirs depth 2. spawn_worker is refused when the new worker's depth would exceed the max_depth of the calling process's recipe."`
+	MaxWorkers  *int     `yaml:"max_workers,omitempty" json:"max_workers,omitempty" jsonschema:"minimum=0,maximum=100,default=5" jsonschema_description:"Most spawn_worker calls one turn may make; 0 lets the process start no worker."`
 }
 
 // Rounds returns the most model calls one turn may make.
@@ -256,7 +256,7 @@ func (l Limits) Workers() int {
 
 // Presentation configures the present_results tool.
 type Presentation struct {
-	Links map[string]string `yaml:"links,omitempty" jsonschema_description:"Link templates by name. The model names a template and gives values for its {placeholders}; the server builds the URL with the values URL-encoded. The model never writes a URL."`
+	Links map[string]string `yaml:"links,omitempty" json:"links,omitempty" jsonschema_description:"Link templates by name. The model names a template and gives values for its {placeholders}; the server builds the URL with the values URL-encoded. The model never writes a URL."`
 }
 
 func clonePtr[T any](p *T) *T {

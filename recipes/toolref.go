@@ -1,6 +1,10 @@
 package recipes
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
 	"github.com/invopop/jsonschema"
 	"go.yaml.in/yaml/v3"
 )
@@ -46,6 +50,43 @@ func (t *ToolRef) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*t = ref
 	return nil
+}
+
+// MarshalJSON writes a reference without config as a plain string, as the
+// YAML short form, and one with config as {"name", "config"}.
+func (t ToolRef) MarshalJSON() ([]byte, error) {
+	if len(t.Config) == 0 {
+		return json.Marshal(t.Name)
+	}
+	return json.Marshal(toolRefObject{Name: t.Name, Config: t.Config})
+}
+
+// UnmarshalJSON accepts both forms MarshalJSON writes.
+func (t *ToolRef) UnmarshalJSON(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '"' {
+		var name string
+		if err := json.Unmarshal(data, &name); err != nil {
+			return err
+		}
+		*t = ToolRef{Name: name}
+		return nil
+	}
+	if len(data) == 0 || data[0] != '{' {
+		return errors.New("recipes: a tool reference is a name or an object {name, config}")
+	}
+	var obj toolRefObject
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return err
+	}
+	*t = ToolRef(obj)
+	return nil
+}
+
+// toolRefObject is the JSON object form of a ToolRef.
+type toolRefObject struct {
+	Name   string         `json:"name"`
+	Config map[string]any `json:"config,omitempty"`
 }
 
 // JSONSchema describes both forms of a tool reference.

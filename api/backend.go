@@ -1,0 +1,34 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
+)
+
+// Backend is what the server needs of a node. *brain.Node satisfies it.
+type Backend interface {
+	// Create creates a process; with Input it starts READY, without it
+	// waits BLOCKED for the user.
+	Create(ctx context.Context, p brain.NewProcess) (store.Record, error)
+	Get(ctx context.Context, pid string) (store.Record, error)
+	List(ctx context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error)
+	// Send posts a user message and returns its inbox id; a repeated
+	// idempotency key returns the first message's id.
+	Send(ctx context.Context, pid, from, content, idempotencyKey string) (string, error)
+	// Steer posts an operator message and returns its inbox id.
+	Steer(ctx context.Context, pid, from, content string) (string, error)
+	Transition(ctx context.Context, pid string, ev lifecycle.Event, by string) (store.Record, error)
+	// Log returns up to limit events after event id after (0 = all).
+	Log(ctx context.Context, pid, after string, limit int) ([]conversation.Event, error)
+	// Follow waits up to block for events after event id after.
+	Follow(ctx context.Context, pid, after string, block time.Duration) ([]conversation.Event, error)
+	Recipes() *recipes.Library
+	// Ping reports whether Redis answers.
+	Ping(ctx context.Context) error
+}

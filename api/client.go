@@ -1,0 +1,226 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/engine-brain/brain/recipes"
+)
+
+// Client is a Go client of the API. Errors the server answers are *Error,
+// with the server's status, code and message.
+type Client struct {
+	// BaseURL is the server's address, such as http://127.0.0.1:8080.
+	BaseURL string
+	// Token is the bearer token; empty sends none (an open server).
+	Token string
+	// HTTP makes the requests (http.DefaultClient when nil). It must have
+	// no Timeout for Stream: bound calls with their context instead.
+	HTTP *http.Client
+}
+
+// NewClient returns a client of the server at baseURL.
+func NewClient(baseURL, token string) *Client {
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{}}
+}
+
+// CreateProcess creates a process.
+func (c *Client) CreateProcess(ctx context.Context, req CreateRequest) (Process, error) {
+	var p Process
+	err := c.do(ctx, http.MethodPost, "/v1/processes", nil, nil, req, &p)
+	return p, err
+}
+
+// ListProcesses lists processes, in state state when not empty, after the
+// cursor after; limit 0 takes the server's default.
+func (c *Client) ListProcesses(ctx context.Context, state, after string, limit int) (ProcessPage, error) {
+	q := url.Values{}
+	set(q, "state", state)
+	set(q, "after", after)
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var page ProcessPage
+	err := c.do(ctx, http.MethodGet, "/v1/processes", q, nil, nil, &page)
+	return page, err
+}
+
+// GetProcess returns a process.
+func (c *Client) GetProcess(ctx context.Context, id string) (Process, error) {
+	var p Process
+	err := c.do(ctx, http.MethodGet, processPath(id, ""), nil, nil, nil, &p)
+	return p, err
+}
+
+// Send posts a user message and returns its inbox id. A non-empty
+// idempotencyKey makes a repeated Send return the first message's id.
+func (c *Client) Send(ctx context.Context, id, content, idempotencyKey string) (string, error) {
+	h := http.Header{}
+	if idempotencyKey != "" {
+		h.Set("Idempotency-Key", idempotencyKey)
+	}
+	var acc MessageAccepted
+	err := c.do(ctx, http.MethodPost, processPath(id, "/messages"), nil, h, MessageRequest{Content: content}, &acc)
+	return acc.MessageID, err
+}
+
+// Steer posts an operator message and returns its inbox id.
+func (c *Client) Steer(ctx context.Context, id, content string) (string, error) {
+	var acc MessageAccepted
+	err := c.do(ctx, http.MethodPost, processPath(id, "/steer"), nil, nil, MessageRequest{Content: content}, &acc)
+	return acc.MessageID, err
+}
+
+// Control pauses, resumes, stops or retries a process (action pause,
+// resume, stop or retry) and returns it afterwards.
+func (c *Client) Control(ctx context.Context, id, action string) (Process, error) {
+	switch action {
+	case "pause", "resume", "stop", "retry":
+	default:
+		return Process{}, fmt.Errorf("api: unknown action %q; want pause, resume, stop or retry", action)
+	}
+	var p Process
+	err := c.do(ctx, http.MethodPost, processPath(id, "/"+action), nil, nil, nil, &p)
+	return p, err
+}
+
+// Events returns a page of a process's log in view ("user", "raw" or ""
+// for the server's default) after the event id after; limit 0 takes the
+// server's default.
+func (c *Client) Events(ctx context.Context, id, view, after string, limit int) (EventPage, error) {
+	q := url.Values{}
+	set(q, "view", view)
+	set(q, "after", after)
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var page EventPage
+	err := c.do(ctx, http.MethodGet, processPath(id, "/events"), q, nil, nil, &page)
+	return page, err
+}
+
+// ListRecipes lists the server's recipes.
+func (c *Client) ListRecipes(ctx context.Context) (RecipeList, error) {
+	var list RecipeList
+	err := c.do(ctx, http.MethodGet, "/v1/recipes", nil, nil, nil, &list)
+	return list, err
+}
+
+// GetRecipe returns a recipe as the server resolved it.
+func (c *Client) GetRecipe(ctx context.Context, name string) (*recipes.Recipe, error) {
+	var r recipes.Recipe
+	if err := c.do(ctx, http.MethodGet, "/v1/recipes/"+url.PathEscape(name), nil, nil, nil, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ReloadRecipes makes the server reload its recipes (admin) and returns the
+// new list.
+func (c *Client) ReloadRecipes(ctx context.Context) (RecipeList, error) {
+	var list RecipeList
+	err := c.do(ctx, http.MethodPost, "/v1/recipes/reload", nil, nil, nil, &list)
+	return list, err
+}
+
+func processPath(id, suffix string) string {
+	return "/v1/processes/" + url.PathEscape(id) + suffix
+}
+
+func set(q url.Values, key, value string) {
+	if value != "" {
+		q.Set(key, value)
+	}
+}
+
+func (c *Client) httpClient() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+// newRequest builds a request to path with query, headers and body (JSON
+// when not nil).
+func (c *Client) newRequest(ctx context.Context, method, path string, q url.Values, h http.Header, body any) (*http.Request, error) {
+	u := strings.TrimRight(c.BaseURL, "/") + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("api: %s %s: %w", method, path, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	for k, vs := range h {
+		req.Header[k] = vs
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	return req, nil
+}
+
+// do makes a request and decodes a 2xx answer into out (when not nil).
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, h http.Header, body, out any) error {
+	req, err := c.newRequest(ctx, method, path, q, h, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.httpClient().Do(req)
+	if err != nil {
+		return fmt.Errorf("api: %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return responseError(resp)
+	}
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("api: %s %s: decoding the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// responseError reads an error answer: the server's *Error, or one made of
+// the status and the start of the body when the answer is not an API error
+// (a proxy's page).
+func responseError(resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	e := &Error{Status: resp.StatusCode}
+	if err := json.Unmarshal(body, e); err == nil {
+		return e
+	}
+	e.Code = "http_" + strconv.Itoa(resp.StatusCode)
+	e.Message = strings.TrimSpace(string(body))
+	if len(e.Message) > 200 {
+		e.Message = e.Message[:200] + "…"
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(resp.StatusCode)
+	}
+	return e
+}

@@ -1,0 +1,223 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/conversation"
+)
+
+// wantAPIError checks that err is the server's *Error with status and code.
+func wantAPIError(t *testing.T, what string, err error, status int, code string) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) || e.Status != status || e.Code != code {
+		t.Errorf("%s: error %v, want *Error %d %s", what, err, status, code)
+	}
+}
+
+func TestClient(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ts := serve(t, b)
+	ctx := context.Background()
+	alice, olga := NewClient(ts.URL+"/", tokAlice), NewClient(ts.URL, tokOlga)
+
+	p, err := alice.CreateProcess(ctx, CreateRequest{Recipe: "default", Metadata: map[string]string{"k": "v"}})
+	if err != nil || p.State != "BLOCKED" || p.Owner != "alice" || p.Metadata["k"] != "v" {
+		t.Fatalf("CreateProcess = %+v, %v", p, err)
+	}
+	if got, err := alice.GetProcess(ctx, p.ID); err != nil || !cmp.Equal(got, p) {
+		t.Errorf("GetProcess = %+v, %v; want %+v", got, err, p)
+	}
+	id1, err := alice.Send(ctx, p.ID, "hello", "key-1")
+	if err != nil || id1 == "" {
+		t.Fatalf("Send = %q, %v", id1, err)
+	}
+	if id2, err := alice.Send(ctx, p.ID, "hello", "key-1"); err != nil || id2 != id1 {
+		t.Errorf("Send again with the key = %q, %v; want %q", id2, err, id1)
+	}
+	if _, err := olga.Steer(ctx, p.ID, "be brief"); err != nil {
+		t.Errorf("Steer: %v", err)
+	}
+	page, err := olga.Events(ctx, p.ID, "raw", "", 0)
+	if err != nil || len(page.Events) != 2 || page.Next != page.Events[1].ID {
+		t.Errorf("Events raw = %+v, %v; want the two messages", page, err)
+	}
+	if page, err := alice.Events(ctx, p.ID, "", "", 10); err != nil || len(page.Events) != 1 || page.Events[0].InboxMessage.Content != "hello" {
+		t.Errorf("Events user = %+v, %v; want alice's message", page, err)
+	}
+	for _, step := range []struct{ action, state string }{{"pause", "PAUSED"}, {"resume", "READY"}, {"stop", "DONE"}} {
+		if got, err := olga.Control(ctx, p.ID, step.action); err != nil || got.State != step.state {
+			t.Errorf("Control %s = %+v, %v; want %s", step.action, got, err, step.state)
+		}
+	}
+	procs, err := alice.ListProcesses(ctx, "done", "", 1)
+	if err != nil || len(procs.Processes) != 1 || procs.Processes[0].ID != "p_done" || procs.Next == "" {
+		t.Fatalf("ListProcesses = %+v, %v; want a first page with p_done", procs, err)
+	}
+	more, err := alice.ListProcesses(ctx, "DONE", procs.Next, 1)
+	if err != nil || len(more.Processes) != 1 || more.Processes[0].ID != p.ID || more.Next != "" {
+		t.Errorf("ListProcesses page 2 = %+v, %v; want the last page with %s", more, err, p.ID)
+	}
+
+	// The server's errors.
+	_, err = alice.GetProcess(ctx, "p_bob")
+	wantAPIError(t, "another user's process", err, 404, CodeNotFound)
+	_, err = alice.Steer(ctx, "p_alice", "x")
+	wantAPIError(t, "user steers", err, 403, CodeForbidden)
+	_, err = olga.Control(ctx, p.ID, "resume")
+	wantAPIError(t, "resume a done process", err, 409, CodeInvalidState)
+	_, err = alice.Send(ctx, p.ID, "late", "")
+	wantAPIError(t, "message a done process", err, 409, CodeProcessClosed)
+	_, err = alice.Send(ctx, "p_alice", "  ", "")
+	wantAPIError(t, "blank message", err, 422, CodeEmptyContent)
+	_, err = alice.CreateProcess(ctx, CreateRequest{Recipe: "nope"})
+	wantAPIError(t, "unknown recipe", err, 422, CodeUnknownRecipe)
+	_, err = NewClient(ts.URL, "wrong").ListProcesses(ctx, "", "", 0)
+	wantAPIError(t, "bad token", err, 401, CodeUnauthorized)
+	if _, err := olga.Control(ctx, p.ID, "explode"); err == nil || errors.As(err, new(*Error)) {
+		t.Errorf("Control explode: %v; want a local error", err)
+	}
+
+	// Recipes, resolved, survive the trip through JSON.
+	ford, err := alice.GetRecipe(ctx, "ford")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := b.fake.lib.Get("ford")
+	if diff := cmp.Diff(want, ford); diff != "" {
+		t.Errorf("GetRecipe ford (-server +client):\n%s", diff)
+	}
+	if list, err := alice.ListRecipes(ctx); err != nil || len(list.Recipes) != len(b.fake.lib.Names()) {
+		t.Errorf("ListRecipes = %+v, %v", list, err)
+	}
+	_, err = olga.ReloadRecipes(ctx)
+	wantAPIError(t, "reload as operator", err, 403, CodeForbidden)
+}
+
+// An answer that is not an API error (a proxy's page) is still an *Error.
+func TestClientForeignError(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "upstream down", http.StatusBadGateway)
+	}))
+	defer ts.Close()
+	_, err := NewClient(ts.URL, "t").GetProcess(context.Background(), "p")
+	var e *Error
+	if !errors.As(err, &e) || e.Status != 502 || e.Code != "http_502" || e.Message != "upstream down" {
+		t.Errorf("error %#v, want *Error 502 http_502 upstream down", err)
+	}
+}
+
+// dropper aborts the first event stream after it has written n events, as
+// a dropped connection would, and records the Last-Event-ID of every stream
+// request.
+type dropper struct {
+	next http.Handler
+	n    int
+
+	mu      sync.Mutex
+	streams int
+	lastIDs []string
+}
+
+func (d *dropper) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/events/stream") {
+		d.mu.Lock()
+		d.streams++
+		first := d.streams == 1
+		d.lastIDs = append(d.lastIDs, r.Header.Get("Last-Event-ID"))
+		d.mu.Unlock()
+		if first {
+			w = &abortAfter{ResponseWriter: w, left: d.n}
+		}
+	}
+	d.next.ServeHTTP(w, r)
+}
+
+// abortAfter lets left event frames through, then aborts the response.
+type abortAfter struct {
+	http.ResponseWriter
+	left int
+}
+
+func (a *abortAfter) Write(b []byte) (int, error) {
+	if bytes.HasPrefix(b, []byte("id: ")) {
+		if a.left == 0 {
+			// What was written reaches the client; then the connection drops.
+			_ = http.NewResponseController(a.ResponseWriter).Flush()
+			panic(http.ErrAbortHandler)
+		}
+		a.left--
+	}
+	return a.ResponseWriter.Write(b)
+}
+
+func (a *abortAfter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
+// Stream reconnects a dropped connection with Last-Event-ID and delivers
+// every event once.
+func TestClientStreamReconnects(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.FollowBlock = 5 * time.Millisecond })
+	d := &dropper{next: b.srv, n: 2}
+	ts := httptest.NewServer(d)
+	defer ts.Close()
+	logged := b.fake.appendEvents("p_alice", sampleTurn()...)
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	stop := errors.New("seen them all")
+	var got []conversation.Event
+	err := NewClient(ts.URL, tokOlga).Stream(ctx, "p_alice", "raw", "", func(e conversation.Event) error {
+		got = append(got, e)
+		if len(got) == len(logged) {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) {
+		t.Fatalf("Stream: %v", err)
+	}
+	if idsOf(got) != idsOf(logged) {
+		t.Errorf("events = %s, want %s", idsOf(got), idsOf(logged))
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if want := []string{"", logged[1].ID}; !cmp.Equal(d.lastIDs, want) {
+		t.Errorf("Last-Event-ID of the stream requests = %q, want %q", d.lastIDs, want)
+	}
+}
+
+func TestClientStreamEnds(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.FollowBlock = 5 * time.Millisecond })
+	ts := serve(t, b)
+	never := func(conversation.Event) error { return nil }
+
+	err := NewClient(ts.URL, tokAlice).Stream(context.Background(), "p_bob", "", "", never)
+	wantAPIError(t, "another user's stream", err, 404, CodeNotFound)
+	err = NewClient(ts.URL, tokAlice).Stream(context.Background(), "p_alice", "raw", "", never)
+	wantAPIError(t, "raw stream as user", err, 403, CodeForbidden)
+
+	// Cancelled while waiting for events: the context's error.
+	ctx, cancel := context.WithCancel(context.Background())
+	b.fake.appendEvents("p_alice", conversation.NewTurnStart("wake"))
+	err = NewClient(ts.URL, tokAlice).Stream(ctx, "p_alice", "", "", func(conversation.Event) error {
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Stream after cancel: %v, want context.Canceled", err)
+	}
+}

@@ -1,0 +1,24 @@
+// Package api is brain's HTTP API (v1): processes, their messages, operator
+// controls, their conversation log as JSON pages and as a server-sent event
+// stream, recipes, health and readiness. It owns the wire types, the bearer
+// token roles and the mapping of the runtime's errors to HTTP statuses, and a
+// Go client for the same API (used by the CLI).
+//
+// It must not know how processes run or where they are stored: everything
+// it serves comes through [Backend], which *brain.Node satisfies. The user
+// view of a log is conversation.UserView, never a second projection.
+//
+// Routes (errors are {"error": {"code", "message"}}):
+//
+//	POST /v1/processes                    {recipe, input?, metadata?} -> 201 Process
+//	GET  /v1/processes?state=&after=&limit=                            -> ProcessPage
+//	GET  /v1/processes/{id}                                            -> Process
+//	POST /v1/processes/{id}/messages      {content}, Idempotency-Key   -> 202 MessageAccepted
+//	POST /v1/processes/{id}/steer         {content}   (operator)       -> 202 MessageAccepted
+//	POST /v1/processes/{id}/pause|resume|stop|retry   (operator)       -> Process
+//	GET  /v1/processes/{id}/events?view=user|raw&after=&limit=         -> EventPage
+//	GET  /v1/processes/{id}/events/stream?view=user|raw  (SSE; Last-Event-ID)
+//	GET  /v1/recipes, GET /v1/recipes/{name}
+//	POST /v1/recipes/reload               (admin)
+//	GET  /healthz, /readyz, /metrics      (no token)
+package api

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
+)
+
+// Error codes of the API, the "code" of an error body.
+const (
+	CodeInvalidJSON      = "invalid_json"      // 400: the body is not one JSON object
+	CodeUnknownField     = "unknown_field"     // 400: the body has a field the request does not know
+	CodeInvalidField     = "invalid_field"     // 400: a field has the wrong JSON type
+	CodeInvalidParameter = "invalid_parameter" // 400: a query parameter is malformed
+	CodeInvalidHeader    = "invalid_header"    // 400: a header (Idempotency-Key, Last-Event-ID) is malformed
+	CodeUnauthorized     = "unauthorized"      // 401: missing or invalid bearer token
+	CodeForbidden        = "forbidden"         // 403: the token's role may not do this
+	CodeNotFound         = "not_found"         // 404: no such process, recipe or route
+	CodeMethodNotAllowed = "method_not_allowed"
+	CodeInvalidState     = "invalid_state"  // 409: the lifecycle forbids this in the process's state
+	CodeProcessClosed    = "process_closed" // 409: the process is DONE or FAILED and takes no messages
+	CodeConflict         = "conflict"       // 409: the process changed concurrently; try again
+	CodeBodyTooLarge     = "body_too_large" // 413
+	CodeMissingRecipe    = "missing_recipe" // 422: create without a recipe
+	CodeUnknownRecipe    = "unknown_recipe" // 422: create from a recipe that does not exist
+	CodeEmptyContent     = "empty_content"  // 422: a blank message or input
+	CodeInvalidRecipes   = "invalid_recipes"
+	CodeInternal         = "internal"        // 500: details are in the server's log
+	CodeNotImplemented   = "not_implemented" // 501
+	CodeNotReady         = "not_ready"       // 503 from /readyz
+)
+
+// Error is an API error: an HTTP status with a machine-readable code and a
+// message for people. Its JSON is {"error": {"code", "message"}}; the
+// client returns the server's errors as *Error.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func errorf(status int, code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("api: %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+type errorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type errorEnvelope struct {
+	Error errorBody `json:"error"`
+}
+
+// MarshalJSON writes {"error": {"code", "message"}}.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	return json.Marshal(errorEnvelope{Error: errorBody{Code: e.Code, Message: e.Message}})
+}
+
+// UnmarshalJSON reads {"error": {"code", "message"}}; Status is not part of
+// the body and is left as it is.
+func (e *Error) UnmarshalJSON(data []byte) error {
+	var env errorEnvelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return err
+	}
+	if env.Error.Code == "" {
+		return errors.New("api: not an error body")
+	}
+	e.Code, e.Message = env.Error.Code, env.Error.Message
+	return nil
+}
+
+// internalError is all a client learns of an unexpected failure.
+var internalError = &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
+	Message: "internal error; the server's log has the details"}
+
+// apiError maps err to the error the client sees. Unexpected errors become
+// a generic 500 and are logged with the request's method and path (never
+// its headers).
+func (s *Server) apiError(r *http.Request, err error) *Error {
+	var (
+		e   *Error
+		tr  *lifecycle.TransitionError
+		big *http.MaxBytesError
+	)
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.As(err, &big):
+		return errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the request body is larger than %d bytes", big.Limit)
+	case errors.Is(err, store.ErrNotFound):
+		if id := r.PathValue("id"); id != "" {
+			return notFound(id)
+		}
+		return errorf(http.StatusNotFound, CodeNotFound, "not found")
+	case errors.As(err, &tr):
+		return errorf(http.StatusConflict, CodeInvalidState, "%s is not allowed while the process is %s", action(tr.Event), tr.State)
+	case errors.Is(err, lifecycle.ErrForbidden):
+		return errorf(http.StatusConflict, CodeInvalidState, "the process's state does not allow this")
+	case errors.Is(err, store.ErrClosed):
+		return errorf(http.StatusConflict, CodeProcessClosed, "the process is closed (DONE or FAILED) and takes no more messages")
+	case errors.Is(err, store.ErrConflict):
+		return errorf(http.StatusConflict, CodeConflict, "the process changed concurrently; try again")
+	case errors.Is(err, recipes.ErrNotFound):
+		return errorf(http.StatusUnprocessableEntity, CodeUnknownRecipe, "%s", strings.TrimPrefix(err.Error(), "brain: "))
+	}
+	s.log.Error("request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+	return internalError
+}
+
+func notFound(pid string) *Error {
+	return errorf(http.StatusNotFound, CodeNotFound, "process %q not found", pid)
+}
+
+// action names a lifecycle event as the API's route does.
+func action(ev lifecycle.Event) string {
+	if ev == lifecycle.Finish {
+		return "stop"
+	}
+	return string(ev)
+}
+
+// writeError writes err as an error body.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := s.apiError(r, err)
+	if e.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="brain"`)
+	}
+	s.writeJSON(w, e.Status, e)
+}
+
+// writeJSON writes v as the JSON body of a response with status.
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		s.log.Error("encoding a response", zap.Error(err))
+		status, body = internalError.Status, []byte(`{"error":{"code":"internal","message":"internal error"}}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}

@@ -1,0 +1,295 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
+)
+
+// fake is a Backend in memory, with the errors of the real one: store and
+// lifecycle sentinels, recipes.ErrNotFound. Log ids are "<n>-0".
+type fake struct {
+	lib *recipes.Library
+
+	mu       sync.Mutex
+	procs    map[string]*store.Record
+	order    []string // creation order
+	logs     map[string][]conversation.Event
+	seq      int
+	idem     map[string]string
+	changed  chan struct{} // closed and replaced when a log grows
+	pingErr  error
+	failWith error // every call but Recipes and Ping fails with it
+}
+
+func newFake() *fake {
+	return &fake{
+		lib: recipes.Builtin(), procs: make(map[string]*store.Record), logs: make(map[string][]conversation.Event),
+		idem: make(map[string]string), changed: make(chan struct{}),
+	}
+}
+
+var fakeNow = time.UnixMilli(1_700_000_000_000)
+
+// add puts a process in the fake directly.
+func (f *fake) add(id, owner string, st lifecycle.Status) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.procs[id] = &store.Record{ID: id, Recipe: "default", Engine: "chat", Status: st, Owner: owner, Version: 1,
+		CreatedAt: fakeNow, UpdatedAt: fakeNow}
+	f.order = append(f.order, id)
+}
+
+// remove deletes a process (its log stays, as a stream key would).
+func (f *fake) remove(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.procs, id)
+	f.broadcast()
+}
+
+// appendEvents appends events to a log, giving them ids; it returns them.
+func (f *fake) appendEvents(pid string, evs ...conversation.Event) []conversation.Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.appendLocked(pid, evs...)
+}
+
+func (f *fake) appendLocked(pid string, evs ...conversation.Event) []conversation.Event {
+	out := make([]conversation.Event, len(evs))
+	for i, e := range evs {
+		f.seq++
+		e.ID = fmt.Sprintf("%d-0", f.seq)
+		if e.At.IsZero() {
+			e.At = fakeNow
+		}
+		f.logs[pid] = append(f.logs[pid], e)
+		out[i] = e
+	}
+	f.broadcast()
+	return out
+}
+
+func (f *fake) broadcast() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+func (f *fake) notFound(pid string) error {
+	return fmt.Errorf("%w: process %q", store.ErrNotFound, pid)
+}
+
+func (f *fake) Create(_ context.Context, p brain.NewProcess) (store.Record, error) {
+	if _, err := f.lib.Get(p.Recipe); err != nil {
+		return store.Record{}, fmt.Errorf("brain: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failWith != nil {
+		return store.Record{}, f.failWith
+	}
+	f.seq++
+	id := fmt.Sprintf("p_%d", f.seq)
+	st := lifecycle.Blocked
+	if p.Input != "" {
+		st = lifecycle.Ready
+	}
+	rec := &store.Record{ID: id, Recipe: p.Recipe, Engine: "chat", Status: lifecycle.Status{State: st}, Owner: p.Owner,
+		Version: 1, Metadata: p.Metadata, CreatedAt: fakeNow, UpdatedAt: fakeNow, Queued: p.Input != ""}
+	f.procs[id] = rec
+	f.order = append(f.order, id)
+	return *rec, nil
+}
+
+func (f *fake) Get(_ context.Context, pid string) (store.Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failWith != nil {
+		return store.Record{}, f.failWith
+	}
+	rec, ok := f.procs[pid]
+	if !ok {
+		return store.Record{}, f.notFound(pid)
+	}
+	return *rec, nil
+}
+
+// List pages by creation order; the cursor is "<index>:<id>" of the last
+// record, the shape of the store's.
+func (f *fake) List(_ context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failWith != nil {
+		return nil, "", f.failWith
+	}
+	start := 0
+	if after != "" {
+		n, _, _ := strings.Cut(after, ":")
+		i, err := strconv.Atoi(n)
+		if err != nil {
+			return nil, "", fmt.Errorf("store: list: cursor %q is not one List returned", after)
+		}
+		start = i + 1
+	}
+	var recs []store.Record
+	next, last := "", -1
+	for i := start; i < len(f.order); i++ {
+		rec, ok := f.procs[f.order[i]]
+		if !ok || (state != "" && rec.Status.State != state) {
+			continue
+		}
+		if len(recs) == limit {
+			next = fmt.Sprintf("%d:%s", last, f.order[last])
+			break
+		}
+		recs = append(recs, *rec)
+		last = i
+	}
+	return recs, next, nil
+}
+
+func (f *fake) Send(_ context.Context, pid, from, content, key string) (string, error) {
+	return f.post(pid, conversation.KindUser, from, content, key)
+}
+
+func (f *fake) Steer(_ context.Context, pid, from, content string) (string, error) {
+	return f.post(pid, conversation.KindOperator, from, content, "")
+}
+
+// post logs the message at once, as if a turn had drained it.
+func (f *fake) post(pid string, kind conversation.Kind, from, content, key string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failWith != nil {
+		return "", f.failWith
+	}
+	rec, ok := f.procs[pid]
+	if !ok {
+		return "", f.notFound(pid)
+	}
+	if s := rec.Status.State; s == lifecycle.Done || s == lifecycle.Failed {
+		return "", fmt.Errorf("%w: process %q takes no more messages", store.ErrClosed, pid)
+	}
+	if key != "" {
+		if id, ok := f.idem[pid+"\x00"+key]; ok {
+			return id, nil
+		}
+	}
+	f.seq++
+	id := fmt.Sprintf("m_%d", f.seq)
+	if key != "" {
+		f.idem[pid+"\x00"+key] = id
+	}
+	if rec.Status.State == lifecycle.Blocked {
+		rec.Status.State = lifecycle.Ready
+	}
+	ev := conversation.NewInboxMessage(id, kind, from, content)
+	ev.By = from
+	f.appendLocked(pid, ev)
+	return id, nil
+}
+
+func (f *fake) Transition(ctx context.Context, pid string, ev lifecycle.Event, by string) (store.Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failWith != nil {
+		return store.Record{}, f.failWith
+	}
+	rec, ok := f.procs[pid]
+	if !ok {
+		return store.Record{}, f.notFound(pid)
+	}
+	tr, st, err := lifecycle.Fire(ctx, rec.Status, ev, by, fakeNow)
+	if err != nil {
+		return store.Record{}, fmt.Errorf("store: transition %s: %w", pid, err)
+	}
+	rec.Status = st
+	rec.Version++
+	change := conversation.NewStateChange(string(tr.From), string(tr.To), string(tr.Event))
+	change.By = by
+	f.appendLocked(pid, change)
+	return *rec, nil
+}
+
+func seqOf(id string) int {
+	n, _, _ := strings.Cut(id, "-")
+	i, _ := strconv.Atoi(n)
+	return i
+}
+
+// after returns the events of pid's log after id.
+func (f *fake) after(pid, id string) []conversation.Event {
+	var out []conversation.Event
+	for _, e := range f.logs[pid] {
+		if id == "" || seqOf(e.ID) > seqOf(id) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (f *fake) Log(_ context.Context, pid, after string, limit int) ([]conversation.Event, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failWith != nil {
+		return nil, f.failWith
+	}
+	if _, ok := f.procs[pid]; !ok {
+		return nil, f.notFound(pid)
+	}
+	evs := f.after(pid, after)
+	if limit > 0 && len(evs) > limit {
+		evs = evs[:limit]
+	}
+	return evs, nil
+}
+
+// Follow waits up to block for new events. Like the store's, it does not
+// notice a process that is gone.
+func (f *fake) Follow(ctx context.Context, pid, after string, block time.Duration) ([]conversation.Event, error) {
+	t := time.NewTimer(block)
+	defer t.Stop()
+	for {
+		f.mu.Lock()
+		if f.failWith != nil {
+			f.mu.Unlock()
+			return nil, f.failWith
+		}
+		evs := f.after(pid, after)
+		changed := f.changed
+		f.mu.Unlock()
+		if len(evs) > 0 {
+			return evs, nil
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (f *fake) Recipes() *recipes.Library { return f.lib }
+
+func (f *fake) Ping(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pingErr
+}
+
+func (f *fake) setFail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failWith = err
+}

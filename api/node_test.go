@@ -1,0 +1,173 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/scripted"
+	"github.com/engine-brain/brain/recipes"
+)
+
+// held wraps a model and holds its second call (the turn's second round)
+// until release is closed.
+type held struct {
+	llm.Model
+	calls   atomic.Int32
+	release chan struct{}
+}
+
+func (h *held) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	if h.calls.Add(1) == 2 {
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+		}
+	}
+	return h.Model.Generate(ctx, req)
+}
+
+const turnScript = `
+turns:
+  - rounds:
+      - calls:
+          - name: tell_user
+            args: {message: "Looking it up."}
+      - calls:
+          - name: respond
+            args: {message: "Here is the answer.", awaiting_user_input: true}
+`
+
+// The API on a real node and Redis: a process created without input waits
+// BLOCKED; a message runs a turn that ends BLOCKED with the answer; an event
+// stream dropped in the middle of the turn and resumed with Last-Event-ID
+// loses and repeats nothing.
+func TestWithANode(t *testing.T) {
+	t.Parallel()
+	s, err := scripted.Parse([]byte(turnScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := &held{Model: scripted.New(s), release: make(chan struct{})}
+	node, err := brain.New(brain.Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, Recipes: recipes.Builtin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Stop(context.Background()) })
+	srv, err := New(Config{Backend: node, FollowBlock: 50 * time.Millisecond, Tokens: []Token{
+		{Name: "ada", Role: RoleUser, SHA256: HashToken("tok-ada")},
+		{Name: "olga", Role: RoleOperator, SHA256: HashToken("tok-olga")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := make(chan struct{}, 1) // a stream request with Last-Event-ID arrived
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Last-Event-ID") != "" {
+			select {
+			case resumed <- struct{}{}:
+			default:
+			}
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	ada, olga := NewClient(ts.URL, "tok-ada"), NewClient(ts.URL, "tok-olga")
+
+	p, err := ada.CreateProcess(ctx, CreateRequest{Recipe: "default"})
+	if err != nil || p.State != "BLOCKED" || p.Owner != "ada" {
+		t.Fatalf("CreateProcess = %+v, %v; want BLOCKED, owned by ada", p, err)
+	}
+	if _, err := ada.Send(ctx, p.ID, "What is new?", "ada-1"); err != nil {
+		t.Fatal(err)
+	}
+
+	// The first stream, from the start, drops after the tell_user result:
+	// the model is held in the turn's second round.
+	errStop := errors.New("stop reading")
+	var first []string
+	err = olga.Stream(ctx, p.ID, "raw", "", func(e conversation.Event) error {
+		first = append(first, e.ID)
+		if r := e.ToolCallResponse; r != nil && r.Name == "tell_user" {
+			return errStop
+		}
+		return nil
+	})
+	if !errors.Is(err, errStop) {
+		t.Fatalf("first stream: %v", err)
+	}
+	if p, err := olga.GetProcess(ctx, p.ID); err != nil || p.State != "RUNNING" {
+		t.Fatalf("process during the held round = %+v, %v; want RUNNING", p, err)
+	}
+
+	// The second stream resumes with Last-Event-ID; once the server has its
+	// request, the model answers and the turn ends.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-resumed:
+			close(model.release)
+		case <-ctx.Done():
+		}
+	})
+	var second []string
+	err = olga.Stream(ctx, p.ID, "raw", first[len(first)-1], func(e conversation.Event) error {
+		second = append(second, e.ID)
+		if c := e.StateChange; c != nil && c.Event == "await_user" {
+			return errStop
+		}
+		return nil
+	})
+	wg.Wait()
+	if !errors.Is(err, errStop) {
+		t.Fatalf("second stream: %v", err)
+	}
+
+	full, err := node.Log(ctx, p.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(append(first, second...), ","), idsOf(full); got != want {
+		t.Errorf("ids of the two streams:\n%s\nwant the log's:\n%s", got, want)
+	}
+	if p, err := ada.GetProcess(ctx, p.ID); err != nil || p.State != "BLOCKED" {
+		t.Errorf("process after the answer = %+v, %v; want BLOCKED", p, err)
+	}
+
+	// Ada reads the user view only: her message, the progress note and
+	// the answer, with the log's ids.
+	page, err := ada.Events(ctx, p.ID, "user", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := idsOf(page.Events), idsOf(conversation.UserView(full)); got != want {
+		t.Errorf("user view = %s, want %s", got, want)
+	}
+	body, _ := json.Marshal(page.Events)
+	for _, text := range []string{"What is new?", "Looking it up.", "Here is the answer."} {
+		if !strings.Contains(string(body), text) {
+			t.Errorf("the user view lacks %q: %s", text, body)
+		}
+	}
+	_, err = ada.Events(ctx, p.ID, "raw", "", 0)
+	wantAPIError(t, "raw view as a user", err, 403, CodeForbidden)
+	_, err = NewClient(ts.URL, "tok-olga").Send(ctx, "p_nope", "hi", "")
+	wantAPIError(t, "message a missing process", err, 404, CodeNotFound)
+}

@@ -1,0 +1,178 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/store"
+)
+
+// Page sizes of lists and logs.
+const (
+	defaultPage = 100
+	maxPage     = 1000
+	// maxScanRounds bounds the backend reads one filtered page (a user's
+	// processes, the user view) may take to fill up.
+	maxScanRounds = 8
+)
+
+func (s *Server) createProcess(w http.ResponseWriter, r *http.Request, who identity) error {
+	var req CreateRequest
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Recipe) == "" {
+		return errorf(http.StatusUnprocessableEntity, CodeMissingRecipe, "recipe: required; GET /v1/recipes lists them")
+	}
+	if req.Input != "" {
+		if err := requireContent("input", req.Input); err != nil {
+			return err
+		}
+	}
+	if _, err := s.cfg.Backend.Recipes().Get(req.Recipe); err != nil {
+		return err // recipes.ErrNotFound: 422, with the names to choose from
+	}
+	rec, err := s.cfg.Backend.Create(r.Context(), brain.NewProcess{
+		Recipe: req.Recipe, Input: req.Input, Owner: who.name, Metadata: req.Metadata,
+	})
+	if err != nil && rec.ID == "" {
+		return err
+	}
+	if err != nil {
+		// The process exists but its schedules are not all armed: answer
+		// with it, so the client does not create it twice.
+		s.log.Error("process created without all its schedules", zap.String("process", rec.ID), zap.Error(err))
+	}
+	w.Header().Set("Location", "/v1/processes/"+rec.ID)
+	s.writeJSON(w, http.StatusCreated, processOf(rec))
+	return nil
+}
+
+func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, who identity) error {
+	rec, err := s.process(r.Context(), r.PathValue("id"), who)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, processOf(rec))
+	return nil
+}
+
+// process returns the record of process pid if the caller may see it. A
+// process of another user is not found, exactly as a missing one.
+func (s *Server) process(ctx context.Context, pid string, who identity) (store.Record, error) {
+	rec, err := s.cfg.Backend.Get(ctx, pid)
+	if err != nil {
+		return store.Record{}, err
+	}
+	if !who.sees(rec) {
+		return store.Record{}, notFound(pid)
+	}
+	return rec, nil
+}
+
+// authorize checks that the caller may act on process pid. Operators may act
+// on every process (the backend reports a missing one), users only on their
+// own.
+func (s *Server) authorize(ctx context.Context, pid string, who identity) error {
+	if who.role != RoleUser {
+		return nil
+	}
+	_, err := s.process(ctx, pid, who)
+	return err
+}
+
+// listProcesses lists processes a page at a time. A user's pages are
+// filtered by owner here, reading further pages of the backend (a bounded
+// number of them) to fill the page; this scans other users' processes and
+// is fine until the store indexes processes by owner.
+func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, who identity) error {
+	state, err := stateParam(r)
+	if err != nil {
+		return err
+	}
+	limit, err := limitParam(r, defaultPage, maxPage)
+	if err != nil {
+		return err
+	}
+	after := r.URL.Query().Get("after")
+	if after != "" && !validCursor(after) {
+		return errorf(http.StatusBadRequest, CodeInvalidParameter, "after: %q is not a cursor a page returned as next", after)
+	}
+	page := ProcessPage{Processes: []Process{}}
+	for range maxScanRounds {
+		recs, next, err := s.cfg.Backend.List(r.Context(), state, after, limit-len(page.Processes))
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			if who.sees(rec) {
+				page.Processes = append(page.Processes, processOf(rec))
+			}
+		}
+		after = next
+		if next == "" || len(page.Processes) >= limit {
+			break
+		}
+	}
+	page.Next = after
+	s.writeJSON(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, who identity) error {
+	pid := r.PathValue("id")
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
+	var req MessageRequest
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := requireContent("content", req.Content); err != nil {
+		return err
+	}
+	if err := s.authorize(r.Context(), pid, who); err != nil {
+		return err
+	}
+	id, err := s.cfg.Backend.Send(r.Context(), pid, who.userFrom(), req.Content, key)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusAccepted, MessageAccepted{MessageID: id})
+	return nil
+}
+
+func (s *Server) steer(w http.ResponseWriter, r *http.Request, who identity) error {
+	var req MessageRequest
+	if err := s.decode(w, r, &req); err != nil {
+		return err
+	}
+	if err := requireContent("content", req.Content); err != nil {
+		return err
+	}
+	id, err := s.cfg.Backend.Steer(r.Context(), r.PathValue("id"), who.operatorBy(), req.Content)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusAccepted, MessageAccepted{MessageID: id})
+	return nil
+}
+
+// control fires an operator's lifecycle event: pause, resume, stop
+// (finish) or retry. An event the process's state forbids is a 409.
+func (s *Server) control(ev lifecycle.Event) handler {
+	return func(w http.ResponseWriter, r *http.Request, who identity) error {
+		rec, err := s.cfg.Backend.Transition(r.Context(), r.PathValue("id"), ev, who.operatorBy())
+		if err != nil {
+			return err
+		}
+		s.writeJSON(w, http.StatusOK, processOf(rec))
+		return nil
+	}
+}

@@ -1,0 +1,44 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/engine-brain/brain/recipes"
+)
+
+func (s *Server) listRecipes(w http.ResponseWriter, _ *http.Request, _ identity) error {
+	s.writeJSON(w, http.StatusOK, recipeList(s.cfg.Backend.Recipes()))
+	return nil
+}
+
+// getRecipe serves a recipe as the node runs it: resolved, its extends
+// merged in.
+func (s *Server) getRecipe(w http.ResponseWriter, r *http.Request, _ identity) error {
+	rec, err := s.cfg.Backend.Recipes().Get(r.PathValue("name"))
+	if errors.Is(err, recipes.ErrNotFound) {
+		return errorf(http.StatusNotFound, CodeNotFound, "%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, rec)
+	return nil
+}
+
+// reloadRecipes reloads the recipes (Config.Reload) and lists the new set.
+// Recipe files with problems are a 422 naming each problem.
+func (s *Server) reloadRecipes(w http.ResponseWriter, r *http.Request, _ identity) error {
+	if s.cfg.Reload == nil {
+		return errorf(http.StatusNotImplemented, CodeNotImplemented, "this server cannot reload its recipes")
+	}
+	if err := s.cfg.Reload(r.Context()); err != nil {
+		var problems recipes.Errors
+		if errors.As(err, &problems) {
+			return errorf(http.StatusUnprocessableEntity, CodeInvalidRecipes, "the recipes were not reloaded:\n%v", problems)
+		}
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, recipeList(s.cfg.Backend.Recipes()))
+	return nil
+}

@@ -1,0 +1,250 @@
+package api
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/lifecycle"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxBody     = 64 << 10
+	DefaultHeartbeat   = 15 * time.Second
+	DefaultFollowBlock = time.Second
+)
+
+// Config configures a Server. Zero values take the defaults named below.
+type Config struct {
+	// Backend serves the processes and recipes. Required.
+	Backend Backend
+	// Tokens are the accepted bearer tokens. With none the server is open:
+	// every request acts as an admin with no name (serve only allows that
+	// on loopback).
+	Tokens []Token
+	// MaxBody bounds request bodies in bytes (default 64 KiB).
+	MaxBody int64
+	// Metrics serves /metrics; nil answers 404.
+	Metrics http.Handler
+	// Reload reloads the recipes (POST /v1/recipes/reload); nil answers 501.
+	Reload func(context.Context) error
+	// Logger receives the server's logs (default: none). Tokens and
+	// Authorization headers are never logged.
+	Logger *zap.Logger
+	// Heartbeat is the interval of the comment lines that keep an event
+	// stream alive through proxies (default 15s).
+	Heartbeat time.Duration
+	// FollowBlock is how long one read of an event stream waits for new
+	// events before it checks the connection again (default 1s; at least
+	// 1ms, as Redis counts in milliseconds and 0 would block forever).
+	FollowBlock time.Duration
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxBody == 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = DefaultHeartbeat
+	}
+	if c.FollowBlock == 0 {
+		c.FollowBlock = DefaultFollowBlock
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Backend == nil {
+		errs = append(errs, errors.New("Backend: required"))
+	}
+	if c.MaxBody < 1 {
+		errs = append(errs, fmt.Errorf("MaxBody: must be positive (got %d)", c.MaxBody))
+	}
+	if c.Heartbeat < time.Millisecond {
+		errs = append(errs, fmt.Errorf("Heartbeat: must be at least 1ms (got %s)", c.Heartbeat))
+	}
+	if c.FollowBlock < time.Millisecond {
+		errs = append(errs, fmt.Errorf("FollowBlock: must be at least 1ms (got %s)", c.FollowBlock))
+	}
+	names := make(map[string]int, len(c.Tokens))
+	hashes := make(map[string]int, len(c.Tokens))
+	for i, t := range c.Tokens {
+		where := fmt.Sprintf("Tokens[%d]", i)
+		if t.Name != "" {
+			where = fmt.Sprintf("Tokens[%d] (%s)", i, t.Name)
+		}
+		if t.Name == "" {
+			errs = append(errs, fmt.Errorf("%s: Name: required", where))
+		} else if j, dup := names[t.Name]; dup {
+			errs = append(errs, fmt.Errorf("%s: Name: %q is also the name of Tokens[%d]; names must be unique", where, t.Name, j))
+		} else {
+			names[t.Name] = i
+		}
+		if t.Role.rank() == 0 {
+			errs = append(errs, fmt.Errorf("%s: Role: %q is not a role; want user, operator or admin", where, t.Role))
+		}
+		if b, err := hex.DecodeString(t.SHA256); err != nil || len(b) != 32 {
+			// The value is a hash, not the token, but a token pasted here
+			// by mistake must not reach a log: it is never quoted.
+			errs = append(errs, fmt.Errorf("%s: SHA256: want 64 hex characters, the SHA-256 of the token (`brain token hash`); got %d characters", where, len(t.SHA256)))
+		} else if j, dup := hashes[string(b)]; dup {
+			errs = append(errs, fmt.Errorf("%s: SHA256: the same token as Tokens[%d]; every token must be different", where, j))
+		} else {
+			hashes[string(b)] = i
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("api: invalid config: %w", err)
+	}
+	return nil
+}
+
+// Server is the HTTP API. It is an http.Handler, immutable once built and
+// safe for concurrent use.
+type Server struct {
+	cfg   Config
+	log   *zap.Logger
+	mux   *http.ServeMux
+	creds []credential
+	open  bool // no tokens: every request is an admin's
+}
+
+// New builds a server.
+func New(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.Named("api"), mux: http.NewServeMux(), open: len(cfg.Tokens) == 0}
+	for _, t := range cfg.Tokens {
+		c := credential{identity: identity{name: t.Name, role: t.Role}}
+		b, _ := hex.DecodeString(t.SHA256) // checked by validate
+		copy(c.digest[:], b)
+		s.creds = append(s.creds, c)
+	}
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() {
+	s.route("POST /v1/processes", RoleUser, s.createProcess)
+	s.route("GET /v1/processes", RoleUser, s.listProcesses)
+	s.route("GET /v1/processes/{id}", RoleUser, s.getProcess)
+	s.route("POST /v1/processes/{id}/messages", RoleUser, s.postMessage)
+	s.route("POST /v1/processes/{id}/steer", RoleOperator, s.steer)
+	s.route("POST /v1/processes/{id}/pause", RoleOperator, s.control(lifecycle.Pause))
+	s.route("POST /v1/processes/{id}/resume", RoleOperator, s.control(lifecycle.Resume))
+	s.route("POST /v1/processes/{id}/stop", RoleOperator, s.control(lifecycle.Finish))
+	s.route("POST /v1/processes/{id}/retry", RoleOperator, s.control(lifecycle.Retry))
+	s.route("GET /v1/processes/{id}/events", RoleUser, s.listEvents)
+	s.route("GET /v1/processes/{id}/events/stream", RoleUser, s.streamEvents)
+	s.route("GET /v1/recipes", RoleUser, s.listRecipes)
+	s.route("GET /v1/recipes/{name}", RoleUser, s.getRecipe)
+	s.route("POST /v1/recipes/reload", RoleAdmin, s.reloadRecipes)
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.HandleFunc("GET /metrics", s.metrics)
+}
+
+// public reports whether path is served without a token: the probes and
+// the metrics scrape.
+func public(path string) bool {
+	switch path {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return false
+}
+
+// handler serves an authenticated request; an error it returns is written
+// as an error body.
+type handler func(w http.ResponseWriter, r *http.Request, who identity) error
+
+// route serves pattern with h for callers whose role allows need.
+func (s *Server) route(pattern string, need Role, h handler) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		who := identityFrom(r.Context())
+		if !who.role.allows(need) {
+			s.writeError(w, r, errorf(http.StatusForbidden, CodeForbidden, "this needs the %s role", need))
+			return
+		}
+		if err := h(w, r, who); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// ServeHTTP authenticates every request but those of the public paths, then
+// routes it. Unknown routes get 401 without a valid token (they reveal
+// nothing), else a JSON 404 or 405.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer s.recoverPanic(w, r)
+	if !public(r.URL.Path) {
+		who, err := s.authenticate(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		r = r.WithContext(withIdentity(r.Context(), who))
+	}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		w = &unrouted{ResponseWriter: w, s: s, r: r}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// recoverPanic turns a handler's panic into a 500 with the stack logged.
+func (s *Server) recoverPanic(w http.ResponseWriter, r *http.Request) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if v == http.ErrAbortHandler { // net/http's signal to abort the response
+		panic(v)
+	}
+	s.log.Error("panic in a handler", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+		zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+	s.writeJSON(w, internalError.Status, internalError)
+}
+
+// unrouted rewrites the mux's plain-text 404 and 405 answers as error
+// bodies; other answers (a redirect to a cleaned path) pass unchanged.
+type unrouted struct {
+	http.ResponseWriter
+	s       *Server
+	r       *http.Request
+	handled bool
+}
+
+func (u *unrouted) WriteHeader(code int) {
+	switch code {
+	case http.StatusNotFound:
+		u.handled = true
+		u.s.writeJSON(u.ResponseWriter, code, errorf(code, CodeNotFound, "no route %s %s", u.r.Method, u.r.URL.Path))
+	case http.StatusMethodNotAllowed:
+		u.handled = true
+		u.s.writeJSON(u.ResponseWriter, code, errorf(code, CodeMethodNotAllowed, "%s is not allowed on %s; allowed: %s",
+			u.r.Method, u.r.URL.Path, u.Header().Get("Allow")))
+	default:
+		u.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (u *unrouted) Write(b []byte) (int, error) {
+	if u.handled {
+		return len(b), nil
+	}
+	return u.ResponseWriter.Write(b)
+}
+
+func (u *unrouted) Unwrap() http.ResponseWriter { return u.ResponseWriter }

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"time"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
+)
+
+// Process is a process record on the wire.
+type Process struct {
+	ID     string `json:"id"`
+	Recipe string `json:"recipe"`
+	Engine string `json:"engine"`
+	// State is READY, RUNNING, BLOCKED, PAUSED, DONE or FAILED.
+	State string `json:"state"`
+	// PausedFrom is the state a PAUSED process left.
+	PausedFrom string `json:"paused_from,omitempty"`
+	// Parent is the process that spawned this one (a worker's), if any.
+	Parent string `json:"parent,omitempty"`
+	Depth  int    `json:"depth"`
+	Owner  string `json:"owner,omitempty"`
+	// Version counts the record's lifecycle changes.
+	Version int64 `json:"version"`
+	// Queued says the process waits on the wake queue.
+	Queued    bool              `json:"queued"`
+	CreatedAt time.Time         `json:"created_at"`
+	UpdatedAt time.Time         `json:"updated_at"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+}
+
+func processOf(r store.Record) Process {
+	return Process{
+		ID: r.ID, Recipe: r.Recipe, Engine: r.Engine,
+		State: string(r.Status.State), PausedFrom: string(r.Status.PausedFrom),
+		Parent: r.Parent, Depth: r.Depth, Owner: r.Owner, Version: r.Version, Queued: r.Queued,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Metadata: r.Metadata,
+	}
+}
+
+// CreateRequest is the body of POST /v1/processes.
+type CreateRequest struct {
+	Recipe string `json:"recipe"`
+	// Input, when set, is the first user message: the process starts
+	// READY. Without it the process waits BLOCKED for the user.
+	Input    string            `json:"input,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// ProcessPage is a page of GET /v1/processes.
+type ProcessPage struct {
+	Processes []Process `json:"processes"`
+	// Next is the cursor of the next page (after=), "" on the last page.
+	// A user's page holds only the user's processes and may be shorter
+	// than the limit (even empty) before the last page.
+	Next string `json:"next"`
+}
+
+// MessageRequest is the body of POST .../messages and .../steer.
+type MessageRequest struct {
+	Content string `json:"content"`
+}
+
+// MessageAccepted answers a posted message with its inbox id.
+type MessageAccepted struct {
+	MessageID string `json:"message_id"`
+}
+
+// EventPage is a page of GET .../events.
+type EventPage struct {
+	Events []conversation.Event `json:"events"`
+	// Next is the id of the last log event the page covered (in the user
+	// view, perhaps one filtered out), to pass as after= for the next page;
+	// it is the request's after when the log had nothing more.
+	Next string `json:"next"`
+}
+
+// RecipeSummary is one entry of GET /v1/recipes.
+type RecipeSummary struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Engine      string `json:"engine"`
+	Extends     string `json:"extends,omitempty"`
+}
+
+// RecipeList is the body of GET /v1/recipes and POST /v1/recipes/reload.
+type RecipeList struct {
+	Recipes []RecipeSummary `json:"recipes"`
+}
+
+func recipeList(lib *recipes.Library) RecipeList {
+	list := RecipeList{Recipes: []RecipeSummary{}}
+	if lib == nil {
+		return list
+	}
+	for _, name := range lib.Names() {
+		r, err := lib.Get(name)
+		if err != nil {
+			continue // a name of Names always resolves
+		}
+		list.Recipes = append(list.Recipes, RecipeSummary{
+			Name: r.Name, Description: r.Description, Engine: string(r.EngineKind()), Extends: r.Extends,
+		})
+	}
+	return list
+}
+
+// status is the body of /healthz and /readyz.
+type status struct {
+	Status string `json:"status"`
+}
