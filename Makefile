@@ -20,8 +20,9 @@ test: redis-server ## go vet, then every test with the race detector (needs redi
 	$(GO) vet ./...
 	$(GO) test -race ./...
 
-bench: ## run the benchmarks and print their figures
+bench: redis-server ## run the Go benchmarks, then `brain bench` (turns/s, Redis cost per turn, wake latency, idle cost)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./cmd/brain bench
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -19,12 +19,25 @@ Usage:
   brain [--log-level LEVEL] [--log-format json|console] COMMAND [ARGS]
 
 Commands:
-  serve                 run a brain node with its HTTP API
+  serve                 run a brain node with its HTTP API (brain serve --help)
   demo                  play a delegation scenario offline: arthur hands a task to a
                         worker, goes READY, and wakes by itself when the result arrives
   recipe lint FILE...   check recipe files and print every error
   recipe schema         print the recipe JSON Schema
+  bench                 measure a node: turns/s, Redis cost per turn, wake latency,
+                        memory, what an idle process costs (brain bench --help)
+  token new|hash        make an API token, or hash one (stdin) for brain.yaml
   version               print the version
+
+Client commands, against BRAIN_URL (default http://127.0.0.1:8080) with BRAIN_TOKEN:
+  ps [--state STATE]    list the processes
+  new RECIPE [INPUT]    create a process (brain new default hello)
+  send PID TEXT         send a user message
+  steer PID TEXT        send an operator message
+  logs PID [-f] [--view user|raw]
+                        print a conversation; -f follows it until Ctrl-C
+  pause|resume|stop|retry PID
+                        hold, release, finish or retry a process
 
 Global flags:
 `
@@ -75,7 +88,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "demo":
 		return runDemo(ctx, log, stdout, stderr)
 	case "serve":
-		return runServe(ctx, rest, log, stderr)
+		return runServe(ctx, rest, log, stdout, stderr)
+	case "token":
+		return runToken(rest, os.Stdin, stdout, stderr)
+	case "ps", "new", "send", "steer", "logs", "pause", "resume", "stop", "retry":
+		return runClient(ctx, cmd, rest, os.Getenv, stdout, stderr)
+	case "bench":
+		return runBench(ctx, rest, log, stdout, stderr)
 	case "help":
 		fs.SetOutput(stdout)
 		fmt.Fprint(stdout, usage)

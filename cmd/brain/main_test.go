@@ -23,7 +23,11 @@ func TestRun(t *testing.T) {
 		{"bad log level", []string{"--log-level", "loud", "version"}, 2, "", `--log-level "loud"`},
 		{"bad log format", []string{"--log-format", "xml", "version"}, 2, "", `--log-format "xml"`},
 		{"unknown flag", []string{"--colour", "version"}, 2, "", "flag provided but not defined"},
-		{"serve not yet available", []string{"--log-format", "json", "serve"}, 1, "", "not yet available"},
+		{"serve unknown flag", []string{"serve", "--colour"}, 2, "", "flag provided but not defined"},
+		{"serve help", []string{"serve", "--help"}, 0, "", "--insecure-open"},
+		{"token misuse", []string{"token"}, 2, "", "brain token new"},
+		{"client misuse", []string{"send", "p_1"}, 2, "", "brain send: missing TEXT"},
+		{"client help", []string{"logs", "--help"}, 0, "follow", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

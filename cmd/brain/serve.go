@@ -2,16 +2,195 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/api"
 )
 
-// runServe will run a node with its HTTP API. Until the runtime lands it
-// says so plainly instead of pretending to serve.
-func runServe(_ context.Context, _ []string, log *zap.Logger, stderr io.Writer) int {
-	log.Error("brain serve is not yet available: the runtime (Redis inbox, leases, HTTP API) is still being built")
-	fmt.Fprintln(stderr, "brain serve: not yet available. Meanwhile: `brain recipe lint recipes/*.yaml`, `brain recipe schema`.")
-	return 1
+// The HTTP server's timeouts. WriteTimeout is 0 on purpose: it bounds the
+// whole response, and an SSE event stream (GET .../events/stream) is one
+// response that lasts as long as a client follows a process. Slow clients
+// are bounded by ReadHeaderTimeout and ReadTimeout instead, and idle
+// keep-alive connections by IdleTimeout.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	idleTimeout       = 120 * time.Second
+	writeTimeout      = 0
+)
+
+const (
+	// shutdownTimeout bounds how long requests in flight may take to finish
+	// once the server is asked to stop.
+	shutdownTimeout = 10 * time.Second
+	// streamGrace is how long event streams keep going after shutdown
+	// starts, so that the last events reach their clients; then their
+	// requests are cancelled (Shutdown never interrupts a running handler).
+	streamGrace = time.Second
+)
+
+// runServe runs `brain serve` until ctx ends (SIGINT, SIGTERM) and returns
+// the exit code: 2 for a bad configuration, 1 when serving fails. It writes
+// nothing to stdout: the log tells what happens.
+func runServe(ctx context.Context, args []string, log *zap.Logger, _, stderr io.Writer) int {
+	cfg, err := loadServeConfig(args, os.LookupEnv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "brain serve: %v\n", err)
+		return 2
+	}
+	warn, err := checkOpenMode(cfg.Listen, len(cfg.Tokens), cfg.InsecureOpen)
+	if err != nil {
+		fmt.Fprintf(stderr, "brain serve: %v\n", err)
+		return 2
+	}
+	if warn != "" {
+		log.Warn(warn)
+	}
+	if err := serve(ctx, cfg, log); err != nil {
+		fmt.Fprintf(stderr, "brain serve: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// serve runs a node and its HTTP API until ctx ends, then shuts both down:
+// HTTP first (no new work arrives), then the node (turns finish within its
+// grace period).
+func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
+	if cfg.File != "" {
+		log.Info("config file read", zap.String("file", cfg.File))
+	}
+	lib, err := loadRecipes(cfg.Recipes)
+	if err != nil {
+		return err
+	}
+	models, err := demoModels(lib)
+	if err != nil {
+		return err
+	}
+	log.Warn(demoModelWarning, zap.Strings("providers", providers(lib)))
+
+	rdb, closeRedis, err := openRedis(ctx, cfg.Redis, log)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+
+	node, err := brain.New(brain.Config{
+		Redis:       rdb,
+		NodeID:      cfg.NodeID,
+		Concurrency: cfg.Concurrency,
+		Recipes:     lib,
+		Models:      models,
+		Engines:     cfg.Engines,
+		Logger:      log,
+	})
+	if err != nil {
+		return err
+	}
+	reload := &reloader{dir: cfg.Recipes, models: models, node: node, log: log.Named("recipes")}
+	handler, err := api.New(api.Config{
+		Backend: node,
+		Tokens:  cfg.Tokens,
+		MaxBody: cfg.MaxBody,
+		Metrics: metricsHandler(),
+		Reload:  reload.Reload,
+		Logger:  log, // named "api" by the server
+	})
+	if err != nil {
+		return err
+	}
+
+	// Listen before starting anything, so a taken port fails fast and the
+	// log shows the address actually bound (port 0 picks one).
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	streams, cancelStreams := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelStreams()
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return streams },
+		ErrorLog:          zap.NewStdLog(log.Named("http")),
+	}
+	srv.RegisterOnShutdown(func() { time.AfterFunc(streamGrace, cancelStreams) })
+
+	// SIGHUP is caught from now on: its default action would end the
+	// process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
+	if err := node.Start(ctx); err != nil {
+		_ = ln.Close()
+		return err
+	}
+	log.Info("serving on http://"+ln.Addr().String(), zap.Int("tokens", len(cfg.Tokens)), zap.Strings("recipes", lib.Names()))
+
+	// The HTTP server and the SIGHUP reloader run until ctx ends (SIGINT,
+	// SIGTERM) or the server fails; then everything shuts down. This is
+	// errgroup's shape, written out: golang.org/x/sync is not among the
+	// module's requirements.
+	runCtx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			fail(fmt.Errorf("http: %w", err))
+		}
+	})
+	wg.Go(func() { reloadOnHangup(runCtx, hup, reload) })
+
+	<-runCtx.Done()
+	var errs []error
+	if ctx.Err() == nil {
+		errs = append(errs, context.Cause(runCtx))
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+	}
+	// The node bounds its own stop with its grace period.
+	if err := node.Stop(context.WithoutCancel(ctx)); err != nil {
+		errs = append(errs, fmt.Errorf("node stop: %w", err))
+	}
+	wg.Wait()
+	log.Info("stopped")
+	return errors.Join(errs...)
+}
+
+// reloadOnHangup reloads the recipes on every SIGHUP until ctx ends.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, r *reloader) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			r.log.Info("SIGHUP: reloading the recipes")
+			_ = r.Reload(ctx) // logged by Reload; the old recipes stay on error
+		}
+	}
 }

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/internal/bench"
+)
+
+const benchUsage = `Usage:
+  brain bench [--redis URL] [--processes P] [--messages M] [--concurrency C]
+              [--rate R] [--idle N]
+
+Measures one node with a scripted, zero-latency model (every turn: one
+tell_user round, then respond) and prints figures; it never fails because a
+machine is slow.
+
+  throughput    P BLOCKED processes get M messages each, posted as fast as
+                possible: turns/s, messages/s, Redis commands and round trips
+                per turn
+  wake latency  messages offered at R/s for 5s, round-robin over 100
+                processes: p50, p90, p99, max from Send to the turn's start
+  memory        Go heap and process RSS after the throughput phase
+  idle          N BLOCKED processes: node heap per process, goroutines before
+                and after, Redis bytes per process (--idle 0 skips it)
+
+Redis: without --redis, a throwaway redis-server is started for the run and
+flushed between phases; when there is no redis-server binary, the embedded
+miniredis is used and the figures are NOT representative. With --redis, that
+server is measured, but only if its database is empty: brain's key names are
+fixed, so bench refuses a database holding any key, and it leaves its
+processes there when done (FLUSHDB removes them).
+
+Flags:
+`
+
+// runBench runs `brain bench` and returns the exit code.
+func runBench(ctx context.Context, args []string, log *zap.Logger, stdout, stderr io.Writer) int {
+	cfg := bench.DefaultConfig()
+	fs := flag.NewFlagSet("brain bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.RedisURL, "redis", "", "measure this Redis (redis://[user:password@]host:port/db; its database must be empty) instead of a throwaway redis-server")
+	fs.IntVar(&cfg.Processes, "processes", cfg.Processes, "processes of the throughput phase")
+	fs.IntVar(&cfg.Messages, "messages", cfg.Messages, "messages posted to each process in the throughput phase")
+	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "turns the node runs at once")
+	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "messages per second offered in the wake latency phase")
+	fs.IntVar(&cfg.Idle, "idle", cfg.Idle, "BLOCKED processes of the idle phase (0 skips it)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), benchUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "brain bench: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	err := bench.Run(ctx, cfg, stdout, log)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, bench.ErrInvalidConfig):
+		fmt.Fprintf(stderr, "brain %v\n", err) // "brain bench: invalid config: ..."
+		return 2
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "brain bench: interrupted")
+		return 1
+	default:
+		fmt.Fprintf(stderr, "brain %v\n", err)
+		return 1
+	}
+}

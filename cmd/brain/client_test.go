@@ -1,0 +1,351 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
+)
+
+// waitTimeout bounds a wait on a condition that normally holds within
+// milliseconds; it only turns a hang into a failure.
+const waitTimeout = 10 * time.Second
+
+// clientSetup is an API server with a node behind it, on the embedded
+// Redis and the demo model, as `brain serve` runs by default. The client
+// commands' output is what these tests check, not Redis semantics (the
+// end-to-end test runs a real redis-server).
+type clientSetup struct {
+	url     string
+	commits chan store.Record
+}
+
+func setupClient(t *testing.T) *clientSetup {
+	t.Helper()
+	mr := miniredis.NewMiniRedis()
+	mr.ClockTTL(true)
+	if err := mr.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mr.Close)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	models, err := demoModels(recipes.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &clientSetup{commits: make(chan store.Record, 64)}
+	node, err := brain.New(brain.Config{
+		Redis: rdb, NodeID: "test", Models: models,
+		OnCommit: func(rec store.Record, _ []conversation.Event) { s.commits <- rec },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Stop(context.Background()) })
+	h, err := api.New(api.Config{Backend: node, FollowBlock: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+	return s
+}
+
+// brain runs a client command against the server.
+func (s *clientSetup) brain(ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	env := func(k string) string {
+		if k == "BRAIN_URL" {
+			return s.url
+		}
+		return ""
+	}
+	code = runClient(ctx, args[0], args[1:], env, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// mustBrain runs a command that must succeed and returns its stdout.
+func (s *clientSetup) mustBrain(t *testing.T, args ...string) string {
+	t.Helper()
+	code, stdout, stderr := s.brain(context.Background(), args...)
+	if code != 0 {
+		t.Fatalf("brain %s: exit %d\nstderr: %s", strings.Join(args, " "), code, stderr)
+	}
+	return stdout
+}
+
+// waitCommit waits for a turn of pid to commit with the process in state.
+func (s *clientSetup) waitCommit(t *testing.T, pid string, state lifecycle.State) {
+	t.Helper()
+	timeout := time.After(waitTimeout)
+	for {
+		select {
+		case rec := <-s.commits:
+			if rec.ID == pid && rec.Status.State == state {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no turn of %s committed %s within %s", pid, state, waitTimeout)
+		}
+	}
+}
+
+var created = regexp.MustCompile(`^(\S+) (READY|BLOCKED)\n$`)
+
+// newProcess runs `brain new` and returns the id it prints.
+func (s *clientSetup) newProcess(t *testing.T, args ...string) (pid, state string) {
+	t.Helper()
+	out := s.mustBrain(t, append([]string{"new"}, args...)...)
+	m := created.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("brain new printed %q, want `ID STATE`", out)
+	}
+	return m[1], m[2]
+}
+
+func TestClientCommands(t *testing.T) {
+	t.Parallel()
+	s := setupClient(t)
+	pid, state := s.newProcess(t, "default", "hello", "there")
+	if state != "READY" {
+		t.Errorf("created with input: state %s, want READY", state)
+	}
+	s.waitCommit(t, pid, lifecycle.Blocked)
+
+	out := s.mustBrain(t, "logs", pid)
+	for _, want := range []string{"user: hello there\n", "assistant: Hello! This is **brain's demo model**.\n", "  No model provider is configured"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("brain logs lacks %q:\n%s", want, out)
+		}
+	}
+	out = s.mustBrain(t, "logs", "--view", "raw", pid)
+	for _, want := range []string{
+		"inbox_message user: [user] hello there\n",
+		"tool_call_request model: respond {",
+		"state_change engine: RUNNING -> BLOCKED (await_user)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("brain logs --view raw lacks %q:\n%s", want, out)
+		}
+	}
+	for line := range strings.Lines(out) {
+		if !regexp.MustCompile(`^[a-z_]+( \S+)?(: .*)?\n$`).MatchString(line) {
+			t.Errorf("raw line %q is not `type by: summary`", line)
+		}
+	}
+
+	out = s.mustBrain(t, "ps")
+	if !regexp.MustCompile(`(?m)^ID +RECIPE +STATE +OWNER +AGE$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(pid)+` +default +BLOCKED +- +\d+s$`).MatchString(out) {
+		t.Errorf("brain ps:\n%s", out)
+	}
+	if out := s.mustBrain(t, "ps", "--state", "DONE"); strings.Contains(out, pid) {
+		t.Errorf("brain ps --state DONE lists the BLOCKED process:\n%s", out)
+	}
+
+	if out := s.mustBrain(t, "send", pid, "again"); strings.TrimSpace(out) == "" {
+		t.Error("brain send printed no message id")
+	}
+	s.waitCommit(t, pid, lifecycle.Blocked)
+	if out := s.mustBrain(t, "steer", pid, "be", "brief"); strings.TrimSpace(out) == "" {
+		t.Error("brain steer printed no message id")
+	}
+	s.waitCommit(t, pid, lifecycle.Blocked)
+
+	for _, step := range []struct{ action, want string }{
+		{"pause", pid + " PAUSED\n"},
+		{"resume", pid + " BLOCKED\n"},
+		{"stop", pid + " DONE\n"},
+	} {
+		if out := s.mustBrain(t, step.action, pid); out != step.want {
+			t.Errorf("brain %s: %q, want %q", step.action, out, step.want)
+		}
+	}
+
+	// The server's errors: one line on stderr, exit 1.
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"send", pid, "hello?"}, "brain send: 409 process_closed: "},
+		{[]string{"retry", pid}, "brain retry: 409 invalid_state: "},
+		{[]string{"logs", "p_nope"}, `brain logs: 404 not_found: process "p_nope" not found`},
+		{[]string{"new", "nonesuch"}, "brain new: 422 unknown_recipe: "},
+		{[]string{"ps", "--state", "SLEEPING"}, "brain ps: 400 invalid_parameter: "},
+	} {
+		code, _, stderr := s.brain(context.Background(), tt.args...)
+		if code != 1 || !strings.HasPrefix(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("brain %s: exit %d, stderr %q; want 1 and one line starting %q", strings.Join(tt.args, " "), code, stderr, tt.want)
+		}
+	}
+}
+
+// syncBuffer is a buffer written by one goroutine and read by another,
+// which can wait until it holds a text.
+type syncBuffer struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{}
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{changed: make(chan struct{}, 1)} }
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case b.changed <- struct{}{}:
+	default:
+	}
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor waits until the buffer holds text.
+func (b *syncBuffer) waitFor(t *testing.T, text string) {
+	t.Helper()
+	b.waitUntil(t, func(s string) bool { return strings.Contains(s, text) })
+}
+
+// waitUntil waits until ok holds for the buffer's text.
+func (b *syncBuffer) waitUntil(t *testing.T, ok func(string) bool) {
+	t.Helper()
+	timeout := time.After(waitTimeout)
+	for !ok(b.String()) {
+		select {
+		case <-b.changed:
+		case <-timeout:
+			t.Fatalf("the condition does not hold after %s on:\n%s", waitTimeout, b.String())
+		}
+	}
+}
+
+func TestClientLogsFollow(t *testing.T) {
+	t.Parallel()
+	s := setupClient(t)
+	pid, state := s.newProcess(t, "default")
+	if state != "BLOCKED" {
+		t.Errorf("created without input: state %s, want BLOCKED", state)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, errOut := newSyncBuffer(), newSyncBuffer()
+	env := func(k string) string {
+		if k == "BRAIN_URL" {
+			return s.url
+		}
+		return ""
+	}
+	code := make(chan int, 1)
+	go func() { code <- runClient(ctx, "logs", []string{pid, "-f"}, env, out, errOut) }()
+
+	s.mustBrain(t, "send", pid, "anyone there?")
+	out.waitFor(t, "user: anyone there?\n")
+	out.waitFor(t, "brain's demo model")
+	cancel() // Ctrl-C
+	select {
+	case c := <-code:
+		if c != 0 {
+			t.Errorf("brain logs -f interrupted: exit %d, want 0; stderr %s", c, errOut.String())
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("brain logs -f did not end when interrupted")
+	}
+	if n := strings.Count(out.String(), "user: anyone there?"); n != 1 {
+		t.Errorf("the message is shown %d times, want once:\n%s", n, out.String())
+	}
+}
+
+func TestClientUnreachable(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	env := func(k string) string {
+		if k == "BRAIN_URL" {
+			return "http://127.0.0.1:1/"
+		}
+		return ""
+	}
+	code := runClient(context.Background(), "ps", nil, env, &stdout, &stderr)
+	if code != 1 || !strings.HasPrefix(stderr.String(), "brain ps: cannot reach brain at http://127.0.0.1:1: dial tcp") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+func TestClientMisuse(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"new"}, "brain new: missing RECIPE"},
+		{[]string{"send"}, "brain send: missing PID and TEXT"},
+		{[]string{"send", "p_1"}, "brain send: missing TEXT"},
+		{[]string{"steer", "p_1", " "}, "brain steer: TEXT is empty"},
+		{[]string{"logs"}, "brain logs: missing PID"},
+		{[]string{"logs", "p_1", "p_2"}, `brain logs: unexpected argument "p_2"`},
+		{[]string{"logs", "p_1", "--view", "json"}, `brain logs: --view "json": want user or raw`},
+		{[]string{"ps", "--colour"}, "brain ps: flag provided but not defined: -colour"},
+		{[]string{"ps", "all"}, `brain ps: unexpected argument "all"`},
+		{[]string{"pause"}, "brain pause: missing PID"},
+		{[]string{"stop", "p_1", "now"}, `brain stop: unexpected argument "now"`},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		// No server: misuse is found before any request.
+		code := runClient(context.Background(), tt.args[0], tt.args[1:], func(string) string { return "http://127.0.0.1:1" }, &stdout, &stderr)
+		if code != 2 || !strings.HasPrefix(stderr.String(), tt.want) || !strings.Contains(stderr.String(), "\nusage: brain "+tt.args[0]+" ") {
+			t.Errorf("brain %s: exit %d, stderr %q; want 2 and %q with the usage", strings.Join(tt.args, " "), code, stderr.String(), tt.want)
+		}
+	}
+}
+
+func TestParseArgsInterspersed(t *testing.T) {
+	t.Parallel()
+	cc := &clientCall{name: "brain logs", stdout: &bytes.Buffer{}}
+	fs := cc.flags()
+	follow := fs.Bool("f", false, "")
+	view := fs.String("view", "user", "")
+	got, err := cc.parse(fs, []string{"p_1", "-f", "--view", "raw", "--", "-x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !*follow || *view != "raw" || strings.Join(got, ",") != "p_1,-x" {
+		t.Errorf("follow %v, view %q, args %q", *follow, *view, got)
+	}
+}
+
+func TestAge(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		-time.Second: "0s", 0: "0s", 59 * time.Second: "59s", 90 * time.Second: "1m",
+		3 * time.Hour: "3h", 47 * time.Hour: "47h", 72 * time.Hour: "3d",
+	} {
+		if got := age(d); got != want {
+			t.Errorf("age(%s) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain/api"
+)
+
+// embeddedRedis is the --redis value that runs miniredis inside the process.
+const embeddedRedis = "embedded"
+
+// defaultConfigFile is read when it exists and no other file is named.
+const defaultConfigFile = "brain.yaml"
+
+// serveConfig is what `brain serve` runs with. Each source overrides the one
+// before it: the defaults, the config file, BRAIN_* environment variables,
+// flags.
+type serveConfig struct {
+	Listen       string
+	Redis        string // embeddedRedis or a redis:// URL
+	Recipes      string // a directory added to the built-in recipes; "" for none
+	Concurrency  int
+	NodeID       string // "" lets the node make one up
+	Engines      []string
+	InsecureOpen bool
+	MaxBody      int64
+	// Tokens come from the config file only (auth.tokens), as hashes.
+	Tokens []api.Token
+	// File is the config file that was read, or "".
+	File string
+}
+
+func defaultServeConfig() serveConfig {
+	return serveConfig{
+		Listen:      "127.0.0.1:8080",
+		Redis:       embeddedRedis,
+		Concurrency: 8,
+		Engines:     []string{"chat", "worker"},
+		MaxBody:     api.DefaultMaxBody,
+	}
+}
+
+// setting is one value that a flag, an environment variable and a key of
+// the config file can all give. Every source goes through the same set, so
+// a value means the same wherever it is written.
+type setting struct {
+	name   string // the flag; the file key is the same with _ for -
+	usage  string
+	isBool bool
+	set    func(c *serveConfig, v string) error
+}
+
+func (s setting) key() string { return strings.ReplaceAll(s.name, "-", "_") }
+func (s setting) env() string { return "BRAIN_" + strings.ToUpper(s.key()) }
+
+var settings = []setting{
+	{name: "listen", usage: "`ADDRESS`: host:port to serve the HTTP API on (default 127.0.0.1:8080)", set: func(c *serveConfig, v string) error {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return fmt.Errorf("want host:port, like 127.0.0.1:8080 (%v)", err)
+		}
+		c.Listen = v
+		return nil
+	}},
+	{name: "redis", usage: "`URL`: the Redis that keeps the state (redis://[user:password@]host:port/db, rediss://, unix://), or \"embedded\": an in-memory Redis inside the process, lost on exit (default embedded)", set: func(c *serveConfig, v string) error {
+		if v != embeddedRedis {
+			if _, err := redis.ParseURL(v); err != nil {
+				return fmt.Errorf("want a redis:// URL or %q (%v)", embeddedRedis, err)
+			}
+		}
+		c.Redis = v
+		return nil
+	}},
+	{name: "recipes", usage: "`DIR`: a directory of recipe files (*.yaml) added to the built-in recipes; reloaded on SIGHUP", set: func(c *serveConfig, v string) error {
+		c.Recipes = v
+		return nil
+	}},
+	{name: "concurrency", usage: "`N`: the most turns this node runs at once (default 8)", set: func(c *serveConfig, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("want a whole number of at least 1 (got %q)", v)
+		}
+		c.Concurrency = n
+		return nil
+	}},
+	{name: "node-id", usage: "`ID`: the name of this node in leases and logs (default hostname-pid-random)", set: func(c *serveConfig, v string) error {
+		c.NodeID = v
+		return nil
+	}},
+	{name: "engines", usage: "`LIST`: the engines this node runs, comma-separated: chat, worker (default chat,worker)", set: func(c *serveConfig, v string) error {
+		var engines []string
+		for e := range strings.SplitSeq(v, ",") {
+			e = strings.TrimSpace(e)
+			if e != "chat" && e != "worker" {
+				return fmt.Errorf("unknown engine %q; want chat, worker or both (chat,worker)", e)
+			}
+			if !slices.Contains(engines, e) {
+				engines = append(engines, e)
+			}
+		}
+		c.Engines = engines
+		return nil
+	}},
+	{name: "insecure-open", isBool: true, usage: "serve without auth tokens on a non-loopback address: anyone who reaches it is admin", set: func(c *serveConfig, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false (got %q)", v)
+		}
+		c.InsecureOpen = b
+		return nil
+	}},
+	{name: "max-body", usage: "`SIZE`: the largest request body the API accepts, in bytes or with a KiB or MiB suffix (default 64KiB)", set: func(c *serveConfig, v string) error {
+		n, err := parseSize(v)
+		if err != nil {
+			return err
+		}
+		c.MaxBody = n
+		return nil
+	}},
+}
+
+// parseSize reads a positive byte count: 4096, 64KiB, 1MiB.
+func parseSize(v string) (int64, error) {
+	num, unit := v, int64(1)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}} {
+		if s, ok := strings.CutSuffix(v, u.suffix); ok {
+			num, unit = strings.TrimSpace(s), u.n
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 1 || n > (1<<40)/unit {
+		return 0, fmt.Errorf("want a size like 1048576, 512KiB or 1MiB (got %q)", v)
+	}
+	return n * unit, nil
+}
+
+const serveUsage = `Usage:
+  brain serve [--config FILE] [flags]
+
+Runs a brain node with its HTTP API. Settings come from, each overriding the
+one before: the defaults, the config file (--config FILE, or BRAIN_CONFIG, or
+./brain.yaml when it exists), BRAIN_* environment variables (BRAIN_LISTEN,
+BRAIN_REDIS, ... : the flag's name in upper case with _ for -), then flags.
+The config file uses the flags' names with _ for - (node_id, max_body, ...)
+and also holds the API tokens, as SHA-256 hashes (see brain token):
+
+  listen: 127.0.0.1:8080
+  redis: redis://127.0.0.1:6379/0
+  recipes: ./recipes            # relative to the file's directory
+  auth:
+    tokens:
+      - {name: alice, role: user, sha256: <brain token hash>}
+
+Without tokens the API is open (everyone is admin) and serves on a loopback
+address only, unless --insecure-open. SIGHUP reloads the recipes.
+
+Flags:
+`
+
+// loadServeConfig reads the settings of `brain serve` from its flags, the
+// environment (lookupEnv) and the config file.
+func loadServeConfig(args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (serveConfig, error) {
+	fs := flag.NewFlagSet("brain serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, serveUsage)
+		fs.PrintDefaults()
+	}
+	configFile := fs.String("config", "", "read settings and tokens from this YAML `FILE` (default ./brain.yaml when it exists; env BRAIN_CONFIG)")
+	type flagValue struct {
+		s setting
+		v string
+	}
+	var flagged []flagValue
+	for _, s := range settings {
+		record := func(v string) error {
+			var scratch serveConfig // checked now, applied after the file and the environment
+			if err := s.set(&scratch, v); err != nil {
+				return err
+			}
+			flagged = append(flagged, flagValue{s, v})
+			return nil
+		}
+		if s.isBool {
+			fs.BoolFunc(s.name, s.usage, record)
+		} else {
+			fs.Func(s.name, s.usage, record)
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return serveConfig{}, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return serveConfig{}, fmt.Errorf("unexpected argument %q: settings are flags, like --listen 127.0.0.1:8080", fs.Arg(0))
+	}
+
+	c := defaultServeConfig()
+	path := *configFile
+	if path == "" {
+		path, _ = lookupEnv("BRAIN_CONFIG")
+	}
+	if path == "" {
+		if _, err := os.Stat(defaultConfigFile); err == nil {
+			path = defaultConfigFile
+		}
+	}
+	if path != "" {
+		if err := readConfigFile(path, &c); err != nil {
+			return serveConfig{}, err
+		}
+		c.File = path
+	}
+	var errs []error
+	for _, s := range settings {
+		v, ok := lookupEnv(s.env())
+		if !ok || v == "" {
+			continue
+		}
+		if err := s.set(&c, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", s.env(), v, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return serveConfig{}, err
+	}
+	for _, f := range flagged {
+		_ = f.s.set(&c, f.v) // checked when parsed
+	}
+	return c, nil
+}

@@ -1,0 +1,322 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/api"
+)
+
+// A token hash for tests: the SHA-256 of "secret".
+const secretHash = "2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b"
+
+// writeConfig writes a brain.yaml into a new directory and returns its path.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "brain.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+func TestLoadServeConfigPrecedence(t *testing.T) {
+	t.Parallel()
+	if api.HashToken("secret") != secretHash {
+		t.Fatalf("secretHash is stale: %s", api.HashToken("secret"))
+	}
+	const file = `# every setting
+listen: 127.0.0.1:9000
+redis: redis://localhost:6379/2
+recipes: my-recipes
+concurrency: 4
+node_id: node-a
+engines: [worker]
+insecure_open: false
+max_body: 1MiB
+auth:
+  tokens:
+    - name: alice
+      role: user
+      sha256: ` + secretHash + `
+`
+	fromFile := func(dir string) serveConfig {
+		return serveConfig{
+			Listen: "127.0.0.1:9000", Redis: "redis://localhost:6379/2", Recipes: filepath.Join(dir, "my-recipes"),
+			Concurrency: 4, NodeID: "node-a", Engines: []string{"worker"}, MaxBody: 1 << 20,
+			Tokens: []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
+			File:   filepath.Join(dir, "brain.yaml"),
+		}
+	}
+	tests := []struct {
+		name string
+		file string // brain.yaml's text; "" for no file
+		env  map[string]string
+		args []string
+		want func(dir string) serveConfig // dir: the file's directory
+	}{
+		{
+			name: "defaults",
+			want: func(string) serveConfig { return defaultServeConfig() },
+		},
+		{
+			name: "file",
+			file: file,
+			want: fromFile,
+		},
+		{
+			name: "env over file",
+			file: file,
+			env:  map[string]string{"BRAIN_LISTEN": "127.0.0.1:9001", "BRAIN_ENGINES": "chat,worker", "BRAIN_RECIPES": "env-recipes", "BRAIN_NODE_ID": ""},
+			want: func(dir string) serveConfig {
+				c := fromFile(dir)
+				c.Listen, c.Engines, c.Recipes = "127.0.0.1:9001", []string{"chat", "worker"}, "env-recipes"
+				return c // an empty variable counts as unset: node_id stays
+			},
+		},
+		{
+			name: "flags over env over file",
+			file: file,
+			env:  map[string]string{"BRAIN_LISTEN": "127.0.0.1:9001", "BRAIN_CONCURRENCY": "3", "BRAIN_INSECURE_OPEN": "false"},
+			args: []string{"--listen", "0.0.0.0:9002", "--insecure-open", "--max-body=4096", "--redis", "embedded"},
+			want: func(dir string) serveConfig {
+				c := fromFile(dir)
+				c.Listen, c.Concurrency, c.InsecureOpen, c.MaxBody, c.Redis = "0.0.0.0:9002", 3, true, 4096, "embedded"
+				return c
+			},
+		},
+		{
+			name: "flags over defaults without a file",
+			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel"},
+			want: func(string) serveConfig {
+				c := defaultServeConfig()
+				c.Concurrency, c.Engines, c.NodeID, c.Recipes = 2, []string{"chat"}, "n1", "rel"
+				return c
+			},
+		},
+		{
+			name: "the last of a repeated flag wins",
+			args: []string{"--listen", "127.0.0.1:1", "--listen", "127.0.0.1:2"},
+			want: func(string) serveConfig {
+				c := defaultServeConfig()
+				c.Listen = "127.0.0.1:2"
+				return c
+			},
+		},
+		{
+			name: "upper-case hashes, anchors and quoted values",
+			file: "listen: &addr \"127.0.0.1:9003\"\nnode_id: *addr\nauth:\n  tokens:\n    - {name: ops, role: admin, sha256: " + strings.ToUpper(secretHash) + "}\n",
+			want: func(dir string) serveConfig {
+				c := defaultServeConfig()
+				c.Listen, c.NodeID, c.File = "127.0.0.1:9003", "127.0.0.1:9003", filepath.Join(dir, "brain.yaml")
+				c.Tokens = []api.Token{{Name: "ops", Role: api.RoleAdmin, SHA256: secretHash}}
+				return c
+			},
+		},
+		{
+			name: "an empty file sets nothing",
+			file: "# nothing yet\n",
+			want: func(dir string) serveConfig {
+				c := defaultServeConfig()
+				c.File = filepath.Join(dir, "brain.yaml")
+				return c
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			dir := ""
+			if tt.file != "" {
+				path := writeConfig(t, tt.file)
+				dir = filepath.Dir(path)
+				env["BRAIN_CONFIG"] = path // the file by environment; --config is tested below
+			}
+			got, err := loadServeConfig(tt.args, envOf(env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want(dir), got); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadServeConfigFlagNamesFile(t *testing.T) {
+	t.Parallel()
+	byEnv := writeConfig(t, "listen: 127.0.0.1:1\n")
+	byFlag := writeConfig(t, "listen: 127.0.0.1:2\n")
+	got, err := loadServeConfig([]string{"--config", byFlag}, envOf(map[string]string{"BRAIN_CONFIG": byEnv}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Listen != "127.0.0.1:2" || got.File != byFlag {
+		t.Errorf("--config lost to BRAIN_CONFIG: listen %s from %s", got.Listen, got.File)
+	}
+}
+
+func TestLoadServeConfigErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		file string
+		env  map[string]string
+		args []string
+		want []string // each must appear in the error
+	}{
+		{
+			name: "unknown field",
+			file: "listen: 127.0.0.1:8080\nlisen: 127.0.0.1:8081\n",
+			want: []string{"brain.yaml:2:1: lisen: unknown field; want one of auth, listen, redis"},
+		},
+		{
+			name: "bad value",
+			file: "concurrency: lots\n",
+			want: []string{`brain.yaml:1:14: concurrency: want a whole number of at least 1 (got "lots")`},
+		},
+		{
+			name: "every problem at once",
+			file: "concurrency: 0\nengines: chat,gpu\nredis: http://x\n",
+			want: []string{
+				"brain.yaml:1:14: concurrency:",
+				`brain.yaml:2:10: engines: unknown engine "gpu"`,
+				"brain.yaml:3:8: redis: want a redis:// URL",
+			},
+		},
+		{
+			name: "repeated key",
+			file: "listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n",
+			want: []string{"brain.yaml:2:1: listen: repeated (first at line 1); keep one"},
+		},
+		{
+			name: "list for a single value",
+			file: "listen: [a, b]\n",
+			want: []string{"brain.yaml:1:9: listen: want a single value, not a list"},
+		},
+		{
+			name: "empty value",
+			file: "listen:\n",
+			want: []string{"brain.yaml:1:8: listen: want a value"},
+		},
+		{
+			name: "not a mapping",
+			file: "- listen\n",
+			want: []string{"brain.yaml:1:1: (top level): want a mapping"},
+		},
+		{
+			name: "invalid YAML",
+			file: "listen: 127.0.0.1:8080\n  redis: [\n",
+			want: []string{"brain.yaml:2: invalid YAML"},
+		},
+		{
+			name: "two documents",
+			file: "listen: 127.0.0.1:1\n---\nlisten: 127.0.0.1:2\n",
+			want: []string{"brain.yaml:2:1: a second YAML document; keep one"},
+		},
+		{
+			name: "bad role",
+			file: "auth:\n  tokens:\n    - name: alice\n      role: boss\n      sha256: " + secretHash + "\n",
+			want: []string{`brain.yaml:4:13: auth.tokens[0].role: want user, operator or admin (got "boss")`},
+		},
+		{
+			name: "plain token",
+			file: "auth:\n  tokens:\n    - {name: alice, role: user, token: hunter2}\n",
+			want: []string{
+				"brain.yaml:3:33: auth.tokens[0].token: plain tokens are never stored",
+				"brain.yaml:3:7: auth.tokens[0]: sha256: required",
+			},
+		},
+		{
+			name: "bad hash",
+			file: "auth:\n  tokens:\n    - {name: alice, role: user, sha256: abc}\n",
+			want: []string{"brain.yaml:3:41: auth.tokens[0].sha256: want the 64 hex digits"},
+		},
+		{
+			name: "repeated token name",
+			file: "auth:\n  tokens:\n    - {name: a, role: user, sha256: " + secretHash + "}\n    - {name: a, role: admin, sha256: " + strings.Repeat("0", 64) + "}\n",
+			want: []string{`brain.yaml:4:14: auth.tokens[1].name: "a" is already the name of another token`},
+		},
+		{
+			name: "tokens not a list",
+			file: "auth:\n  tokens: alice\n",
+			want: []string{"brain.yaml:2:11: auth.tokens: want a list of {name, role, sha256}"},
+		},
+		{
+			name: "bad environment variable",
+			env:  map[string]string{"BRAIN_CONCURRENCY": "0", "BRAIN_MAX_BODY": "big"},
+			want: []string{`BRAIN_CONCURRENCY="0": want a whole number`, `BRAIN_MAX_BODY="big": want a size`},
+		},
+		{
+			name: "bad flag",
+			args: []string{"--engines", "gpu"},
+			want: []string{`invalid value "gpu" for flag -engines: unknown engine "gpu"`},
+		},
+		{
+			name: "bad listen flag",
+			args: []string{"--listen", "8080"},
+			want: []string{`invalid value "8080" for flag -listen: want host:port`},
+		},
+		{
+			name: "argument",
+			args: []string{"now"},
+			want: []string{`unexpected argument "now"`},
+		},
+		{
+			name: "missing config file",
+			args: []string{"--config", filepath.Join(t.TempDir(), "nope.yaml")},
+			want: []string{"config file: open ", "nope.yaml: no such file or directory"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			if tt.file != "" {
+				env["BRAIN_CONFIG"] = writeConfig(t, tt.file)
+			}
+			_, err := loadServeConfig(tt.args, envOf(env), io.Discard)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{"1": 1, "4096": 4096, "64KiB": 64 << 10, "2MiB": 2 << 20, "1 MiB": 1 << 20} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1", "1GB", "KiB", "1.5MiB", "99999999999MiB"} {
+		if got, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) = %d, want an error", in, got)
+		}
+	}
+}

@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/testutil"
+)
+
+// e2eTimeout bounds each wait of the end-to-end test; the whole test takes
+// a few seconds once the binary is built.
+const e2eTimeout = 15 * time.Second
+
+// TestEndToEnd builds the binary, runs `brain serve` on a real
+// redis-server and drives conversations through the API client and the
+// CLI, then stops the server with SIGTERM.
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("SKIPPED: the end-to-end test builds the binary and needs the go command on PATH: %v", err)
+	}
+	rs := testutil.StartRedis(t) // skips, or fails with BRAIN_REQUIRE_REDIS=1, without redis-server
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "brain")
+	build := exec.Command(goBin, "build", "-o", bin, "github.com/engine-brain/brain/cmd/brain")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	recipeDir := filepath.Join(dir, "recipes")
+	if err := os.Mkdir(recipeDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, bin, dir, "--redis", "redis://"+rs.Addr, "--listen", "127.0.0.1:0", "--recipes", recipeDir)
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+
+	// Through the API client: input → BLOCKED with the demo answer; a
+	// message → READY, RUNNING → BLOCKED again.
+	c := api.NewClient(srv.url, "")
+	p, err := c.CreateProcess(ctx, api.CreateRequest{Recipe: "default", Input: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.State != "READY" || p.Recipe != "default" {
+		t.Errorf("created %+v, want a READY default process", p)
+	}
+	states, last := followUntilBlocked(ctx, t, c, p.ID, "")
+	if want := []string{"RUNNING", "BLOCKED"}; !slices.Equal(states, want) {
+		t.Errorf("first turn: states %v, want %v", states, want)
+	}
+	if _, err := c.Send(ctx, p.ID, "and now?", "e2e-1"); err != nil {
+		t.Fatal(err)
+	}
+	states, _ = followUntilBlocked(ctx, t, c, p.ID, last)
+	if want := []string{"READY", "RUNNING", "BLOCKED"}; !slices.Equal(states, want) {
+		t.Errorf("after a message: states %v, want %v", states, want)
+	}
+
+	// Through the CLI.
+	out := srv.brain(t, "new", "default", "hello")
+	m := regexp.MustCompile(`^(\S+) READY\n$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("brain new printed %q, want `ID READY`", out)
+	}
+	pid := m[1]
+	followUntilBlocked(ctx, t, c, pid, "")
+	out = srv.brain(t, "logs", pid)
+	for _, want := range []string{"user: hello\n", "assistant: Hello! This is **brain's demo model**."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("brain logs lacks %q:\n%s", want, out)
+		}
+	}
+	out = srv.brain(t, "ps")
+	for _, id := range []string{p.ID, pid} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(id) + ` +default +BLOCKED `).MatchString(out) {
+			t.Errorf("brain ps does not list %s as BLOCKED:\n%s", id, out)
+		}
+	}
+
+	// SIGHUP reloads the recipes: a broken file is reported and changes
+	// nothing; once fixed, its recipe can be used.
+	helper := filepath.Join(recipeDir, "helper.yaml")
+	writeRecipe(t, recipeDir, "helper.yaml", "name: helper\nextends: default\nmax_rounds: lots\n")
+	srv.hangup(t, "recipes reload failed")
+	writeRecipe(t, recipeDir, "helper.yaml", "name: helper\nextends: default\ndescription: helps\n")
+	srv.hangup(t, "recipes reloaded")
+	if out := srv.brain(t, "new", "helper"); !strings.HasSuffix(out, " BLOCKED\n") {
+		t.Errorf("brain new helper after the reload printed %q", out)
+	}
+	if !strings.Contains(srv.log.String(), helper+":3:") {
+		t.Errorf("the failed reload is not reported at %s:3:\n%s", helper, srv.log.String())
+	}
+
+	srv.stop(t)
+	for _, want := range []string{demoModelWarning, "shutting down", "node stopped"} {
+		if !strings.Contains(srv.log.String(), want) {
+			t.Errorf("the server's log lacks %q:\n%s", want, srv.log.String())
+		}
+	}
+}
+
+// serveProcess is a `brain serve` child process.
+type serveProcess struct {
+	bin, url string
+	env      []string
+	cmd      *exec.Cmd
+	log      *syncBuffer   // its stderr: the log, as JSON lines
+	exited   chan struct{} // closed when it has exited, with err set
+	err      error
+}
+
+// startServe starts `brain serve` in dir and waits until it logs the URL
+// it serves on and /readyz answers. Listening on port 0 and reading the
+// address from the log leaves no window in which another process could
+// take a port picked in advance, and needs no polling: the log line comes
+// once the listener is bound, the node started and Redis answered.
+func startServe(t *testing.T, bin, dir string, args ...string) *serveProcess {
+	t.Helper()
+	s := &serveProcess{bin: bin, env: hermeticEnv(), log: newSyncBuffer(), exited: make(chan struct{})}
+	s.cmd = exec.Command(bin, append([]string{"--log-format", "json", "serve"}, args...)...)
+	s.cmd.Dir = dir // no brain.yaml there
+	s.cmd.Env = s.env
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	var copied sync.WaitGroup
+	copied.Go(func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			_, _ = s.log.Write([]byte(line + "\n"))
+			var entry struct{ Msg string }
+			if json.Unmarshal([]byte(line), &entry) == nil {
+				if u, ok := strings.CutPrefix(entry.Msg, "serving on "); ok {
+					urls <- u
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+	})
+	go func() {
+		copied.Wait() // Wait closes the pipe: read it all first
+		s.err = s.cmd.Wait()
+		close(s.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-s.exited:
+		default:
+			_ = s.cmd.Process.Kill()
+			<-s.exited
+		}
+	})
+
+	select {
+	case s.url = <-urls:
+	case <-s.exited:
+		t.Fatalf("brain serve exited before serving: %v\n%s", s.err, s.log.String())
+	case <-time.After(e2eTimeout):
+		t.Fatalf("brain serve logged no URL within %s:\n%s", e2eTimeout, s.log.String())
+	}
+	resp, err := http.Get(s.url + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz: %s\n%s", resp.Status, s.log.String())
+	}
+	return s
+}
+
+// hermeticEnv is the test's environment without BRAIN_* variables, which
+// would change what the binary does.
+func hermeticEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "BRAIN_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// brain runs a client command of the binary against the server and
+// returns its stdout; it must succeed.
+func (s *serveProcess) brain(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.bin, args...)
+	cmd.Env = append(s.env, "BRAIN_URL="+s.url)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("brain %s: %v\nstderr: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// hangup sends SIGHUP and waits for the log to say want.
+func (s *serveProcess) hangup(t *testing.T, want string) {
+	t.Helper()
+	before := strings.Count(s.log.String(), want)
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	s.log.waitUntil(t, func(log string) bool { return strings.Count(log, want) > before })
+}
+
+// stop sends SIGTERM and checks that the server exits 0.
+func (s *serveProcess) stop(t *testing.T) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.exited:
+		if s.err != nil {
+			t.Errorf("brain serve after SIGTERM: %v, want exit 0\n%s", s.err, s.log.String())
+		}
+	case <-time.After(e2eTimeout):
+		t.Fatalf("brain serve did not exit within %s of SIGTERM:\n%s", e2eTimeout, s.log.String())
+	}
+}
+
+var errBlocked = errors.New("blocked")
+
+// followUntilBlocked follows pid's raw log after event id after until a
+// state change to BLOCKED, and returns the states it changed to and the id
+// of that last event.
+func followUntilBlocked(ctx context.Context, t *testing.T, c *api.Client, pid, after string) (states []string, last string) {
+	t.Helper()
+	err := c.Stream(ctx, pid, "raw", after, func(e conversation.Event) error {
+		last = e.ID
+		if sc := e.StateChange; sc != nil {
+			states = append(states, sc.To)
+			if sc.To == "BLOCKED" {
+				return errBlocked
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, errBlocked) {
+		t.Fatalf("following %s until BLOCKED: %v (states %v)", pid, err, states)
+	}
+	return states, last
+}

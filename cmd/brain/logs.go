@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/engine-brain/brain/conversation"
+)
+
+// logsPage is how many events `brain logs` asks for at a time.
+const logsPage = 500
+
+// runLogs prints a process's log: the user view as a transcript, or with
+// --view raw every event on one line. With -f it then follows the log
+// until ctx ends (Ctrl-C), which is a normal exit.
+func runLogs(ctx context.Context, cc *clientCall, args []string) error {
+	fs := cc.flags()
+	follow := fs.Bool("f", false, "follow: print new events as they come, until Ctrl-C")
+	view := fs.String("view", "user", "`VIEW` of the log: user (what a person sees) or raw (every event; operators)")
+	rest, err := cc.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(rest) == 0:
+		return usagef("missing PID")
+	case len(rest) > 1:
+		return usagef("unexpected argument %q", rest[1])
+	case *view != "user" && *view != "raw":
+		return usagef("--view %q: want user or raw", *view)
+	}
+	pid := rest[0]
+	show := func(events []conversation.Event) {
+		if *view == "raw" {
+			for i := range events {
+				fmt.Fprintln(cc.stdout, rawLine(&events[i]))
+			}
+			return
+		}
+		writeTranscript(cc.stdout, events)
+	}
+
+	// Pages end where the log ends: Next stops moving. In the user view a
+	// page may show nothing while Next moves over events the view omits.
+	after := ""
+	for {
+		page, err := cc.client.Events(ctx, pid, *view, after, logsPage)
+		if err != nil {
+			return err
+		}
+		show(page.Events)
+		if page.Next == "" || page.Next == after {
+			break
+		}
+		after = page.Next
+	}
+	if !*follow {
+		return nil
+	}
+	// Stream goes on after the last event the pages covered, and reconnects
+	// by itself when the connection drops (a restart of the server).
+	err = cc.client.Stream(ctx, pid, *view, after, func(e conversation.Event) error {
+		show([]conversation.Event{e})
+		return nil
+	})
+	if ctx.Err() != nil {
+		return nil // interrupted: the way -f ends
+	}
+	return err
+}
+
+// rawLine is an event on one line: `type by: summary`.
+func rawLine(e *conversation.Event) string {
+	head := string(e.Type)
+	if e.By != "" {
+		head += " " + e.By
+	}
+	if s := summary(e); s != "" {
+		return head + ": " + s
+	}
+	return head
+}
+
+// summaryMax bounds the text of a raw line.
+const summaryMax = 160
+
+// summary describes an event's payload in a few words.
+func summary(e *conversation.Event) string {
+	switch {
+	case e.TurnStart != nil:
+		return e.TurnStart.Reason
+	case e.InboxMessage != nil:
+		m := e.InboxMessage
+		kind := string(m.Kind)
+		if m.From != "" && m.From != e.By {
+			kind += " from " + m.From
+		}
+		return "[" + kind + "] " + clip(m.Content)
+	case e.ChatResponse != nil:
+		c := e.ChatResponse
+		text := c.Text
+		if len(c.Structured) > 0 {
+			text = string(c.Structured)
+		}
+		return string(c.Variant) + ": " + clip(text)
+	case e.ToolCallRequest != nil:
+		return e.ToolCallRequest.Name + " " + clip(string(e.ToolCallRequest.Arguments))
+	case e.ToolCallResponse != nil:
+		r := e.ToolCallResponse
+		s := r.Name
+		if r.IsError {
+			s += " (error)"
+		}
+		return s + ": " + clip(conversation.TextOf(r.Content))
+	case e.ValidationCorrection != nil:
+		v := e.ValidationCorrection
+		return fmt.Sprintf("%s #%d: %s", v.Validator, v.Attempt, clip(v.Text))
+	case e.StateChange != nil:
+		c := e.StateChange
+		return fmt.Sprintf("%s -> %s (%s)", c.From, c.To, c.Event)
+	case e.SystemNotice != nil:
+		return e.SystemNotice.Code + ": " + clip(e.SystemNotice.Text)
+	case e.HostedActivity != nil:
+		h := e.HostedActivity
+		return strings.TrimSpace(fmt.Sprintf("%s %s %s", h.Name, h.State, clip(h.Summary)))
+	case e.Presentation != nil:
+		return clip(e.Presentation.Summary)
+	}
+	return ""
+}
+
+// clip folds text onto one line and shortens it to summaryMax runes.
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > summaryMax {
+		return string(r[:summaryMax-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/engine-brain/brain/api"
+)
+
+// psPage is how many processes `brain ps` asks for at a time.
+const psPage = 100
+
+// runPS lists the processes, every page of them, as a table.
+func runPS(ctx context.Context, cc *clientCall, args []string) error {
+	fs := cc.flags()
+	state := fs.String("state", "", "only processes in this `STATE`: READY, RUNNING, BLOCKED, PAUSED, DONE or FAILED")
+	rest, err := cc.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("unexpected argument %q", rest[0])
+	}
+	var all []api.Process
+	after := ""
+	for {
+		page, err := cc.client.ListProcesses(ctx, *state, after, psPage)
+		if err != nil {
+			return err
+		}
+		all = append(all, page.Processes...)
+		if page.Next == "" || page.Next == after {
+			break
+		}
+		after = page.Next
+	}
+	writeProcessTable(cc.stdout, all, time.Now())
+	return nil
+}
+
+// writeProcessTable prints processes as aligned columns.
+func writeProcessTable(w io.Writer, ps []api.Process, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tRECIPE\tSTATE\tOWNER\tAGE")
+	for _, p := range ps {
+		state := p.State
+		if p.PausedFrom != "" {
+			state += " (from " + p.PausedFrom + ")"
+		}
+		owner := p.Owner
+		if owner == "" {
+			owner = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.ID, p.Recipe, state, owner, age(now.Sub(p.CreatedAt)))
+	}
+	_ = tw.Flush()
+}
+
+// age prints a duration the way ps does: its largest unit only.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// redisPingTimeout bounds the first contact with Redis at start.
+const redisPingTimeout = 5 * time.Second
+
+// openRedis connects to the Redis that --redis names, or starts the
+// embedded one. release closes the client (and stops the embedded server).
+func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb *redis.Client, release func(), err error) {
+	if spec == embeddedRedis {
+		mr := miniredis.NewMiniRedis()
+		mr.ClockTTL(true) // leases must expire in real time
+		if err := mr.Start(); err != nil {
+			return nil, nil, fmt.Errorf("embedded redis: %w", err)
+		}
+		log.Warn("using an embedded in-memory Redis: state is in memory and lost on exit; use --redis redis://HOST:PORT to keep it")
+		rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+		return rdb, func() { _ = rdb.Close(); mr.Close() }, nil
+	}
+	opts, err := redis.ParseURL(spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--redis: %w", err) // checked when loaded; kept for safety
+	}
+	rdb = redis.NewClient(opts)
+	pctx, cancel := context.WithTimeout(ctx, redisPingTimeout)
+	defer cancel()
+	// The address only: the URL may carry a password.
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, nil, fmt.Errorf("redis at %s (db %d) does not answer: %w", opts.Addr, opts.DB, err)
+	}
+	log.Info("connected to redis", zap.String("addr", opts.Addr), zap.Int("db", opts.DB))
+	return rdb, func() { _ = rdb.Close() }, nil
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/recipes"
+)
+
+// recipeSink records the libraries a reload hands over.
+type recipeSink struct{ got []*recipes.Library }
+
+func (s *recipeSink) SetRecipes(lib *recipes.Library) { s.got = append(s.got, lib) }
+
+func writeRecipe(t *testing.T, dir, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReload(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeRecipe(t, dir, "helper.yaml", "name: helper\nextends: default\ndescription: helps\n")
+	models, err := demoModels(recipes.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &recipeSink{}
+	r := &reloader{dir: dir, models: models, node: sink, log: zap.NewNop()}
+
+	if err := r.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.got) != 1 {
+		t.Fatalf("SetRecipes called %d times, want 1", len(sink.got))
+	}
+	if _, err := sink.got[0].Get("helper"); err != nil {
+		t.Errorf("the reloaded recipes lack helper: %v", err)
+	}
+
+	// A broken file: the error names it, and the node keeps its recipes.
+	writeRecipe(t, dir, "broken.yaml", "name: broken\nextends: default\nmax_rounds: lots\n")
+	err = r.Reload(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "broken.yaml:3:") {
+		t.Errorf("reload of a broken recipe: %v, want an error at broken.yaml:3", err)
+	}
+	if len(sink.got) != 1 {
+		t.Errorf("SetRecipes called after a failed reload")
+	}
+
+	// A provider the server has no model for.
+	if err := os.Remove(filepath.Join(dir, "broken.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	writeRecipe(t, dir, "other.yaml", "name: other\nextends: default\nmodel:\n  provider: elsewhere\n")
+	err = r.Reload(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "elsewhere") {
+		t.Errorf("reload naming an unknown provider: %v, want an error naming it", err)
+	}
+	if len(sink.got) != 1 {
+		t.Errorf("SetRecipes called after a failed reload")
+	}
+}
+
+func TestReloadWithoutDirectory(t *testing.T) {
+	t.Parallel()
+	sink := &recipeSink{}
+	r := &reloader{node: sink, log: zap.NewNop()}
+	if err := r.Reload(context.Background()); err != nil || len(sink.got) != 0 {
+		t.Errorf("reload without --recipes: %v, %d libraries; want nil, 0", err, len(sink.got))
+	}
+}
