@@ -97,6 +97,19 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 
+	// /metrics carries the node's metrics, counted from the turns above.
+	resp, err := http.Get(srv.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`brain_turns_total{outcome="await_user",recipe="default"}`, `brain_processes{state="BLOCKED"} 2`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
 	// SIGHUP reloads the recipes: a broken file is reported and changes
 	// nothing; once fixed, its recipe can be used.
 	helper := filepath.Join(recipeDir, "helper.yaml")

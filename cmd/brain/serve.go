@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"io"
 	"net"
 	"net/http"
@@ -92,6 +93,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 	}
 	defer closeRedis()
 
+	reg := metricsRegistry()
 	node, err := brain.New(brain.Config{
 		Redis:       rdb,
 		NodeID:      cfg.NodeID,
@@ -100,8 +102,12 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		Models:      models,
 		Engines:     cfg.Engines,
 		Logger:      log,
+		Metrics:     brain.NewMetrics(reg),
 	})
 	if err != nil {
+		return err
+	}
+	if err := node.RegisterStateGauge(reg); err != nil {
 		return err
 	}
 	reload := &reloader{dir: cfg.Recipes, models: models, node: node, log: log.Named("recipes")}
@@ -109,7 +115,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		Backend: node,
 		Tokens:  cfg.Tokens,
 		MaxBody: cfg.MaxBody,
-		Metrics: metricsHandler(),
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		Reload:  reload.Reload,
 		Logger:  log, // named "api" by the server
 	})
