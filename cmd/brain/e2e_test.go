@@ -85,7 +85,7 @@ func TestEndToEnd(t *testing.T) {
 	pid := m[1]
 	followUntilBlocked(ctx, t, c, pid, "")
 	out = srv.brain(t, "logs", pid)
-	for _, want := range []string{"user: hello\n", "assistant: Hello! This is **brain's demo model**."} {
+	for _, want := range []string{"user: hello\n", "assistant: Hello! This is **brain's demo model**.", "[state] BLOCKED\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("brain logs lacks %q:\n%s", want, out)
 		}

@@ -15,6 +15,14 @@ const logsPage = 500
 // --view raw every event on one line. With -f it then follows the log
 // until ctx ends (Ctrl-C), which is a normal exit.
 func runLogs(ctx context.Context, cc *clientCall, args []string) error {
+	err := logs(ctx, cc, args)
+	if ctx.Err() != nil {
+		return nil // interrupted: the way -f ends, even mid-page
+	}
+	return err
+}
+
+func logs(ctx context.Context, cc *clientCall, args []string) error {
 	fs := cc.flags()
 	follow := fs.Bool("f", false, "follow: print new events as they come, until Ctrl-C")
 	view := fs.String("view", "user", "`VIEW` of the log: user (what a person sees) or raw (every event; operators)")
@@ -55,19 +63,35 @@ func runLogs(ctx context.Context, cc *clientCall, args []string) error {
 		}
 		after = page.Next
 	}
+	// The user view has no state changes: say where the process stands,
+	// and, when following, whenever that changes.
+	state := ""
+	showState := func() error {
+		if *view == "raw" {
+			return nil
+		}
+		p, err := cc.client.GetProcess(ctx, pid)
+		if err != nil {
+			return err
+		}
+		if p.State != state {
+			state = p.State
+			fmt.Fprintf(cc.stdout, "[state] %s\n", state)
+		}
+		return nil
+	}
+	if err := showState(); err != nil {
+		return err
+	}
 	if !*follow {
 		return nil
 	}
 	// Stream goes on after the last event the pages covered, and reconnects
 	// by itself when the connection drops (a restart of the server).
-	err = cc.client.Stream(ctx, pid, *view, after, func(e conversation.Event) error {
+	return cc.client.Stream(ctx, pid, *view, after, func(e conversation.Event) error {
 		show([]conversation.Event{e})
-		return nil
+		return showState()
 	})
-	if ctx.Err() != nil {
-		return nil // interrupted: the way -f ends
-	}
-	return err
 }
 
 // rawLine is an event on one line: `type by: summary`.
