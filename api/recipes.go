@@ -13,8 +13,9 @@ func (s *Server) listRecipes(w http.ResponseWriter, _ *http.Request, _ identity)
 }
 
 // getRecipe serves a recipe as the node runs it: resolved, its extends
-// merged in.
-func (s *Server) getRecipe(w http.ResponseWriter, r *http.Request, _ identity) error {
+// merged in. Users do not see tool settings nor MCP server commands and
+// environments, which can hold credentials.
+func (s *Server) getRecipe(w http.ResponseWriter, r *http.Request, id identity) error {
 	rec, err := s.cfg.Backend.Recipes().Get(r.PathValue("name"))
 	if errors.Is(err, recipes.ErrNotFound) {
 		return errorf(http.StatusNotFound, CodeNotFound, "%v", err)
@@ -22,8 +23,21 @@ func (s *Server) getRecipe(w http.ResponseWriter, r *http.Request, _ identity) e
 	if err != nil {
 		return err
 	}
+	if id.role == RoleUser {
+		redact(rec)
+	}
 	s.writeJSON(w, http.StatusOK, rec)
 	return nil
+}
+
+// redact removes from a recipe (a copy) what only operators may read.
+func redact(rec *recipes.Recipe) {
+	for i := range rec.Tools {
+		rec.Tools[i].Config = nil
+	}
+	for i := range rec.MCPServers {
+		rec.MCPServers[i].Command, rec.MCPServers[i].Args, rec.MCPServers[i].Env = "", nil, nil
+	}
 }
 
 // reloadRecipes reloads the recipes (Config.Reload) and lists the new set.
