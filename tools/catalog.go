@@ -23,16 +23,19 @@ type Factory func(config map[string]any) (Tool, error)
 type Catalog map[string]Factory
 
 // BuiltinCatalog returns the factories of the built-in tools implemented so
-// far that need nothing but their settings. The caller owns the map and may
+// far that need nothing but their settings (present_results takes the
+// recipe's link templates as its config: {links: {name: template}}; the
+// chat engine passes presentation.links). The caller owns the map and may
 // add to it: the runtime adds the built-ins that act through it
 // ([SpawnWorkerFactory], [ScheduleWakeupFactory], [CancelWakeupFactory]),
 // and MCP tools or test tools.
 func BuiltinCatalog() Catalog {
 	return Catalog{
-		Respond:    noConfig(Respond, RespondTool),
-		TellUser:   noConfig(TellUser, TellUserTool),
-		FinishTask: noConfig(FinishTask, FinishTaskTool),
-		HTTPFetch:  HTTPFetchFactory(nil),
+		Respond:        noConfig(Respond, RespondTool),
+		TellUser:       noConfig(TellUser, TellUserTool),
+		FinishTask:     noConfig(FinishTask, FinishTaskTool),
+		HTTPFetch:      HTTPFetchFactory(nil),
+		PresentResults: presentResultsFactory,
 	}
 }
 

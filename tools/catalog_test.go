@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,7 +11,7 @@ import (
 func TestBuiltinCatalog(t *testing.T) {
 	t.Parallel()
 	c := BuiltinCatalog()
-	if diff := cmp.Diff([]string{FinishTask, HTTPFetch, Respond, TellUser}, c.names()); diff != "" {
+	if diff := cmp.Diff([]string{FinishTask, HTTPFetch, PresentResults, Respond, TellUser}, c.names()); diff != "" {
 		t.Errorf("built-ins (-want +got):\n%s", diff)
 	}
 	for name := range c {
@@ -52,7 +53,7 @@ func TestCatalogBuild(t *testing.T) {
 		{
 			name:    "unknown",
 			refs:    []Ref{{Name: "respond"}, {Name: "serch"}},
-			wantErr: `tool "serch" is not available (known: finish_task, http_fetch, lookup, misnamed, respond, tell_user)`,
+			wantErr: `tool "serch" is not available (known: finish_task, http_fetch, lookup, misnamed, present_results, respond, tell_user)`,
 			wantIs:  []error{ErrNotAvailable},
 		},
 		{
@@ -80,7 +81,7 @@ func TestCatalogBuild(t *testing.T) {
 		{
 			name: "every bad entry is reported",
 			refs: []Ref{{Name: "x"}, {Name: "respond"}, {Name: "schedule_wakeup"}},
-			wantErr: `tool "x" is not available (known: finish_task, http_fetch, lookup, misnamed, respond, tell_user)` + "\n" +
+			wantErr: `tool "x" is not available (known: finish_task, http_fetch, lookup, misnamed, present_results, respond, tell_user)` + "\n" +
 				`tool "schedule_wakeup" is not implemented yet`,
 			wantIs: []error{ErrNotAvailable, ErrNotImplemented},
 		},
@@ -118,19 +119,19 @@ func TestCatalogBuild(t *testing.T) {
 
 func TestBuildRefErrorIndex(t *testing.T) {
 	t.Parallel()
-	_, err := BuiltinCatalog().Build([]Ref{{Name: "respond"}, {Name: "present_results"}})
+	_, err := BuiltinCatalog().Build([]Ref{{Name: "respond"}, {Name: "spawn_worker"}})
 	var re *RefError
 	if !errors.As(err, &re) {
 		t.Fatalf("error %v is not a *RefError", err)
 	}
-	if re.Index != 1 || re.Name != "present_results" {
-		t.Errorf("RefError = {Index: %d, Name: %q}, want {1, present_results}", re.Index, re.Name)
+	if re.Index != 1 || re.Name != "spawn_worker" {
+		t.Errorf("RefError = {Index: %d, Name: %q}, want {1, spawn_worker}", re.Index, re.Name)
 	}
 }
 
 // TestRuntimeFactories checks the catalog entries the runtime adds: with
-// them, every built-in a recipe may name so far builds, in the list's
-// order, each taking no settings and refusing a nil runtime.
+// them, every built-in a recipe may name builds, in the list's order, and
+// the runtime's take no settings and refuse a nil runtime.
 func TestRuntimeFactories(t *testing.T) {
 	t.Parallel()
 	sp, sch := &fakeSpawner{id: "p-2"}, &fakeScheduler{id: "w-1"}
@@ -138,7 +139,10 @@ func TestRuntimeFactories(t *testing.T) {
 	catalog[SpawnWorker] = SpawnWorkerFactory(sp)
 	catalog[ScheduleWakeup] = ScheduleWakeupFactory(sch)
 	catalog[CancelWakeup] = CancelWakeupFactory(sch)
-	names := []string{Respond, TellUser, FinishTask, SpawnWorker, ScheduleWakeup, CancelWakeup}
+	names := []string{Respond, TellUser, PresentResults, FinishTask, SpawnWorker, ScheduleWakeup, CancelWakeup, HTTPFetch}
+	if diff := cmp.Diff(BuiltinNames(), slices.Sorted(slices.Values(names))); diff != "" {
+		t.Errorf("the test does not list every built-in (-want +got):\n%s", diff)
+	}
 	refs := make([]Ref, len(names))
 	for i, n := range names {
 		refs[i] = Ref{Name: n}
@@ -192,7 +196,7 @@ func TestBuiltinSchemasProviderSafe(t *testing.T) {
 	all := []Tool{
 		RespondTool(), TellUserTool(), FinishTaskTool(),
 		SpawnWorkerTool(&fakeSpawner{}), ScheduleWakeupTool(&fakeScheduler{}), CancelWakeupTool(&fakeScheduler{}),
-		fetch,
+		fetch, presentTool(t),
 	}
 	for _, tool := range all {
 		def := tool.Definition()

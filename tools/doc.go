@@ -31,6 +31,14 @@
 //   - http_fetch ([HTTPFetchFactory]) GETs a text document; a recipe may
 //     limit it to some hosts (config allow_hosts), which it should for any
 //     process that must not reach internal addresses.
+//   - present_results ([PresentResultsTool]) shows the user a summary and
+//     blocks ([PresentBlock]: metrics, table, chart, links, actions) with a
+//     server-built GFM fallback, through [Result.Presentation], which the
+//     engine records as a presentation event; the model reads only what was
+//     shown and what was dropped or cut. Numbers are formatted and links
+//     built by the server, from the recipe's link templates (config links,
+//     filled from presentation.links by the chat engine): the model never
+//     writes a URL.
 //
 // The built-ins that act for their process go through the runtime, which
 // puts the calling process in each call's context ([WithCaller],

@@ -32,11 +32,16 @@ type Tool interface {
 }
 
 // Result is what a tool call returns: MCP-compatible content blocks, each
-// optionally addressed to the user or the assistant, and whether the call
-// failed.
+// optionally addressed to the user or the assistant, whether the call
+// failed, and the structured part the tool wants shown to the user, if any.
 type Result struct {
 	Content []conversation.Block
 	IsError bool
+	// Presentation, when set on a successful result, is shown to the user
+	// beside the result: the engine records it as a presentation event
+	// (setting its CallID) after the tool's result. present_results sets
+	// it; an error result's is ignored.
+	Presentation *conversation.Presentation
 }
 
 // Text returns the text of r's blocks, joined by newlines, whatever their

@@ -37,10 +37,21 @@ func (v DataRelay) Check(a *Answer) (Correction, bool) {
 	if !a.IsReply || utf8.RuneCountInString(a.Reply) > v.MaxReplyChars {
 		return Correction{}, false
 	}
-	if longestToolResult(a.Turn) < v.MinToolResultChars {
+	if longestToolResult(a.Turn) < v.MinToolResultChars || presented(a.Turn) {
 		return Correction{}, false
 	}
 	return Correction{Validator: DataRelayName, Text: or(v.Correction, DefaultDataRelayCorrection)}, true
+}
+
+// presented reports whether the turn showed the user a presentation: the
+// data reached the user that way, so a brief reply is the right reply.
+func presented(turn []conversation.Event) bool {
+	for i := range turn {
+		if turn[i].Presentation != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // longestToolResult is the length of the longest successful tool result of

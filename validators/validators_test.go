@@ -59,6 +59,8 @@ func TestDataRelay(t *testing.T) {
 		{"error results do not count", v, Answer{Turn: []conversation.Event{result(long, true)}, Reply: "ok", IsReply: true}, false},
 		{"user-only blocks do not count", v, Answer{Turn: []conversation.Event{result(long, false, conversation.RoleUser)}, Reply: "ok", IsReply: true}, false},
 		{"not a reply", v, Answer{Turn: []conversation.Event{result(long, false)}, ToolCalls: 1}, false},
+		{"data shown as a presentation", v, Answer{Turn: []conversation.Event{result(long, false),
+			{Type: conversation.TypePresentation, Presentation: &conversation.Presentation{Summary: "the data"}}}, Reply: "See above.", IsReply: true}, false},
 		// Characters, not bytes: 200 Japanese characters are 600 bytes and
 		// still a brief reply; 500 of them are a long result.
 		{"counts characters", v, Answer{Turn: []conversation.Event{result(strings.Repeat("データ", 167), false)}, Reply: strings.Repeat("はい", 100), IsReply: true}, true},

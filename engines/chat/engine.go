@@ -425,6 +425,13 @@ func (r *run) call(ctx context.Context, c conversation.ToolCall) {
 	r.result(c, res)
 }
 
+// result records the result of tool call c and, after it, the
+// presentation a successful result carries for the user.
 func (r *run) result(c conversation.ToolCall, res tools.Result) {
 	r.add("tool:"+c.Name, conversation.NewToolCallResponse(c.ID, c.Name, res.Content, res.IsError))
+	if res.Presentation != nil && !res.IsError {
+		p := *res.Presentation
+		p.CallID = c.ID
+		r.add("tool:"+c.Name, conversation.Event{Type: conversation.TypePresentation, Presentation: &p})
+	}
 }
