@@ -309,8 +309,9 @@ func (c *checker) links() {
 			continue
 		}
 		n := c.find("presentation", "links", name)
-		if !strings.HasPrefix(tmpl, "/") && !strings.HasPrefix(tmpl, "https://") && !strings.HasPrefix(tmpl, "http://") {
-			c.at(n, path, fmt.Sprintf("a link template must start with `/`, `https://` or `http://` (got %q)", tmpl))
+		if strings.HasPrefix(tmpl, "//") ||
+			!strings.HasPrefix(tmpl, "/") && !strings.HasPrefix(tmpl, "https://") && !strings.HasPrefix(tmpl, "http://") {
+			c.at(n, path, fmt.Sprintf("a link template must start with `/` (not `//`), `https://` or `http://` (got %q)", tmpl))
 			continue
 		}
 		if err := checkTemplate(tmpl); err != "" {
