@@ -1,0 +1,148 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/llm"
+)
+
+// errorPrefix starts the text of a failed tool result, so that the model
+// knows the call failed: Chat Completions has no error flag on tool messages.
+const errorPrefix = "Error: "
+
+// params maps req to a Chat Completions request.
+func (c *Client) params(req *llm.Request) (oai.ChatCompletionNewParams, error) {
+	var p oai.ChatCompletionNewParams
+	p.Model = req.Params.Model
+	if p.Model == "" {
+		p.Model = c.model
+	}
+	if p.Model == "" {
+		return p, fmt.Errorf("%w: no model named: set the recipe's model.name or the provider's default model", ErrBadRequest)
+	}
+	if len(req.Params.HostedTools) > 0 {
+		return p, fmt.Errorf("%w: hosted tools %v need the Responses API, which this adapter does not speak yet; remove model.hosted_tools or use another provider", ErrBadRequest, req.Params.HostedTools)
+	}
+
+	msgs, err := messages(req)
+	if err != nil {
+		return p, err
+	}
+	p.Messages = msgs
+	for i, t := range req.Tools {
+		tool, err := toolParam(t)
+		if err != nil {
+			return p, fmt.Errorf("%w: tools[%d] %q: %w", ErrBadRequest, i, t.Name, err)
+		}
+		p.Tools = append(p.Tools, tool)
+	}
+
+	if t := req.Params.Temperature; t != nil {
+		p.Temperature = oai.Float(*t)
+	}
+	if n := req.Params.MaxTokens; n > 0 {
+		// OpenAI's own models refuse max_tokens in favour of
+		// max_completion_tokens; compatible servers know max_tokens best.
+		if c.official {
+			p.MaxCompletionTokens = oai.Int(int64(n))
+		} else {
+			p.MaxTokens = oai.Int(int64(n))
+		}
+	}
+	p.StreamOptions.IncludeUsage = oai.Bool(true)
+	return p, nil
+}
+
+// messages maps the system prompt and the provider view, in order.
+func messages(req *llm.Request) ([]oai.ChatCompletionMessageParamUnion, error) {
+	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
+	if req.System != "" {
+		out = append(out, oai.SystemMessage(req.System))
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case conversation.MessageSystem:
+			// Corrections mid-conversation stay system messages.
+			out = append(out, oai.SystemMessage(m.Text()))
+		case conversation.MessageUser:
+			out = append(out, oai.UserMessage(m.Text()))
+		case conversation.MessageAssistant:
+			if a, ok := assistantMessage(m); ok {
+				out = append(out, a)
+			}
+		case conversation.MessageTool:
+			text := m.Text()
+			switch {
+			case text == "" && m.IsError: // only blocks without text (images)
+				text = conversation.PlaceholderFailure
+			case text == "":
+				text = conversation.PlaceholderSuccess
+			}
+			if m.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
+				text = errorPrefix + text
+			}
+			out = append(out, oai.ToolMessage(text, m.ToolCallID))
+		default:
+			return nil, fmt.Errorf("%w: messages[%d] has the unknown role %q", ErrBadRequest, i, m.Role)
+		}
+	}
+	return out, nil
+}
+
+// assistantMessage maps an assistant message: its text and tool calls.
+// Reasoning is not sent back: Chat Completions has no field for it, and
+// servers that stream reasoning_content refuse it in requests. A message
+// with neither text nor calls (reasoning only) is dropped: providers refuse
+// empty assistant messages.
+func assistantMessage(m conversation.Message) (oai.ChatCompletionMessageParamUnion, bool) {
+	var a oai.ChatCompletionAssistantMessageParam
+	if text := m.Text(); text != "" {
+		a.Content.OfString = oai.String(text)
+	}
+	for _, tc := range m.ToolCalls {
+		args := string(tc.Arguments)
+		if args == "" {
+			args = "{}"
+		}
+		a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+				ID:       tc.ID,
+				Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
+			},
+		})
+	}
+	if !a.Content.OfString.Valid() && len(a.ToolCalls) == 0 {
+		return oai.ChatCompletionMessageParamUnion{}, false
+	}
+	return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}, true
+}
+
+// toolParam maps a tool definition to a function tool. The schema's
+// top-level values go out as raw JSON, exactly as written (decoding them to
+// Go values would turn 200 into 2e+02, and the SDK sends json.Number as a
+// string).
+func toolParam(t llm.ToolDef) (oai.ChatCompletionToolUnionParam, error) {
+	f := oai.FunctionDefinitionParam{Name: t.Name}
+	if t.Description != "" {
+		f.Description = oai.String(t.Description)
+	}
+	if len(bytes.TrimSpace(t.Schema)) > 0 {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(t.Schema, &fields); err != nil || fields == nil {
+			return oai.ChatCompletionToolUnionParam{}, errors.New("the schema must be a JSON object")
+		}
+		schema := make(oai.FunctionParameters, len(fields))
+		for k, v := range fields {
+			schema[k] = v
+		}
+		f.Parameters = schema
+	}
+	return oai.ChatCompletionFunctionTool(f), nil
+}
