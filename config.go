@@ -33,8 +33,14 @@ type Config struct {
 	// built-in recipes).
 	Recipes *recipes.Library
 	// Models maps a recipe's model.provider to a model. Recipes naming
-	// "default" use Models["default"]. Required.
+	// "default" use Models["default"]. Required unless ResolveModel is set
+	// (exactly one of the two).
 	Models map[string]llm.Model
+	// ResolveModel, when set, resolves every recipe's model instead of
+	// Models: it sees the whole model section, so it can honour a recipe's
+	// base_url. The brain serve command resolves configured providers
+	// through it; Models suits tests and fixed sets of models.
+	ResolveModel ModelResolver
 	// Tools adds tools (or replaces built-ins) that recipes can name, on top
 	// of the built-in tools.
 	Tools tools.Catalog
@@ -61,6 +67,13 @@ type Config struct {
 	// wait on them). It runs on the turn's goroutine: keep it short.
 	OnCommit func(rec store.Record, events []conversation.Event)
 }
+
+// ModelResolver returns the model that runs the turns of a recipe whose
+// model section is m (m.Provider may be empty or "default": the first
+// configured provider). It is called at the start of every turn, from many
+// goroutines at once, so it must be safe for concurrent use and cheap:
+// cache what it builds. An error fails the turn with the error's message.
+type ModelResolver func(m recipes.Model) (llm.Model, error)
 
 var allEngines = []string{string(recipes.EngineChat), string(recipes.EngineWorker)}
 
@@ -103,8 +116,11 @@ func (c *Config) validate() error {
 	if c.Redis == nil {
 		errs = append(errs, errors.New("Redis: required"))
 	}
-	if len(c.Models) == 0 {
-		errs = append(errs, errors.New("Models: required: map each provider name recipes use (at least \"default\") to a model"))
+	switch {
+	case len(c.Models) == 0 && c.ResolveModel == nil:
+		errs = append(errs, errors.New("Models: required: map each provider name recipes use (at least \"default\") to a model, or set ResolveModel"))
+	case len(c.Models) > 0 && c.ResolveModel != nil:
+		errs = append(errs, errors.New("Models and ResolveModel: set one, not both"))
 	}
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("Concurrency: must be at least 1 (got %d)", c.Concurrency))

@@ -178,11 +178,19 @@ func (n *Node) notifyParent(claim *store.Claim, out chat.Outcome) *store.Notify 
 	}}
 }
 
-// model resolves a recipe's model.
+// model resolves a recipe's model, by Config.ResolveModel when set, else
+// by Config.Models; either way metered under the recipe's provider name.
 func (n *Node) model(r *recipes.Recipe) (llm.Model, error) {
 	p := r.Model.Provider
 	if p == "" {
 		p = recipes.DefaultProvider
+	}
+	if n.cfg.ResolveModel != nil {
+		m, err := n.cfg.ResolveModel(r.Model)
+		if err != nil {
+			return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
+		}
+		return n.cfg.Metrics.meter(p, m), nil
 	}
 	if m, ok := n.cfg.Models[p]; ok {
 		return n.cfg.Metrics.meter(p, m), nil

@@ -130,10 +130,16 @@ func (r *Recipe) Clone() *Recipe {
 	return &c
 }
 
+// baseURLPattern is the schema's pattern of Model.BaseURL (kept equal to
+// its jsonschema tag): an http or https URL without user, password, query
+// or fragment.
+const baseURLPattern = `^https?://[^\s/?#@]+(/[^\s?#]*)?$`
+
 // Model names the model that runs a recipe's turns.
 type Model struct {
 	Provider    string   `yaml:"provider,omitempty" json:"provider,omitempty" jsonschema:"minLength=1" jsonschema_description:"Provider name from the server configuration; 'default' is the first configured provider. Required (here or in a parent recipe)."`
 	Name        string   `yaml:"name,omitempty" json:"name,omitempty" jsonschema:"minLength=1" jsonschema_description:"Model name at the provider; left out, the provider's configured default model."`
+	BaseURL     string   `yaml:"base_url,omitempty" json:"base_url,omitempty" jsonschema:"pattern=^https?://[^\\s/?#@]+(/[^\\s?#]*)?$" jsonschema_description:"Root of an OpenAI-compatible API to reach instead of the provider's own, including its version path, such as http://127.0.0.1:11434/v1. The provider's settings apply, its API key included, so the key is sent there. With provider 'openai' and no such provider configured, the server is reached without a key. No user, password, query or fragment."`
 	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty" jsonschema:"minimum=0,maximum=2" jsonschema_description:"Sampling temperature; left out, the provider's default."`
 	MaxTokens   *int     `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty" jsonschema:"minimum=1,maximum=1000000" jsonschema_description:"Upper bound of output tokens per model call; left out, the provider's default."`
 	HostedTools []string `yaml:"hosted_tools,omitempty" json:"hosted_tools,omitempty" jsonschema:"uniqueItems=true,minLength=1,pattern=^[a-z][a-z0-9_]*$" jsonschema_description:"Tools the provider runs itself, such as web_search. Their activity is recorded as hosted_activity events, not tool calls."`

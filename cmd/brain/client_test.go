@@ -12,12 +12,12 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/api"
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
-	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 )
 
@@ -44,13 +44,13 @@ func setupClient(t *testing.T) *clientSetup {
 	t.Cleanup(mr.Close)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
-	models, err := demoModels(recipes.Builtin())
+	models, err := newProviderSet(nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &clientSetup{commits: make(chan store.Record, 64)}
 	node, err := brain.New(brain.Config{
-		Redis: rdb, NodeID: "test", Models: models,
+		Redis: rdb, NodeID: "test", ResolveModel: models.Resolve,
 		OnCommit: func(rec store.Record, _ []conversation.Event) { s.commits <- rec },
 	})
 	if err != nil {

@@ -36,6 +36,9 @@ type serveConfig struct {
 	MaxBody      int64
 	// Tokens come from the config file only (auth.tokens), as hashes.
 	Tokens []api.Token
+	// Providers come from the config file (providers), or else from
+	// OPENAI_API_KEY and OPENAI_BASE_URL; the first is the default.
+	Providers []providerConfig
 	// File is the config file that was read, or "".
 	File string
 }
@@ -154,7 +157,8 @@ one before: the defaults, the config file (--config FILE, or BRAIN_CONFIG, or
 ./brain.yaml when it exists), BRAIN_* environment variables (BRAIN_LISTEN,
 BRAIN_REDIS, ... : the flag's name in upper case with _ for -), then flags.
 The config file uses the flags' names with _ for - (node_id, max_body, ...)
-and also holds the API tokens, as SHA-256 hashes (see brain token):
+and also holds the API tokens, as SHA-256 hashes (see brain token), and the
+model providers, the first being the one recipes call "default":
 
   listen: 127.0.0.1:8080
   redis: redis://127.0.0.1:6379/0
@@ -162,9 +166,15 @@ and also holds the API tokens, as SHA-256 hashes (see brain token):
   auth:
     tokens:
       - {name: alice, role: user, sha256: <brain token hash>}
+  providers:                    # type openai: OpenAI and compatible servers
+    - {name: ollama, type: openai, base_url: http://127.0.0.1:11434/v1, model: llama3.2}
+    - {name: gpt, type: openai, api_key_env: OPENAI_API_KEY, model: gpt-4.1-mini}
 
-Without tokens the API is open (everyone is admin) and serves on a loopback
-address only, unless --insecure-open. SIGHUP reloads the recipes.
+api_key_env names the variable that holds a key; keys never go in the file.
+Without a providers list, OPENAI_API_KEY and/or OPENAI_BASE_URL configure a
+provider named openai; with no provider at all, a scripted demo model
+answers. Without tokens the API is open (everyone is admin) and serves on a
+loopback address only, unless --insecure-open. SIGHUP reloads the recipes.
 
 Flags:
 `
@@ -218,7 +228,7 @@ func loadServeConfig(args []string, lookupEnv func(string) (string, bool), stder
 		}
 	}
 	if path != "" {
-		if err := readConfigFile(path, &c); err != nil {
+		if err := readConfigFile(path, &c, lookupEnv); err != nil {
 			return serveConfig{}, err
 		}
 		c.File = path
@@ -231,6 +241,14 @@ func loadServeConfig(args []string, lookupEnv func(string) (string, bool), stder
 		}
 		if err := s.set(&c, v); err != nil {
 			errs = append(errs, fmt.Errorf("%s=%q: %w", s.env(), v, err))
+		}
+	}
+	if len(c.Providers) == 0 {
+		p, ok, err := envProvider(lookupEnv)
+		if err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			c.Providers = []providerConfig{p}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

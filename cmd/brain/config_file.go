@@ -19,7 +19,8 @@ import (
 // maxConfigFile bounds the config file: it holds settings and token hashes.
 const maxConfigFile = 1 << 20
 
-// readConfigFile applies the config file at path to c. The YAML is strict:
+// readConfigFile applies the config file at path to c; lookupEnv reads the
+// API keys that providers name in api_key_env. The YAML is strict:
 // unknown and repeated keys are errors, and every error names the file,
 // line, column and field, like the recipe loader's.
 //
@@ -28,7 +29,7 @@ const maxConfigFile = 1 << 20
 // line only ("line 3: field lisen not found in type main.fileConfig"),
 // where a person needs the column and the field's path. The walk is as
 // strict, and each value goes through the same parser as its flag.
-func readConfigFile(path string, c *serveConfig) error {
+func readConfigFile(path string, c *serveConfig, lookupEnv func(string) (string, bool)) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
@@ -57,20 +58,24 @@ func readConfigFile(path string, c *serveConfig) error {
 	default:
 		return fmt.Errorf("%s:%d:%d: a second YAML document; keep one", path, extra.Line, extra.Column)
 	}
-	y := &yamlFile{name: path}
+	y := &yamlFile{name: path, env: lookupEnv}
 	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
 		return nil // a file of comments only
 	}
-	keys := []string{"auth"}
+	keys := []string{"auth", "providers"}
 	bySetting := map[string]setting{}
 	for _, s := range settings {
 		keys = append(keys, s.key())
 		bySetting[s.key()] = s
 	}
 	y.mapping(root, "", keys, func(key string, v *yaml.Node) {
-		if key == "auth" {
+		switch key {
+		case "auth":
 			y.auth(v, c)
+			return
+		case "providers":
+			y.providers(v, c)
 			return
 		}
 		s := bySetting[key]
@@ -92,6 +97,7 @@ func readConfigFile(path string, c *serveConfig) error {
 // yamlFile collects the problems of one YAML file.
 type yamlFile struct {
 	name string
+	env  func(string) (string, bool) // reads the API keys
 	errs []error
 }
 

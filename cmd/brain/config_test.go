@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -159,6 +160,100 @@ auth:
 	}
 }
 
+func TestLoadServeConfigProviders(t *testing.T) {
+	t.Parallel()
+	const twoProviders = `providers:
+  - name: ollama
+    type: openai
+    base_url: http://127.0.0.1:11434/v1
+    model: llama3.2
+  - name: gpt
+    type: openai
+    api_key_env: MY_OPENAI_KEY
+    model: gpt-4o-mini
+    max_attempts: 2
+`
+	fromFile := []providerConfig{
+		{Name: "ollama", Type: providerOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Model: "llama3.2"},
+		{Name: "gpt", Type: providerOpenAI, APIKeyEnv: "MY_OPENAI_KEY", APIKey: "sk-file", Model: "gpt-4o-mini", MaxAttempts: 2},
+	}
+	tests := []struct {
+		name string
+		file string // brain.yaml's text; "" for no file
+		env  map[string]string
+		want []providerConfig
+	}{
+		{
+			name: "none",
+			env:  map[string]string{"OPENAI_API_KEY": ""}, // empty counts as unset
+		},
+		{
+			name: "file, in order",
+			file: twoProviders,
+			env:  map[string]string{"MY_OPENAI_KEY": "sk-file"},
+			want: fromFile,
+		},
+		{
+			name: "OPENAI_API_KEY without a file",
+			env:  map[string]string{"OPENAI_API_KEY": "sk-env"},
+			want: []providerConfig{{Name: "openai", Type: providerOpenAI, APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"}},
+		},
+		{
+			name: "OPENAI_BASE_URL alone: a server without a key",
+			env:  map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"},
+			want: []providerConfig{{Name: "openai", Type: providerOpenAI, BaseURL: "http://127.0.0.1:8000/v1"}},
+		},
+		{
+			name: "both OPENAI_* variables",
+			env:  map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "https://proxy.example/v1"},
+			want: []providerConfig{{Name: "openai", Type: providerOpenAI, BaseURL: "https://proxy.example/v1", APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"}},
+		},
+		{
+			name: "the file's list wins over OPENAI_*",
+			file: twoProviders,
+			env:  map[string]string{"MY_OPENAI_KEY": "sk-file", "OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"},
+			want: fromFile,
+		},
+		{
+			name: "OPENAI_* when the file lists no provider",
+			file: "listen: 127.0.0.1:9000\nproviders: []\n",
+			env:  map[string]string{"OPENAI_API_KEY": "sk-env"},
+			want: []providerConfig{{Name: "openai", Type: providerOpenAI, APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			if tt.file != "" {
+				env["BRAIN_CONFIG"] = writeConfig(t, tt.file)
+			}
+			got, err := loadServeConfig(nil, envOf(env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got.Providers); diff != "" {
+				t.Errorf("providers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSecretNeverPrints: a key in a providerConfig stays out of %v, %+v,
+// %#v, %s and %q.
+func TestSecretNeverPrints(t *testing.T) {
+	t.Parallel()
+	p := providerConfig{Name: "gpt", APIKey: "sk-very-secret"}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
+		if out := fmt.Sprintf(verb, p); strings.Contains(out, "sk-very-secret") {
+			t.Errorf("%s shows the key: %s", verb, out)
+		}
+	}
+}
+
 func TestLoadServeConfigFlagNamesFile(t *testing.T) {
 	t.Parallel()
 	byEnv := writeConfig(t, "listen: 127.0.0.1:1\n")
@@ -175,16 +270,17 @@ func TestLoadServeConfigFlagNamesFile(t *testing.T) {
 func TestLoadServeConfigErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name string
-		file string
-		env  map[string]string
-		args []string
-		want []string // each must appear in the error
+		name    string
+		file    string
+		env     map[string]string
+		args    []string
+		want    []string // each must appear in the error
+		notWant []string // none may appear in it: keys
 	}{
 		{
 			name: "unknown field",
 			file: "listen: 127.0.0.1:8080\nlisen: 127.0.0.1:8081\n",
-			want: []string{"brain.yaml:2:1: lisen: unknown field; want one of auth, listen, redis"},
+			want: []string{"brain.yaml:2:1: lisen: unknown field; want one of auth, providers, listen, redis"},
 		},
 		{
 			name: "bad value",
@@ -259,6 +355,84 @@ func TestLoadServeConfigErrors(t *testing.T) {
 			want: []string{"brain.yaml:2:11: auth.tokens: want a list of {name, role, sha256}"},
 		},
 		{
+			name: "providers not a list",
+			file: "providers: {name: local}\n",
+			want: []string{"brain.yaml:1:12: providers: want a list of {name, type, base_url, api_key_env, model, max_attempts}"},
+		},
+		{
+			name: "unknown provider type",
+			file: "providers:\n  - {name: claude, type: anthropic, api_key_env: ANTHROPIC_API_KEY}\n",
+			env:  map[string]string{"ANTHROPIC_API_KEY": "sk-ant-1"},
+			want: []string{`brain.yaml:2:26: providers[0].type: unknown provider type "anthropic"; want openai`},
+		},
+		{
+			name: "repeated and reserved provider names",
+			file: "providers:\n  - {name: local, type: openai, base_url: http://127.0.0.1:1/v1}\n  - {name: local, type: openai, base_url: http://127.0.0.1:2/v1}\n  - {name: default, type: openai, base_url: http://127.0.0.1:3/v1}\n  - {name: My Server, type: openai, base_url: http://127.0.0.1:4/v1}\n",
+			want: []string{
+				`brain.yaml:3:12: providers[1].name: "local" is already the name of providers[0]; names must be unique`,
+				`brain.yaml:4:12: providers[2].name: "default" is reserved`,
+				`brain.yaml:5:12: providers[3].name: want lowercase letters`,
+			},
+		},
+		{
+			name: "provider without base_url nor key",
+			file: "providers:\n  - name: ollama\n    type: openai\n",
+			want: []string{"brain.yaml:2:5: providers[0]: base_url: required for an OpenAI-compatible server"},
+		},
+		{
+			name: "provider without name and type",
+			file: "providers:\n  - base_url: http://127.0.0.1:1/v1\n",
+			want: []string{"brain.yaml:2:5: providers[0]: name: required", "brain.yaml:2:5: providers[0]: type: required"},
+		},
+		{
+			name:    "a key in the file",
+			file:    "providers:\n  - {name: openai, type: openai, api_key: sk-in-the-file}\n",
+			want:    []string{"brain.yaml:2:34: providers[0].api_key: keys never go in the file: export the key in an environment variable and put the variable's name in api_key_env"},
+			notWant: []string{"sk-in-the-file"},
+		},
+		{
+			name:    "a key where its variable's name belongs",
+			file:    "providers:\n  - {name: openai, type: openai, api_key_env: sk-proj-abc123}\n",
+			want:    []string{"brain.yaml:2:47: providers[0].api_key_env: want the name of the environment variable that holds the key"},
+			notWant: []string{"sk-proj-abc123"},
+		},
+		{
+			name: "unset key variable",
+			file: "providers:\n  - {name: openai, type: openai, api_key_env: MY_OPENAI_KEY}\n",
+			env:  map[string]string{"MY_OPENAI_KEY": ""},
+			want: []string{"brain.yaml:2:47: providers[0].api_key_env: $MY_OPENAI_KEY is not set or is empty"},
+		},
+		{
+			name:    "key with a newline",
+			file:    "providers:\n  - {name: openai, type: openai, api_key_env: MY_OPENAI_KEY}\n",
+			env:     map[string]string{"MY_OPENAI_KEY": "sk-newline\n"},
+			want:    []string{"providers[0].api_key_env: $MY_OPENAI_KEY holds white space or control characters"},
+			notWant: []string{"sk-newline"},
+		},
+		{
+			name: "bad base URLs and attempts",
+			file: "providers:\n" +
+				"  - {name: a, type: openai, base_url: 127.0.0.1:11434}\n" +
+				"  - {name: b, type: openai, base_url: \"http://me:hunter2@127.0.0.1/v1\"}\n" +
+				"  - {name: c, type: openai, base_url: \"http://127.0.0.1/v1?x=1\"}\n" +
+				"  - {name: d, type: openai, base_url: http://127.0.0.1/v1, max_attempts: 50}\n" +
+				"  - {name: e, type: openai, base_url: http://127.0.0.1/v1, model: [a, b]}\n",
+			want: []string{
+				"brain.yaml:2:39: providers[0].base_url: not a valid URL; want an absolute http or https URL",
+				"brain.yaml:3:39: providers[1].base_url: must not hold a user or password",
+				`brain.yaml:4:39: providers[2].base_url: must have no query or fragment (got "http://127.0.0.1/v1?x=1")`,
+				`brain.yaml:5:74: providers[3].max_attempts: want a whole number from 1 (no retry) to 20 (got "50")`,
+				"brain.yaml:6:67: providers[4].model: want a single value, not a list",
+			},
+			notWant: []string{"hunter2"},
+		},
+		{
+			name:    "bad OPENAI_* variables",
+			env:     map[string]string{"OPENAI_API_KEY": "sk-env key", "OPENAI_BASE_URL": "localhost:11434"},
+			want:    []string{"OPENAI_BASE_URL: want an absolute http or https URL", "$OPENAI_API_KEY holds white space"},
+			notWant: []string{"sk-env key"},
+		},
+		{
 			name: "bad environment variable",
 			env:  map[string]string{"BRAIN_CONCURRENCY": "0", "BRAIN_MAX_BODY": "big"},
 			want: []string{`BRAIN_CONCURRENCY="0": want a whole number`, `BRAIN_MAX_BODY="big": want a size`},
@@ -301,6 +475,11 @@ func TestLoadServeConfigErrors(t *testing.T) {
 			for _, w := range tt.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("error shows %q:\n%v", w, err)
 				}
 			}
 		})

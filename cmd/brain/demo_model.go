@@ -16,23 +16,19 @@ var demoModelScript []byte
 // demoModelWarning is logged when the demo model stands in for providers.
 const demoModelWarning = "no model provider configured: using the scripted demo model"
 
-// demoModels maps every provider name that lib's recipes use (and
-// "default") to the scripted demo model, which answers every turn with one
-// respond saying that no provider is configured.
-func demoModels(lib *recipes.Library) (map[string]llm.Model, error) {
+// demoModel returns the scripted demo model, which answers every turn with
+// one respond saying that no provider is configured. It stands for every
+// provider when none is configured (see providerSet).
+func demoModel() (llm.Model, error) {
 	script, err := scripted.Parse(demoModelScript)
 	if err != nil {
 		return nil, fmt.Errorf("demo model: %w", err)
 	}
-	model := scripted.New(script).WithoutRecording()
-	models := map[string]llm.Model{recipes.DefaultProvider: model}
-	for _, p := range providers(lib) {
-		models[p] = model
-	}
-	return models, nil
+	return scripted.New(script).WithoutRecording(), nil
 }
 
-// providers returns the provider names lib's recipes use, sorted.
+// providers returns the provider names lib's recipes use, sorted: those
+// the demo model stands for, as the log says.
 func providers(lib *recipes.Library) []string {
 	var out []string
 	for _, name := range lib.Names() {

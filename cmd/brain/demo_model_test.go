@@ -1,11 +1,12 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/scripted"
-	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 )
 
@@ -33,19 +34,17 @@ func TestDemoModelScript(t *testing.T) {
 	}
 }
 
-func TestDemoModelsCoverEveryProvider(t *testing.T) {
+func TestDemoModelAnswers(t *testing.T) {
 	t.Parallel()
-	lib := recipes.Builtin()
-	models, err := demoModels(lib)
+	m, err := demoModel()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if models[recipes.DefaultProvider] == nil {
-		t.Error(`no model for "default"`)
+	resp, err := llm.Collect(m.Generate(context.Background(), &llm.Request{}))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, p := range providers(lib) {
-		if models[p] == nil {
-			t.Errorf("no model for provider %q", p)
-		}
+	if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != tools.Respond {
+		t.Errorf("the demo model answered %+v, want one respond call", resp)
 	}
 }

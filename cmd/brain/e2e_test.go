@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -33,19 +34,10 @@ const e2eTimeout = 15 * time.Second
 // CLI, then stops the server with SIGTERM.
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("SKIPPED: the end-to-end test builds the binary and needs the go command on PATH: %v", err)
-	}
+	bin := brainBinary(t)
 	rs := testutil.StartRedis(t) // skips, or fails with BRAIN_REQUIRE_REDIS=1, without redis-server
 
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "brain")
-	build := exec.Command(goBin, "build", "-o", bin, "github.com/engine-brain/brain/cmd/brain")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-
 	recipeDir := filepath.Join(dir, "recipes")
 	if err := os.Mkdir(recipeDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -132,6 +124,52 @@ func TestEndToEnd(t *testing.T) {
 	}
 }
 
+// built is the binary the end-to-end tests run, built once per test
+// binary by brainBinary and removed by TestMain.
+var built struct {
+	once sync.Once
+	dir  string // its directory
+	bin  string
+	skip string // why the tests that need it skip
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// brainBinary builds cmd/brain on first use and returns its path. Without
+// the go command on PATH the test skips.
+func brainBinary(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			built.skip = fmt.Sprintf("SKIPPED: the end-to-end tests build the binary and need the go command on PATH: %v", err)
+			return
+		}
+		if built.dir, built.err = os.MkdirTemp("", "brain-e2e-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "brain")
+		out, err := exec.Command(goBin, "build", "-o", built.bin, "github.com/engine-brain/brain/cmd/brain").CombinedOutput()
+		if err != nil {
+			built.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if built.skip != "" {
+		t.Skip(built.skip)
+	}
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
 // serveProcess is a `brain serve` child process.
 type serveProcess struct {
 	bin, url string
@@ -149,9 +187,16 @@ type serveProcess struct {
 // once the listener is bound, the node started and Redis answered.
 func startServe(t *testing.T, bin, dir string, args ...string) *serveProcess {
 	t.Helper()
-	s := &serveProcess{bin: bin, env: hermeticEnv(), log: newSyncBuffer(), exited: make(chan struct{})}
+	return startServeEnv(t, bin, dir, nil, args...)
+}
+
+// startServeEnv is startServe with env (KEY=value) added to the
+// hermetic environment.
+func startServeEnv(t *testing.T, bin, dir string, env []string, args ...string) *serveProcess {
+	t.Helper()
+	s := &serveProcess{bin: bin, env: append(hermeticEnv(), env...), log: newSyncBuffer(), exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{"--log-format", "json", "serve"}, args...)...)
-	s.cmd.Dir = dir // no brain.yaml there
+	s.cmd.Dir = dir // a brain.yaml there is read
 	s.cmd.Env = s.env
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
@@ -208,12 +253,12 @@ func startServe(t *testing.T, bin, dir string, args ...string) *serveProcess {
 	return s
 }
 
-// hermeticEnv is the test's environment without BRAIN_* variables, which
-// would change what the binary does.
+// hermeticEnv is the test's environment without BRAIN_* and OPENAI_*
+// variables, which would change what the binary does.
 func hermeticEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "BRAIN_") {
+		if !strings.HasPrefix(kv, "BRAIN_") && !strings.HasPrefix(kv, "OPENAI_") {
 			env = append(env, kv)
 		}
 	}

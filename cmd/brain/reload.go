@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 
 	"go.uber.org/zap"
 
-	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/recipes"
 )
 
@@ -21,7 +19,7 @@ type recipeSetter interface {
 // when an admin asks through the API.
 type reloader struct {
 	dir    string // "" when only the built-in recipes are served
-	models map[string]llm.Model
+	models *providerSet
 	node   recipeSetter
 	log    *zap.Logger
 	mu     sync.Mutex // one reload at a time
@@ -50,7 +48,9 @@ func (r *reloader) Reload(_ context.Context) error {
 	}
 	lib, err := loadRecipes(r.dir)
 	if err == nil {
-		err = r.checkProviders(lib)
+		if err = r.models.check(lib); err != nil {
+			err = fmt.Errorf("recipes in %s:\n%w", r.dir, err)
+		}
 	}
 	if err != nil {
 		r.log.Error("recipes reload failed: keeping the current recipes", zap.Error(err))
@@ -58,21 +58,5 @@ func (r *reloader) Reload(_ context.Context) error {
 	}
 	r.node.SetRecipes(lib)
 	r.log.Info("recipes reloaded", zap.String("dir", r.dir), zap.Strings("recipes", lib.Names()))
-	return nil
-}
-
-// checkProviders refuses recipes naming a provider the node has no model
-// for: the node's models are fixed when it starts.
-func (r *reloader) checkProviders(lib *recipes.Library) error {
-	var missing []string
-	for _, p := range providers(lib) {
-		if _, ok := r.models[p]; !ok {
-			missing = append(missing, p)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("recipes in %s name providers this server has no model for: %s; restart the server to add them",
-			r.dir, strings.Join(missing, ", "))
-	}
 	return nil
 }

@@ -28,7 +28,7 @@ func TestReload(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeRecipe(t, dir, "helper.yaml", "name: helper\nextends: default\ndescription: helps\n")
-	models, err := demoModels(recipes.Builtin())
+	models, err := newProviderSet([]providerConfig{{Name: "local", Type: providerOpenAI, BaseURL: "http://127.0.0.1:1/v1"}}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +61,37 @@ func TestReload(t *testing.T) {
 	}
 	writeRecipe(t, dir, "other.yaml", "name: other\nextends: default\nmodel:\n  provider: elsewhere\n")
 	err = r.Reload(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "elsewhere") {
-		t.Errorf("reload naming an unknown provider: %v, want an error naming it", err)
+	if want := `recipe other: model: no model provider named "elsewhere"; this server has local`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("reload naming an unknown provider: %v, want an error saying %q", err, want)
 	}
 	if len(sink.got) != 1 {
 		t.Errorf("SetRecipes called after a failed reload")
+	}
+
+	// A configured provider at a base URL of the recipe's own.
+	writeRecipe(t, dir, "other.yaml", "name: other\nextends: default\nmodel:\n  provider: local\n  base_url: http://127.0.0.1:2/v1\n")
+	if err := r.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.got) != 2 {
+		t.Errorf("SetRecipes called %d times, want 2", len(sink.got))
+	}
+}
+
+// TestReloadDemo: with no provider configured, the demo model stands for
+// every provider, those of reloaded recipes too.
+func TestReloadDemo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeRecipe(t, dir, "other.yaml", "name: other\nextends: default\nmodel:\n  provider: elsewhere\n")
+	models, err := newProviderSet(nil, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &recipeSink{}
+	r := &reloader{dir: dir, models: models, node: sink, log: zap.NewNop()}
+	if err := r.Reload(context.Background()); err != nil || len(sink.got) != 1 {
+		t.Errorf("reload in demo mode: %v, %d libraries; want nil, 1", err, len(sink.got))
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain"
@@ -81,11 +81,16 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	models, err := demoModels(lib)
+	models, err := newProviderSet(cfg.Providers, log.Named("models"))
 	if err != nil {
 		return err
 	}
-	log.Warn(demoModelWarning, zap.Strings("providers", providers(lib)))
+	if models.demo != nil {
+		log.Warn(demoModelWarning, zap.Strings("providers", providers(lib)))
+	}
+	if err := models.check(lib); err != nil {
+		return fmt.Errorf("recipes name models this server cannot run:\n%w", err)
+	}
 
 	rdb, closeRedis, err := openRedis(ctx, cfg.Redis, log)
 	if err != nil {
@@ -95,14 +100,14 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 
 	reg := metricsRegistry()
 	node, err := brain.New(brain.Config{
-		Redis:       rdb,
-		NodeID:      cfg.NodeID,
-		Concurrency: cfg.Concurrency,
-		Recipes:     lib,
-		Models:      models,
-		Engines:     cfg.Engines,
-		Logger:      log,
-		Metrics:     brain.NewMetrics(reg),
+		Redis:        rdb,
+		NodeID:       cfg.NodeID,
+		Concurrency:  cfg.Concurrency,
+		Recipes:      lib,
+		ResolveModel: models.Resolve,
+		Engines:      cfg.Engines,
+		Logger:       log,
+		Metrics:      brain.NewMetrics(reg),
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/tools"
+)
+
+// TestEndToEndProvider runs `brain serve` (embedded Redis) against a fake
+// OpenAI-compatible server: a provider of brain.yaml, then a recipe's own
+// base_url, each through a whole turn that ends BLOCKED with the fake's
+// answer in the user view.
+func TestEndToEndProvider(t *testing.T) {
+	t.Parallel()
+	bin := brainBinary(t)
+	const answer = "Six times seven is 42 (from the fake model)."
+	fake := newFakeOpenAI(t, answer)
+
+	dir := t.TempDir()
+	recipeDir := filepath.Join(dir, "recipes")
+	if err := os.Mkdir(recipeDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeRecipe(t, recipeDir, "localchat.yaml", "name: localchat\nextends: default\nmodel: {provider: local, name: fake-model}\n")
+	writeRecipe(t, recipeDir, "direct.yaml", "name: direct\nextends: default\nmodel: {provider: openai, name: other-model, base_url: "+fake.URL+"/direct/v1}\n")
+	config := filepath.Join(dir, "brain.yaml")
+	configText := "recipes: recipes\nproviders:\n  - {name: local, type: openai, base_url: " + fake.URL + "/v1, api_key_env: E2E_FAKE_KEY}\n"
+	if err := os.WriteFile(config, []byte(configText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const key = "sk-e2e-never-logged"
+	srv := startServeEnv(t, bin, dir, []string{"E2E_FAKE_KEY=" + key}, "--config", config, "--listen", "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	c := api.NewClient(srv.url, "")
+
+	// run creates a process of recipe with input, follows it until BLOCKED
+	// and checks that the user view ends with the fake's answer.
+	run := func(recipe, input string) {
+		t.Helper()
+		p, err := c.CreateProcess(ctx, api.CreateRequest{Recipe: recipe, Input: input})
+		if err != nil {
+			t.Fatal(err)
+		}
+		states, _ := followUntilBlocked(ctx, t, c, p.ID, "")
+		if want := []string{"RUNNING", "BLOCKED"}; !slices.Equal(states, want) {
+			t.Errorf("%s: states %v, want %v", recipe, states, want)
+		}
+		page, err := c.Events(ctx, p.ID, "user", "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var replies []string
+		for _, e := range page.Events {
+			if r := e.ToolCallResponse; r != nil && r.Name == tools.Respond {
+				replies = append(replies, conversation.TextOf(r.Content))
+			}
+		}
+		if want := []string{answer}; !slices.Equal(replies, want) {
+			t.Errorf("%s: replies in the user view %q, want %q", recipe, replies, want)
+		}
+	}
+
+	// A provider of brain.yaml.
+	run("localchat", "What is six times seven?")
+	reqs := fake.received()
+	if len(reqs) != 1 {
+		t.Fatalf("the fake got %d requests, want 1", len(reqs))
+	}
+	got := reqs[0]
+	if got.Path != "/v1/chat/completions" || got.Auth != "Bearer "+key || got.Body.Model != "fake-model" || !got.Body.Stream {
+		t.Errorf("request: path %s, authorized %t, model %q, stream %t; want /v1/chat/completions, the key, fake-model, a stream",
+			got.Path, got.Auth == "Bearer "+key, got.Body.Model, got.Body.Stream)
+	}
+	if sys := got.Body.text("system"); !strings.Contains(sys, "You always end your turn with exactly one call to the `respond` tool.") {
+		t.Errorf("the system prompt is not the default recipe's:\n%s", sys)
+	}
+	if user := got.Body.text("user"); !strings.Contains(user, "What is six times seven?") {
+		t.Errorf("the user message is missing: %q", user)
+	}
+	if names := got.Body.toolNames(); !slices.Contains(names, tools.Respond) {
+		t.Errorf("tools %v lack respond", names)
+	}
+
+	// A recipe's own base_url: provider openai, not configured, so no key.
+	run("direct", "hello")
+	reqs = fake.received()
+	if len(reqs) != 2 {
+		t.Fatalf("the fake got %d requests, want 2", len(reqs))
+	}
+	if got := reqs[1]; got.Path != "/direct/v1/chat/completions" || got.Auth != "" || got.Body.Model != "other-model" {
+		t.Errorf("request: path %s, authorized %t, model %q; want /direct/v1/chat/completions, no key, other-model",
+			got.Path, got.Auth != "", got.Body.Model)
+	}
+
+	srv.stop(t)
+	log := srv.log.String()
+	for _, want := range []string{`"provider":"local"`, `"base_url":"` + fake.URL + `/v1"`, `"base_url":"` + fake.URL + `/direct/v1"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the server's log lacks %s:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, demoModelWarning) {
+		t.Errorf("the server warns about the demo model with a provider configured:\n%s", log)
+	}
+	if strings.Contains(log, key) {
+		t.Errorf("the server's log shows the API key:\n%s", log)
+	}
+}

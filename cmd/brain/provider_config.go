@@ -1,0 +1,264 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/engine-brain/brain/llm/openai"
+	"github.com/engine-brain/brain/recipes"
+)
+
+// providerOpenAI is the type of OpenAI's API and of the servers that speak
+// its Chat Completions protocol (Ollama, vLLM, llama.cpp's server, LM
+// Studio). It is also the name of the provider that OPENAI_API_KEY and
+// OPENAI_BASE_URL configure.
+const providerOpenAI = "openai"
+
+// The environment variables that configure the openai provider when the
+// configuration lists no providers.
+const (
+	envOpenAIKey     = "OPENAI_API_KEY"
+	envOpenAIBaseURL = "OPENAI_BASE_URL"
+)
+
+// maxProviderAttempts bounds max_attempts, as llm/openai does.
+const maxProviderAttempts = 20
+
+// providerConfig is one model provider of the server: an entry of
+// brain.yaml's providers, or the one the OPENAI_* variables configure.
+type providerConfig struct {
+	Name string
+	Type string // providerOpenAI
+	// BaseURL is the root of the API, version path included; "" means the
+	// type's own API (https://api.openai.com/v1).
+	BaseURL string
+	// APIKeyEnv names the variable the key was read from; "" for none.
+	APIKeyEnv string
+	// APIKey is the key, read from APIKeyEnv when the configuration loads.
+	APIKey secret
+	// Model is the model of recipes that name none; "" for none.
+	Model string
+	// MaxAttempts bounds the attempts of one model call; 0 means the
+	// adapter's default.
+	MaxAttempts int
+}
+
+// secret is a string that fmt and zap print as [redacted], so that an API
+// key in a struct cannot leak through a %v or a log field.
+type secret string
+
+func (secret) String() string   { return "[redacted]" }
+func (secret) GoString() string { return `"[redacted]"` }
+
+// providerFields are the keys of a providers entry.
+var providerFields = []string{"name", "type", "base_url", "api_key_env", "model", "max_attempts"}
+
+var (
+	providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	// envNameRE takes upper-case names only: a value that is not one is
+	// never echoed, since it may be a key written where its name belongs.
+	envNameRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,63}$`)
+)
+
+// providers reads providers: [{name, type, base_url, api_key_env, model,
+// max_attempts}] into c.Providers, reading each key from the environment.
+func (y *yamlFile) providers(n *yaml.Node, c *serveConfig) {
+	n = deref(n)
+	if n.Kind != yaml.SequenceNode {
+		y.errorf(n, "providers", "want a list of {name, type, base_url, api_key_env, model, max_attempts}")
+		return
+	}
+	names := map[string]int{} // name → index of its entry
+	for i, item := range n.Content {
+		if p, ok := y.provider(item, fmt.Sprintf("providers[%d]", i), i, names); ok {
+			c.Providers = append(c.Providers, p)
+		}
+	}
+}
+
+// provider reads the entry item, the i-th, and reports whether it is
+// whole and valid.
+func (y *yamlFile) provider(item *yaml.Node, path string, i int, names map[string]int) (providerConfig, bool) {
+	before := len(y.errs)
+	var p providerConfig
+	y.mapping(item, path, providerFields, func(key string, v *yaml.Node) {
+		s, ok := y.scalar(v, path+"."+key, false)
+		if !ok {
+			return
+		}
+		var err error
+		switch key {
+		case "name":
+			err = checkProviderName(s)
+			if j, dup := names[s]; dup && err == nil {
+				err = fmt.Errorf("%q is already the name of providers[%d]; names must be unique", s, j)
+			}
+			names[s], p.Name = i, s
+		case "type":
+			err = checkProviderType(s)
+			p.Type = s
+		case "base_url":
+			err = checkBaseURL(s)
+			p.BaseURL = s
+		case "api_key_env":
+			p.APIKeyEnv = s
+			p.APIKey, err = readKey(s, y.env)
+		case "model":
+			p.Model = s
+		case "max_attempts":
+			p.MaxAttempts, err = parseAttempts(s)
+		}
+		if err != nil {
+			y.errorf(v, path+"."+key, "%v", err)
+		}
+	}, func(key string) string {
+		switch key {
+		case "api_key", "key", "token", "secret", "password":
+			return "keys never go in the file: export the key in an environment variable and put the variable's name in api_key_env"
+		case "url", "endpoint", "base":
+			return "unknown field; the server's address is base_url"
+		}
+		return ""
+	})
+	if deref(item).Kind != yaml.MappingNode {
+		return p, false
+	}
+	for _, key := range []string{"name", "type"} {
+		if !hasKey(item, key) {
+			y.errorf(item, path, "%s: required", key)
+		}
+	}
+	if len(y.errs) > before {
+		return p, false
+	}
+	if err := p.check(); err != nil {
+		y.errorf(item, path, "%v", err)
+		return p, false
+	}
+	return p, true
+}
+
+// check checks what needs more than one field of p, and that the adapter
+// takes p: a server would otherwise refuse to start on it.
+func (p providerConfig) check() error {
+	if p.BaseURL == "" && p.APIKeyEnv == "" {
+		return errors.New("base_url: required for an OpenAI-compatible server, such as http://127.0.0.1:11434/v1; only OpenAI's own API goes without it, and that needs api_key_env")
+	}
+	_, err := p.newModel("", nil)
+	return err
+}
+
+// envProvider returns the openai provider that OPENAI_API_KEY and
+// OPENAI_BASE_URL configure, or false when neither is set. A base URL
+// alone is a server that needs no key.
+func envProvider(lookupEnv func(string) (string, bool)) (providerConfig, bool, error) {
+	key, _ := lookupEnv(envOpenAIKey)
+	base, _ := lookupEnv(envOpenAIBaseURL)
+	if key == "" && base == "" {
+		return providerConfig{}, false, nil
+	}
+	p := providerConfig{Name: providerOpenAI, Type: providerOpenAI, BaseURL: base}
+	var errs []error
+	if base != "" {
+		if err := checkBaseURL(base); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", envOpenAIBaseURL, err))
+		}
+	}
+	if key != "" {
+		p.APIKeyEnv = envOpenAIKey
+		var err error
+		if p.APIKey, err = readKey(envOpenAIKey, lookupEnv); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return providerConfig{}, false, err
+	}
+	if err := p.check(); err != nil {
+		return providerConfig{}, false, fmt.Errorf("%s, %s: %w", envOpenAIKey, envOpenAIBaseURL, err)
+	}
+	return p, true, nil
+}
+
+func checkProviderName(s string) error {
+	switch {
+	case s == recipes.DefaultProvider:
+		return fmt.Errorf("%q is reserved: recipes name it for the first provider of the list; pick another name", s)
+	case !providerNameRE.MatchString(s):
+		return fmt.Errorf("want lowercase letters, digits, - and _, starting with a letter or digit, at most 64 (got %q)", s)
+	}
+	return nil
+}
+
+func checkProviderType(s string) error {
+	if s != providerOpenAI {
+		return fmt.Errorf("unknown provider type %q; want openai (OpenAI, or any server that speaks its Chat Completions API: Ollama, vLLM, llama.cpp, LM Studio)", s)
+	}
+	return nil
+}
+
+// checkBaseURL checks the root URL of a provider's API. Messages show the
+// URL without its password, or not at all when it does not parse.
+func checkBaseURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil {
+		return errors.New("not a valid URL; want an absolute http or https URL such as http://127.0.0.1:11434/v1")
+	}
+	switch {
+	case (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("want an absolute http or https URL such as http://127.0.0.1:11434/v1 (got %q)", u.Redacted())
+	case u.User != nil:
+		return errors.New("must not hold a user or password; export the key in an environment variable and name it in api_key_env")
+	case u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("must have no query or fragment (got %q)", u.Redacted())
+	}
+	return nil
+}
+
+// readKey reads the API key from the variable name. Errors name the
+// variable, never its value.
+func readKey(name string, lookupEnv func(string) (string, bool)) (secret, error) {
+	if !envNameRE.MatchString(name) {
+		return "", errors.New("want the name of the environment variable that holds the key, in upper case, such as OPENAI_API_KEY; the key itself never goes in the file")
+	}
+	v, _ := lookupEnv(name)
+	switch {
+	case v == "":
+		return "", fmt.Errorf("$%s is not set or is empty; export the key in it, or leave api_key_env out for a server that needs no key", name)
+	case strings.IndexFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
+		return "", fmt.Errorf("$%s holds white space or control characters (a trailing newline from a file?)", name)
+	}
+	return secret(v), nil
+}
+
+func parseAttempts(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > maxProviderAttempts {
+		return 0, fmt.Errorf("want a whole number from 1 (no retry) to %d (got %q)", maxProviderAttempts, s)
+	}
+	return n, nil
+}
+
+// endpoint returns the base URL p reaches, for logs: without a password.
+func (p providerConfig) endpoint() string {
+	if p.BaseURL == "" {
+		return openai.DefaultBaseURL
+	}
+	return redactURL(p.BaseURL)
+}
+
+// redactURL returns u without its password.
+func redactURL(u string) string {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	return parsed.Redacted()
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/openai"
+	"github.com/engine-brain/brain/recipes"
+)
+
+// providerSet resolves the model sections of recipes to clients of the
+// configured providers; its Resolve is the node's brain.ModelResolver.
+//
+//   - provider "default" (or none) is the first configured provider;
+//   - a configured name is that provider;
+//   - "openai" with a base_url, when no provider has that name, is an
+//     OpenAI-compatible server reached without a key;
+//   - with no provider configured, every other recipe gets the scripted
+//     demo model, whatever provider it names;
+//   - any other name is an error.
+//
+// A recipe's base_url replaces the provider's, with the provider's other
+// settings, its key included. Clients are built once per provider and base
+// URL and then shared: they are immutable and safe for concurrent use.
+type providerSet struct {
+	providers []providerConfig // the first is the default
+	demo      llm.Model        // set when providers is empty
+	log       *zap.Logger
+
+	mu      sync.Mutex
+	clients map[clientKey]llm.Model
+}
+
+// clientKey names a client: a provider, and the base URL a recipe gave
+// ("" for the provider's own).
+type clientKey struct{ provider, baseURL string }
+
+var _ brain.ModelResolver = (*providerSet)(nil).Resolve
+
+// newProviderSet builds the clients of providers and logs each provider's
+// name, type and base URL (never its key).
+func newProviderSet(providers []providerConfig, log *zap.Logger) (*providerSet, error) {
+	s := &providerSet{providers: providers, log: log, clients: map[clientKey]llm.Model{}}
+	if len(providers) == 0 {
+		demo, err := demoModel()
+		if err != nil {
+			return nil, err
+		}
+		s.demo = demo
+		return s, nil
+	}
+	for i, p := range providers {
+		if _, err := s.client(p, ""); err != nil {
+			return nil, err // checked when the configuration loaded: never
+		}
+		log.Info("model provider",
+			zap.String("provider", p.Name),
+			zap.String("type", p.Type),
+			zap.String("base_url", p.endpoint()),
+			zap.Bool("default", i == 0))
+	}
+	return s, nil
+}
+
+// Resolve returns the model of a recipe whose model section is m.
+func (s *providerSet) Resolve(m recipes.Model) (llm.Model, error) {
+	p, ok := s.lookup(m.Provider)
+	switch {
+	case ok:
+	case m.Provider == providerOpenAI && m.BaseURL != "":
+		p = providerConfig{Name: providerOpenAI, Type: providerOpenAI}
+	case s.demo != nil:
+		return s.demo, nil
+	default:
+		names := make([]string, len(s.providers))
+		for i, p := range s.providers {
+			names[i] = p.Name
+		}
+		return nil, fmt.Errorf("no model provider named %q; this server has %s (brain.yaml providers; a new one needs a restart)",
+			m.Provider, strings.Join(names, ", "))
+	}
+	return s.client(p, m.BaseURL)
+}
+
+// lookup finds a configured provider by the name a recipe gives.
+func (s *providerSet) lookup(name string) (providerConfig, bool) {
+	if len(s.providers) == 0 {
+		return providerConfig{}, false
+	}
+	if name == "" || name == recipes.DefaultProvider {
+		return s.providers[0], true
+	}
+	for _, p := range s.providers {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return providerConfig{}, false
+}
+
+// client returns the client of p at baseURL ("" for p's own), building it
+// on first use.
+func (s *providerSet) client(p providerConfig, baseURL string) (llm.Model, error) {
+	if baseURL == p.BaseURL {
+		baseURL = ""
+	}
+	key := clientKey{p.Name, baseURL}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.clients[key]; ok {
+		return c, nil
+	}
+	c, err := p.newModel(baseURL, s.log)
+	if err != nil {
+		return nil, err
+	}
+	s.clients[key] = c
+	if baseURL != "" {
+		s.log.Info("model client for a recipe's base_url",
+			zap.String("provider", p.Name),
+			zap.String("type", p.Type),
+			zap.String("base_url", redactURL(baseURL)))
+	}
+	return c, nil
+}
+
+// newModel builds a client of p, at baseURL when it is set. log may be nil.
+func (p providerConfig) newModel(baseURL string, log *zap.Logger) (llm.Model, error) {
+	switch p.Type {
+	case providerOpenAI:
+		cfg := openai.Config{
+			APIKey:      string(p.APIKey),
+			BaseURL:     p.BaseURL,
+			Model:       p.Model,
+			MaxAttempts: p.MaxAttempts,
+			Logger:      log,
+		}
+		if baseURL != "" {
+			cfg.BaseURL = baseURL
+		}
+		c, err := openai.New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", p.Name, err)
+		}
+		return c, nil
+	}
+	return nil, fmt.Errorf("provider %s: unknown type %q", p.Name, p.Type)
+}
+
+// check resolves the model of every recipe of lib, so that a recipe naming
+// an unknown provider is refused when the recipes load, not when its turns
+// run.
+func (s *providerSet) check(lib *recipes.Library) error {
+	var errs []error
+	for _, name := range lib.Names() {
+		r, err := lib.Get(name)
+		if err != nil {
+			continue // listed by Names: never
+		}
+		if _, err := s.Resolve(r.Model); err != nil {
+			errs = append(errs, fmt.Errorf("recipe %s: model: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
