@@ -62,7 +62,6 @@ local function fields(flat)
   return t
 end
 
--- sender names who sent an inbox message: its from, else its kind.
 -- id_before reports whether stream id a ("ms-seq") comes before b.
 local function id_before(a, b)
   local am, as = string.match(a, '^(%d+)-(%d+)$')
@@ -72,6 +71,7 @@ local function id_before(a, b)
   return am < bm or (am == bm and as < bs)
 end
 
+-- sender names who sent an inbox message: its from, else its kind.
 local function sender(msg)
   if msg.from ~= nil and msg.from ~= '' then return msg.from end
   return msg.kind
