@@ -198,6 +198,7 @@ func PresentResultsTool(cfg PresentResultsConfig) (Tool, error) {
 			Name:        PresentResults,
 			Description: PresentResultsDescription + " " + links.describe(),
 			Schema:      compact(r.Replace(presentResultsSchema)),
+			Replayable:  true,
 		},
 	}, nil
 }

@@ -71,6 +71,18 @@ func (r *Registry) Has(name string) bool {
 	return r.lookup(name) != nil
 }
 
+// Replayable reports whether every call in calls may run again after a
+// node stopped midway (see [Definition.Replayable]). A call of an unknown
+// tool is: it only gets an error result.
+func (r *Registry) Replayable(calls []conversation.ToolCall) bool {
+	for _, c := range calls {
+		if e := r.lookup(c.Name); e != nil && !e.def.Replayable {
+			return false
+		}
+	}
+	return true
+}
+
 // Names returns the tool names in registration order.
 func (r *Registry) Names() []string {
 	if r == nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/conversation"
 )
 
 const objSchema = `{"type":"object"}`
@@ -270,4 +272,34 @@ func TestRegistryConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestReplayable(t *testing.T) {
+	t.Parallel()
+	effect := Func{Def: Definition{Name: "charge_card", Description: "Charges.", Schema: json.RawMessage(`{"type":"object"}`)},
+		Fn: func(context.Context, json.RawMessage) (Result, error) { return TextResult("ok"), nil }}
+	reg, err := NewRegistry(RespondTool(), TellUserTool(), effect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(names ...string) []conversation.ToolCall {
+		var cs []conversation.ToolCall
+		for _, n := range names {
+			cs = append(cs, conversation.ToolCall{Name: n})
+		}
+		return cs
+	}
+	for _, tt := range []struct {
+		calls []conversation.ToolCall
+		want  bool
+	}{
+		{call("tell_user", "respond"), true},
+		{call("tell_user", "charge_card"), false},
+		{call("no_such_tool"), true},
+		{nil, true},
+	} {
+		if got := reg.Replayable(tt.calls); got != tt.want {
+			t.Errorf("Replayable(%v) = %v, want %v", tt.calls, got, tt.want)
+		}
+	}
 }

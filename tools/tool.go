@@ -17,6 +17,12 @@ type Definition struct {
 	// Schema is the JSON Schema of the arguments object. Its top level must
 	// be {"type": "object", ...}. Treat it as read-only once registered.
 	Schema json.RawMessage
+	// Replayable says that running the tool again after a node stopped
+	// midway is harmless: it has no effect outside the conversation log
+	// (what it shows the user only shows once its result is committed) or
+	// it is idempotent. The engine then saves the calls and their results
+	// in one step instead of saving each call before it runs.
+	Replayable bool
 }
 
 // Tool is a tool the model can call.

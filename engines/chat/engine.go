@@ -287,15 +287,19 @@ func (r *run) natural(ctx, toolCtx context.Context, resp *llm.Response) (lifecyc
 	return "", false
 }
 
-// runCalls records the calls of one answer and runs them in order, making
-// the requests and then every result durable, so that a node that stops
-// midway never runs a finished tool twice. A turn-ending call among others
-// is refused: the model must answer once it has seen their results.
+// runCalls records the calls of one answer and runs them in order. When a
+// call may have effects outside the log, the requests and then every result
+// are made durable one by one, so that a node that stops midway never runs a
+// finished tool twice and reports an unfinished one as such; when every call
+// is replayable (harmless to run again), all of it is saved in one step. A
+// turn-ending call among others is refused: the model must answer once it
+// has seen their results.
 func (r *run) runCalls(ctx, toolCtx context.Context, calls []conversation.ToolCall) {
 	for _, c := range calls {
 		r.add(byModel, conversation.NewToolCallRequest(c.ID, c.Name, c.Arguments))
 	}
-	if !r.save(ctx) {
+	stepwise := !r.t.Tools.Replayable(calls)
+	if stepwise && !r.save(ctx) {
 		return
 	}
 	for _, c := range calls {
@@ -304,7 +308,7 @@ func (r *run) runCalls(ctx, toolCtx context.Context, calls []conversation.ToolCa
 		} else {
 			r.call(toolCtx, c)
 		}
-		if !r.save(ctx) {
+		if stepwise && !r.save(ctx) {
 			return
 		}
 	}

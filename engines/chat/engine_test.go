@@ -157,3 +157,34 @@ func TestTurnTimeout(t *testing.T) {
 		t.Fatalf("last event %+v, next %q; want a turn_timeout notice and await_user", last, out.Next)
 	}
 }
+
+// Calls that are harmless to run again (tell_user here) are saved with
+// their results in one step: one checkpoint per round instead of one per
+// call plus one for the requests.
+func TestReplayableRoundIsOneCheckpoint(t *testing.T) {
+	t.Parallel()
+	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "tell_user"}}}
+	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{Name: "tell_user", Args: map[string]any{"message": "a"}}, {Name: "tell_user", Args: map[string]any{"message": "b"}}}},
+		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "done"}}}},
+	}}}}
+	turn := oneTurn(t, r, scripted.New(script))
+	var batches [][]conversation.EventType
+	if _, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
+		var types []conversation.EventType
+		for _, e := range evs {
+			types = append(types, e.Type)
+		}
+		batches = append(batches, types)
+		return nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]conversation.EventType{{
+		conversation.TypeToolCallRequest, conversation.TypeToolCallRequest,
+		conversation.TypeToolCallResponse, conversation.TypeToolCallResponse,
+	}}
+	if diff := cmp.Diff(want, batches); diff != "" {
+		t.Errorf("checkpoints (-want +got):\n%s", diff)
+	}
+}
