@@ -19,6 +19,7 @@ import (
 
 	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/web"
 )
 
 // The HTTP server's timeouts. WriteTimeout is 0 on purpose: it bounds the
@@ -127,6 +128,10 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	console, err := web.New(web.Config{Logger: log}) // named "web" by the handler
+	if err != nil {
+		return err
+	}
 
 	// Listen before starting anything, so a taken port fails fast and the
 	// log shows the address actually bound (port 0 picks one).
@@ -137,7 +142,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 	streams, cancelStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelStreams()
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           mount(handler, console),
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
@@ -191,6 +196,18 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 	wg.Wait()
 	log.Info("stopped")
 	return errors.Join(errs...)
+}
+
+// mount serves the API under /v1 with its probes and metrics, and the
+// operator console (the page, its assets and its markdown renderer)
+// everywhere else.
+func mount(apiHandler, console http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	for _, p := range []string{"/v1/", "/healthz", "/readyz", "/metrics"} {
+		mux.Handle(p, apiHandler)
+	}
+	mux.Handle("/", console)
+	return mux
 }
 
 // reloadOnHangup reloads the recipes on every SIGHUP until ctx ends.

@@ -1,0 +1,795 @@
+// The brain operator console: a client of the JSON API (/v1).
+//
+// Rules of this file: text from the API (a model's, a user's, a tool's) is
+// inserted with textContent, never as markup. The only markup inserted is
+// the HTML that the server's markdown renderer (POST /console/api/markdown)
+// returns, which holds no raw HTML and no unsafe link. Hrefs are checked by
+// safeHref before use. The API enforces roles; the page only hides what a
+// role cannot use.
+'use strict';
+
+(function () {
+  const STATES = ['READY', 'RUNNING', 'BLOCKED', 'PAUSED', 'DONE', 'FAILED'];
+  const POLL_MS = 2000;
+  const TOKEN_KEY = 'brain.token';
+  const ROLE_KEY = 'brain.role';
+  const SVG = 'http://www.w3.org/2000/svg';
+  const store = window.sessionStorage;
+  const $ = (id) => document.getElementById(id);
+
+  let open = false; // the API answers without a token
+  let listTimer = null;
+  let procTimer = null;
+  let stream = null; // {abort: AbortController, gen: number}
+  let streamGen = 0;
+  let current = null; // id of the process shown
+  const pending = new Map(); // message id -> queued bubble
+
+  // --- API --------------------------------------------------------------
+
+  class APIError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  function authHeaders() {
+    const h = {};
+    const t = store.getItem(TOKEN_KEY);
+    if (t) h.Authorization = 'Bearer ' + t;
+    return h;
+  }
+
+  async function api(method, path, body, extra) {
+    const headers = Object.assign(authHeaders(), extra || {});
+    const init = { method, headers, cache: 'no-store' };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    const res = await fetch(path, init);
+    return decode(res);
+  }
+
+  async function decode(res) {
+    let data = null;
+    const text = await res.text();
+    if (text) {
+      try {
+        data = JSON.parse(text);
+      } catch (e) {
+        data = null;
+      }
+    }
+    if (!res.ok) {
+      const err = data && data.error ? data.error : {};
+      const e = new APIError(res.status, err.code || '', err.message || res.status + ' ' + res.statusText);
+      if (res.status === 401) signedOut(store.getItem(TOKEN_KEY) ? e.message : '');
+      throw e;
+    }
+    return data;
+  }
+
+  const enc = encodeURIComponent;
+
+  function newKey() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    return Date.now().toString(36) + '-' + Math.random().toString(36).slice(2);
+  }
+
+  // --- helpers ----------------------------------------------------------
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  function svg(tag, attrs) {
+    const e = document.createElementNS(SVG, tag);
+    for (const k in attrs) e.setAttribute(k, String(attrs[k]));
+    return e;
+  }
+
+  // safeHref returns h if a link may point at it: http(s) with a host, or a
+  // path of this server; else null.
+  function safeHref(h) {
+    if (typeof h !== 'string' || h === '' || /[\\\u0000-\u001f\u007f]/.test(h)) return null;
+    if (/^https?:\/\/[^/]/i.test(h)) return h;
+    if (h[0] === '/' && h[1] !== '/') return h;
+    return null;
+  }
+
+  function link(label, href) {
+    const ok = safeHref(href);
+    if (!ok) return el('span', '', label);
+    const a = el('a', '', label);
+    a.href = ok;
+    if (ok[0] !== '/') {
+      a.target = '_blank';
+      a.rel = 'noopener noreferrer nofollow';
+    }
+    return a;
+  }
+
+  function showError(msg) {
+    const e = $('error');
+    e.textContent = msg || '';
+    e.hidden = !msg;
+  }
+
+  function age(iso) {
+    const t = Date.parse(iso);
+    if (isNaN(t)) return '';
+    const s = Math.max(0, Math.round((Date.now() - t) / 1000));
+    if (s < 60) return s + 's';
+    if (s < 3600) return Math.floor(s / 60) + 'm';
+    if (s < 86400) return Math.floor(s / 3600) + 'h' + String(Math.floor((s % 3600) / 60)).padStart(2, '0');
+    return Math.floor(s / 86400) + 'd';
+  }
+
+  function display(v) {
+    if (v === undefined || v === null) return '';
+    if (typeof v === 'object') return JSON.stringify(v);
+    return String(v);
+  }
+
+  function role() {
+    return open ? 'admin' : store.getItem(ROLE_KEY) || '';
+  }
+
+  function setRole(r) {
+    if (!open) store.setItem(ROLE_KEY, r);
+    applyRole();
+  }
+
+  // applyRole hides the operator controls from a user. Until the role is
+  // known they are shown; the API refuses what the role cannot do.
+  function applyRole() {
+    const user = role() === 'user';
+    $('p-controls').hidden = user;
+    $('steer-form').hidden = user;
+    const who = $('who');
+    if (open) who.textContent = 'open mode';
+    else who.textContent = role() ? 'signed in (' + role() + ')' : 'signed in';
+    $('signout').hidden = open;
+  }
+
+  // --- views ------------------------------------------------------------
+
+  function stopAll() {
+    clearInterval(listTimer);
+    clearInterval(procTimer);
+    listTimer = procTimer = null;
+    stopStream();
+    current = null;
+  }
+
+  function only(id) {
+    for (const s of ['signin', 'list', 'process']) $(s).hidden = s !== id;
+  }
+
+  function signedOut(msg) {
+    stopAll();
+    store.removeItem(TOKEN_KEY);
+    store.removeItem(ROLE_KEY);
+    $('who').textContent = '';
+    $('signout').hidden = true;
+    only('signin');
+    showError(msg);
+  }
+
+  async function route() {
+    stopAll();
+    showError('');
+    const m = /^#\/p\/(.+)$/.exec(location.hash);
+    if (m) return showProcess(decodeURIComponent(m[1]));
+    return showList();
+  }
+
+  // --- process list -----------------------------------------------------
+
+  async function showList() {
+    only('list');
+    applyRole();
+    loadRecipes();
+    await refreshList();
+    listTimer = setInterval(refreshList, POLL_MS);
+  }
+
+  async function loadRecipes() {
+    const sel = $('create-recipe');
+    if (sel.options.length) return;
+    try {
+      const data = await api('GET', '/v1/recipes');
+      for (const r of data.recipes || []) {
+        const o = el('option', '', r.name);
+        o.value = r.name;
+        if (r.description) o.title = r.description;
+        sel.appendChild(o);
+      }
+    } catch (e) {
+      showError('recipes: ' + e.message);
+    }
+  }
+
+  async function refreshList() {
+    let page;
+    try {
+      page = await api('GET', '/v1/processes?limit=1000');
+    } catch (e) {
+      if (e.status !== 401) showError('processes: ' + e.message);
+      return;
+    }
+    if ($('list').hidden) return;
+    showError('');
+    const by = {};
+    for (const p of page.processes || []) (by[p.state] = by[p.state] || []).push(p);
+    const box = $('states');
+    box.textContent = '';
+    for (const st of STATES) {
+      const ps = by[st] || [];
+      const h = el('h2', '');
+      h.appendChild(el('span', 'state ' + st, st));
+      h.appendChild(document.createTextNode(' ' + ps.length));
+      box.appendChild(h);
+      if (!ps.length) continue;
+      ps.sort((a, b) => Date.parse(b.updated_at) - Date.parse(a.updated_at));
+      const t = el('table', 'procs');
+      const head = t.createTHead().insertRow();
+      for (const c of ['Process', 'Recipe', 'Owner', 'Age', 'Updated', '']) head.appendChild(el('th', '', c));
+      const body = t.createTBody();
+      for (const p of ps) {
+        const tr = body.insertRow();
+        if (st === 'BLOCKED') tr.className = 'blocked';
+        const a = el('a', '', p.id);
+        a.href = '#/p/' + enc(p.id);
+        tr.insertCell().appendChild(a);
+        tr.insertCell().textContent = p.recipe;
+        tr.insertCell().textContent = p.owner || '';
+        tr.insertCell().textContent = age(p.created_at);
+        tr.insertCell().textContent = age(p.updated_at) + ' ago';
+        const notes = [];
+        if (st === 'BLOCKED') notes.push('waiting for a person');
+        if (p.paused_from) notes.push('paused from ' + p.paused_from);
+        if (p.parent) notes.push('worker of ' + p.parent);
+        tr.insertCell().textContent = notes.join(', ');
+      }
+      box.appendChild(t);
+    }
+    if (page.next) box.appendChild(el('p', 'muted', 'Only the first 1000 processes are shown.'));
+  }
+
+  async function createProcess(ev) {
+    ev.preventDefault();
+    const body = { recipe: $('create-recipe').value };
+    const input = $('create-input').value.trim();
+    if (input) body.input = input;
+    try {
+      const p = await api('POST', '/v1/processes', body);
+      $('create-input').value = '';
+      location.hash = '#/p/' + enc(p.id);
+    } catch (e) {
+      showError('start: ' + e.message);
+    }
+  }
+
+  // --- process page -----------------------------------------------------
+
+  async function showProcess(pid) {
+    only('process');
+    current = pid;
+    $('chat').textContent = '';
+    $('raw').textContent = '';
+    $('p-title').textContent = pid;
+    $('p-state').textContent = '';
+    $('p-recipe').textContent = '';
+    pending.clear();
+    applyRole();
+    if (!(await refreshProcess())) return;
+    if (!open && !role()) await probeRole(pid);
+    if (current !== pid) return;
+    const raw = $('p-raw').checked && role() !== 'user';
+    $('chat').hidden = raw;
+    $('raw').hidden = !raw;
+    follow(pid, raw ? 'raw' : 'user');
+    procTimer = setInterval(refreshProcess, POLL_MS);
+  }
+
+  async function refreshProcess() {
+    const pid = current;
+    if (!pid) return false;
+    try {
+      const p = await api('GET', '/v1/processes/' + enc(pid));
+      if (current !== pid) return false;
+      const st = $('p-state');
+      st.textContent = p.state + (p.paused_from ? ' (from ' + p.paused_from + ')' : '');
+      st.className = 'state ' + p.state;
+      $('p-recipe').textContent = p.recipe + (p.owner ? ' · ' + p.owner : '') + ' · ' + age(p.created_at) + ' old';
+      return true;
+    } catch (e) {
+      if (e.status !== 401) showError('process: ' + e.message);
+      return false;
+    }
+  }
+
+  // probeRole learns whether the token is an operator's: the raw view is
+  // theirs only.
+  async function probeRole(pid) {
+    try {
+      await api('GET', '/v1/processes/' + enc(pid) + '/events?view=raw&limit=1');
+      setRole('operator');
+    } catch (e) {
+      if (e.status === 403) setRole('user');
+    }
+  }
+
+  function stopStream() {
+    streamGen++;
+    if (stream) stream.abort();
+    stream = null;
+  }
+
+  // follow reads the process's event stream with fetch (EventSource cannot
+  // send an Authorization header) and reconnects from the last event id
+  // until another stream replaces it.
+  async function follow(pid, view) {
+    stopStream();
+    const gen = streamGen;
+    let after = '';
+    while (gen === streamGen) {
+      const ctl = new AbortController();
+      stream = ctl;
+      try {
+        const headers = authHeaders();
+        if (after) headers['Last-Event-ID'] = after;
+        const res = await fetch('/v1/processes/' + enc(pid) + '/events/stream?view=' + view,
+          { headers, signal: ctl.signal, cache: 'no-store' });
+        if (!res.ok) {
+          await decode(res).catch((e) => { if (e.status !== 401) showError('events: ' + e.message); });
+          if (res.status !== 503) return;
+        } else {
+          const reader = res.body.getReader();
+          const dec = new TextDecoder();
+          let buf = '';
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buf += dec.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+            let i;
+            while ((i = buf.indexOf('\n\n')) >= 0) {
+              const frame = buf.slice(0, i);
+              buf = buf.slice(i + 2);
+              const ev = parseFrame(frame);
+              if (!ev || gen !== streamGen) continue;
+              if (ev.id) after = ev.id;
+              if (view === 'raw') showRaw(ev);
+              else showEvent(ev);
+            }
+          }
+        }
+      } catch (e) {
+        if (e.name === 'AbortError' || gen !== streamGen) return;
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  }
+
+  function parseFrame(frame) {
+    const data = [];
+    for (const line of frame.split('\n')) {
+      if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+    if (!data.length) return null;
+    try {
+      return JSON.parse(data.join('\n'));
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function showRaw(ev) {
+    const pre = $('raw');
+    pre.appendChild(document.createTextNode(JSON.stringify(ev, null, 2) + '\n'));
+  }
+
+  function bubble(cls, meta) {
+    const b = el('div', 'msg ' + cls);
+    if (meta) b.appendChild(el('div', 'meta', meta));
+    $('chat').appendChild(b);
+    return b;
+  }
+
+  function when(ev) {
+    const t = Date.parse(ev.at);
+    return isNaN(t) ? '' : new Date(t).toLocaleTimeString();
+  }
+
+  function showEvent(ev) {
+    switch (ev.type) {
+      case 'inbox_message': {
+        const m = ev.inbox_message || {};
+        const q = pending.get(m.message_id);
+        if (q) {
+          q.remove();
+          pending.delete(m.message_id);
+        }
+        const b = bubble('user', (m.from || 'user') + ' · ' + when(ev));
+        b.appendChild(document.createTextNode(m.content || ''));
+        break;
+      }
+      case 'chat_response': {
+        const c = ev.chat_response || {};
+        const b = bubble('assistant', 'assistant · ' + when(ev));
+        if (c.variant === 'structured') {
+          b.appendChild(el('pre', '', JSON.stringify(c.structured, null, 2)));
+        } else {
+          markdownInto(b.appendChild(el('div', 'md')), c.text || '');
+        }
+        sources(b, c.citations);
+        break;
+      }
+      case 'tool_call_response': {
+        const r = ev.tool_call_response || {};
+        const speaker = (r.name === 'respond' || r.name === 'tell_user') ? 'assistant' : (r.name || 'tool');
+        const b = bubble('assistant', speaker + ' · ' + when(ev));
+        for (const blk of r.content || []) {
+          if (blk.type !== 'text') {
+            b.appendChild(el('p', 'muted', '[' + blk.type + ' content]'));
+          } else if (blk.mimeType === 'text/markdown') {
+            markdownInto(b.appendChild(el('div', 'md')), blk.text || '');
+          } else {
+            b.appendChild(el('p', '', blk.text || ''));
+          }
+        }
+        break;
+      }
+      case 'presentation':
+        presentation(bubble('assistant', 'assistant · ' + when(ev)), ev.presentation || {});
+        break;
+      default:
+        // turn_start and types of newer nodes: nothing to show.
+        break;
+    }
+    window.scrollTo(0, document.body.scrollHeight);
+  }
+
+  // markdownInto renders markdown on the server, which returns HTML with no
+  // raw HTML and no unsafe link; on failure the text is shown as is.
+  async function markdownInto(target, md) {
+    target.textContent = md;
+    try {
+      const res = await fetch('/console/api/markdown', {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ markdown: md }),
+      });
+      if (!res.ok) return;
+      const out = await res.json();
+      target.innerHTML = out.html; // sanitized by the server (web/markdown.go)
+    } catch (e) {
+      // keep the plain text
+    }
+  }
+
+  function sources(b, citations) {
+    if (!citations || !citations.length) return;
+    b.appendChild(el('div', 'meta', 'Sources'));
+    const ol = el('ol', 'sources');
+    for (const c of citations) {
+      const s = c.source || {};
+      const li = el('li');
+      li.appendChild(link(s.title || s.url || 'source', s.url));
+      ol.appendChild(li);
+    }
+    b.appendChild(ol);
+  }
+
+  // --- presentations ----------------------------------------------------
+
+  function presentation(b, p) {
+    let blocks = p.blocks;
+    if (typeof blocks === 'string') {
+      try { blocks = JSON.parse(blocks); } catch (e) { blocks = null; }
+    }
+    if (p.summary) b.appendChild(el('p', 'summary', p.summary));
+    if (!Array.isArray(blocks) || !blocks.length) {
+      if (p.markdown) markdownInto(b.appendChild(el('div', 'md')), p.markdown);
+      return;
+    }
+    for (const blk of blocks) {
+      if (blk.title) b.appendChild(el('h2', '', blk.title));
+      switch (blk.kind) {
+        case 'metrics': b.appendChild(metrics(blk.items || [])); break;
+        case 'table': b.appendChild(table(blk)); break;
+        case 'chart': chart(b, blk); break;
+        case 'links': b.appendChild(links(blk.items || [])); break;
+        case 'actions': b.appendChild(actions(blk.items || [])); break;
+        default: break;
+      }
+    }
+  }
+
+  function metrics(items) {
+    const box = el('div', 'metrics');
+    for (const it of items) {
+      const m = el('div', 'metric');
+      const v = it.display || display(it.value);
+      m.appendChild(it.href ? (() => { const s = el('span', 'value'); s.appendChild(link(v, it.href)); return s; })() : el('span', 'value', v));
+      m.appendChild(el('span', 'label', it.label));
+      box.appendChild(m);
+    }
+    return box;
+  }
+
+  function table(blk) {
+    const t = el('table');
+    const cols = blk.columns || [];
+    const head = t.createTHead().insertRow();
+    for (const c of cols) head.appendChild(el('th', c.align || '', c.label));
+    const body = t.createTBody();
+    for (const r of blk.rows || []) {
+      const tr = body.insertRow();
+      cols.forEach((c, i) => {
+        const td = tr.insertCell();
+        if (c.align) td.className = c.align;
+        const shown = (r.display && r.display[c.key] !== undefined) ? r.display[c.key] : display((r.cells || {})[c.key]);
+        if (i === 0 && r.href) td.appendChild(link(shown, r.href));
+        else td.textContent = shown;
+      });
+    }
+    return t;
+  }
+
+  function links(items) {
+    const box = el('div', 'links');
+    for (const it of items) box.appendChild(link(it.label, it.href));
+    return box;
+  }
+
+  function actions(items) {
+    const box = el('div', 'actions');
+    for (const it of items) {
+      if (it.prompt) {
+        const btn = el('button', '', it.label);
+        btn.type = 'button';
+        btn.title = it.prompt;
+        btn.addEventListener('click', async () => {
+          btn.disabled = true;
+          if (!(await send(it.prompt))) btn.disabled = false;
+        });
+        box.appendChild(btn);
+      } else {
+        box.appendChild(link(it.label, it.href));
+      }
+    }
+    return box;
+  }
+
+  function points(blk) {
+    return (blk.points || []).map((p) => ({
+      label: String(p.label || ''), value: Number(p.value) || 0, display: p.display || display(p.value),
+    }));
+  }
+
+  function chart(b, blk) {
+    const pts = points(blk);
+    if (!pts.length) return;
+    if (blk.chart_type === 'pie') return pie(b, pts);
+    if (blk.chart_type === 'line') return line(b, pts);
+    return bars(b, pts);
+  }
+
+  function short(s, n) {
+    return s.length > n ? s.slice(0, n - 1) + '…' : s;
+  }
+
+  function bars(b, pts) {
+    const W = 520, H = 240, L = 10, T = 20, B = 40;
+    const max = Math.max(...pts.map((p) => p.value), 0) || 1;
+    const step = (W - 2 * L) / pts.length;
+    const s = svg('svg', { class: 'chart', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img' });
+    s.appendChild(svg('line', { class: 'axis', x1: L, y1: H - B, x2: W - L, y2: H - B }));
+    pts.forEach((p, i) => {
+      const h = Math.max(0, (p.value / max) * (H - B - T));
+      const x = L + i * step + step * 0.15;
+      const r = svg('rect', { class: 'c' + (i % 12), x, y: H - B - h, width: step * 0.7, height: h });
+      r.appendChild(svg('title', {})).textContent = p.label + ': ' + p.display;
+      s.appendChild(r);
+      const v = svg('text', { x: x + step * 0.35, y: H - B - h - 4, 'text-anchor': 'middle' });
+      v.textContent = p.display;
+      s.appendChild(v);
+      const l = svg('text', { x: x + step * 0.35, y: H - B + 14, 'text-anchor': 'middle' });
+      l.textContent = short(p.label, Math.max(4, Math.floor(step / 7)));
+      s.appendChild(l);
+    });
+    b.appendChild(s);
+  }
+
+  function pie(b, pts) {
+    const R = 90, C = 100;
+    const vals = pts.map((p) => Math.max(0, p.value));
+    const total = vals.reduce((a, v) => a + v, 0);
+    const s = svg('svg', { class: 'chart', width: 2 * C, height: 2 * C, viewBox: '0 0 ' + 2 * C + ' ' + 2 * C, role: 'img' });
+    let a0 = -Math.PI / 2;
+    vals.forEach((v, i) => {
+      if (v <= 0 || total <= 0) return;
+      const frac = v / total;
+      let shape;
+      if (frac >= 0.9999) {
+        shape = svg('circle', { class: 'slice c' + (i % 12), cx: C, cy: C, r: R });
+      } else {
+        const a1 = a0 + frac * 2 * Math.PI;
+        const x0 = C + R * Math.cos(a0), y0 = C + R * Math.sin(a0);
+        const x1 = C + R * Math.cos(a1), y1 = C + R * Math.sin(a1);
+        const large = frac > 0.5 ? 1 : 0;
+        shape = svg('path', {
+          class: 'slice c' + (i % 12),
+          d: 'M' + C + ',' + C + ' L' + x0.toFixed(2) + ',' + y0.toFixed(2) +
+            ' A' + R + ',' + R + ' 0 ' + large + ' 1 ' + x1.toFixed(2) + ',' + y1.toFixed(2) + ' Z',
+        });
+        a0 = a1;
+      }
+      shape.appendChild(svg('title', {})).textContent = pts[i].label + ': ' + pts[i].display;
+      s.appendChild(shape);
+    });
+    b.appendChild(s);
+    legend(b, pts);
+  }
+
+  function line(b, pts) {
+    const W = 520, H = 240, L = 30, T = 20, B = 40;
+    const vals = pts.map((p) => p.value);
+    const max = Math.max(...vals), min = Math.min(0, ...vals);
+    const span = max - min || 1;
+    const step = pts.length > 1 ? (W - 2 * L) / (pts.length - 1) : 0;
+    const s = svg('svg', { class: 'chart', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img' });
+    s.appendChild(svg('line', { class: 'axis', x1: L, y1: H - B, x2: W - L, y2: H - B }));
+    const xy = pts.map((p, i) => [L + i * step, H - B - ((p.value - min) / span) * (H - B - T)]);
+    s.appendChild(svg('polyline', { class: 'line', points: xy.map((q) => q[0].toFixed(1) + ',' + q[1].toFixed(1)).join(' ') }));
+    pts.forEach((p, i) => {
+      const c = svg('circle', { class: 'c0', cx: xy[i][0], cy: xy[i][1], r: 3 });
+      c.appendChild(svg('title', {})).textContent = p.label + ': ' + p.display;
+      s.appendChild(c);
+      const l = svg('text', { x: xy[i][0], y: H - B + 14, 'text-anchor': 'middle' });
+      l.textContent = short(p.label, Math.max(4, Math.floor((step || 80) / 7)));
+      s.appendChild(l);
+    });
+    b.appendChild(s);
+  }
+
+  function legend(b, pts) {
+    const box = el('div', 'legend');
+    pts.forEach((p, i) => {
+      const item = el('span');
+      item.appendChild(el('span', 'swatch c' + (i % 12)));
+      item.appendChild(document.createTextNode(p.label + ' ' + p.display));
+      box.appendChild(item);
+    });
+    b.appendChild(box);
+  }
+
+  // --- sending ----------------------------------------------------------
+
+  // send posts content as the user's message; the bubble stays "queued"
+  // until the process reads it from its inbox.
+  async function send(content) {
+    const pid = current;
+    if (!pid) return false;
+    try {
+      const r = await api('POST', '/v1/processes/' + enc(pid) + '/messages', { content }, { 'Idempotency-Key': newKey() });
+      if (current === pid && !$('p-raw').checked) {
+        const q = bubble('user', 'queued');
+        q.appendChild(document.createTextNode(content));
+        pending.set(r.message_id, q);
+        window.scrollTo(0, document.body.scrollHeight);
+      }
+      return true;
+    } catch (e) {
+      showError('message: ' + e.message);
+      return false;
+    }
+  }
+
+  async function onMessage(ev) {
+    ev.preventDefault();
+    const box = $('message');
+    const content = box.value;
+    if (!content.trim()) return;
+    if (await send(content)) box.value = '';
+  }
+
+  async function onSteer(ev) {
+    ev.preventDefault();
+    const box = $('steer');
+    if (!box.value.trim() || !current) return;
+    try {
+      await api('POST', '/v1/processes/' + enc(current) + '/steer', { content: box.value });
+      box.value = '';
+    } catch (e) {
+      if (e.status === 403) setRole('user');
+      showError('steer: ' + e.message);
+    }
+  }
+
+  async function onControl(ev) {
+    const action = ev.target.getAttribute('data-action');
+    if (!action || !current) return;
+    try {
+      await api('POST', '/v1/processes/' + enc(current) + '/' + action);
+      showError('');
+      refreshProcess();
+    } catch (e) {
+      if (e.status === 403) setRole('user');
+      showError(action + ': ' + e.message);
+    }
+  }
+
+  function onRaw() {
+    if (!current) return;
+    const raw = $('p-raw').checked;
+    $('chat').textContent = '';
+    $('raw').textContent = '';
+    pending.clear();
+    $('chat').hidden = raw;
+    $('raw').hidden = !raw;
+    follow(current, raw ? 'raw' : 'user');
+  }
+
+  // --- sign-in ----------------------------------------------------------
+
+  async function onSignIn(ev) {
+    ev.preventDefault();
+    const t = $('token').value.trim();
+    if (!t) return;
+    store.setItem(TOKEN_KEY, t);
+    store.removeItem(ROLE_KEY);
+    $('token').value = '';
+    showError('');
+    try {
+      await api('GET', '/v1/processes?limit=1');
+      route();
+    } catch (e) {
+      if (e.status !== 401) showError(e.message);
+    }
+  }
+
+  // start learns whether the API is open (it answers without a token) or
+  // needs a sign-in.
+  async function start() {
+    $('signin-form').addEventListener('submit', onSignIn);
+    $('signout').addEventListener('click', () => signedOut(''));
+    $('create-form').addEventListener('submit', createProcess);
+    $('message-form').addEventListener('submit', onMessage);
+    $('steer-form').addEventListener('submit', onSteer);
+    $('p-controls').addEventListener('click', onControl);
+    $('p-raw').addEventListener('change', onRaw);
+    window.addEventListener('hashchange', route);
+
+    try {
+      // Without a token first: an open API answers, and then no sign-in.
+      const res = await fetch('/v1/processes?limit=1', { cache: 'no-store' });
+      if (res.ok) {
+        open = true;
+        store.removeItem(TOKEN_KEY);
+        store.removeItem(ROLE_KEY);
+        route();
+        return;
+      }
+      if (res.status !== 401) {
+        await decode(res);
+      }
+      if (!store.getItem(TOKEN_KEY)) {
+        signedOut('');
+        return;
+      }
+      await api('GET', '/v1/processes?limit=1');
+      route();
+    } catch (e) {
+      if (e.status !== 401) showError(e.message);
+    }
+  }
+
+  document.addEventListener('DOMContentLoaded', start);
+})();
