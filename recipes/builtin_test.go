@@ -25,8 +25,8 @@ func TestBuiltin(t *testing.T) {
 		tools      []string
 		validation bool
 	}{
-		{"default", EngineChat, TurnEndRespond, []string{"respond", "tell_user"}, false},
-		{"ford", EngineChat, TurnEndRespond, []string{"respond", "tell_user"}, true},
+		{"default", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "present_results"}, false},
+		{"ford", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "present_results"}, true},
 		{"arthur", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "spawn_worker"}, true},
 		{"marvin-worker", EngineWorker, TurnEndFinishTask, []string{"http_fetch", "finish_task"}, false},
 		{"web-research", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "present_results"}, true},

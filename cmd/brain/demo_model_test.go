@@ -5,32 +5,61 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
-	"github.com/engine-brain/brain/llm/scripted"
+	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 )
 
-func TestDemoModelScript(t *testing.T) {
+// The demo model, played on the default recipe: any message gets the
+// "no provider configured" answer; a message about data gets a server-built
+// presentation (table with computed shares, pie chart) and a short reply.
+func TestDemoModelOnTheDefaultRecipe(t *testing.T) {
 	t.Parallel()
-	s, err := scripted.Parse(demoModelScript)
+	m, err := demoModel()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Turns) != 1 || s.Turns[0].Match != "" || len(s.Turns[0].Rounds) != 1 {
-		t.Fatalf("want one unmatched turn of one round, got %+v", s.Turns)
+	r, err := recipes.Builtin().Get("default")
+	if err != nil {
+		t.Fatal(err)
 	}
-	calls := s.Turns[0].Rounds[0].Calls
-	if len(calls) != 1 || calls[0].Name != tools.Respond {
-		t.Fatalf("want one respond call, got %+v", calls)
+	reg, err := chat.BuildTools(tools.BuiltinCatalog(), r)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if calls[0].Args["awaiting_user_input"] != true {
-		t.Errorf("awaiting_user_input = %v, want true", calls[0].Args["awaiting_user_input"])
-	}
-	msg, _ := calls[0].Args["message"].(string)
-	for _, want := range []string{"demo model", "No model provider is configured", "brain.yaml"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("message lacks %q:\n%s", want, msg)
+	sess := chat.NewSession(&chat.Engine{}, chat.Turn{Recipe: r, Model: m, Tools: reg})
+	ctx := context.Background()
+	for _, msg := range []string{"hello", "show me some data"} {
+		if _, err := sess.Say(ctx, "user", msg); err != nil {
+			t.Fatal(err)
 		}
+	}
+	var out strings.Builder
+	writeTranscript(&out, sess.Log)
+	for _, want := range []string{
+		"No model provider is configured",
+		"| JPEG | 81 | 80.2% |",
+		"| PNG | 20 | 19.8% |",
+		"That table and chart were built by the server",
+		"[state] RUNNING -> BLOCKED",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("transcript lacks %q:\n%s", want, out.String())
+		}
+	}
+	var charts int
+	for _, e := range sess.Log {
+		if p := e.Presentation; p != nil && strings.Contains(string(p.Blocks), `"chart_type":"pie"`) {
+			charts++
+		}
+	}
+	if charts != 1 {
+		t.Errorf("%d presentations with a pie chart, want 1", charts)
+	}
+	if sess.Status.State != lifecycle.Blocked {
+		t.Errorf("state %s, want BLOCKED", sess.Status)
 	}
 }
 
