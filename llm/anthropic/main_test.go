@@ -1,0 +1,241 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/llm"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testKey is the API key of every test client. No error or log line may
+// contain it.
+const testKey = "sk-ant-test-3b9d2f7e1a6c4085"
+
+// reply is one answer of the fake server.
+type reply struct {
+	status int
+	header map[string]string
+	body   string
+	// cutAfter, when > 0, sends only that many bytes of body and then drops
+	// the connection (the response declares the whole length).
+	cutAfter int
+}
+
+// sse is a 200 reply streaming a testdata file.
+func sse(t *testing.T, name string) reply {
+	t.Helper()
+	return reply{status: http.StatusOK, body: readFile(t, name)}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// events is a 200 reply streaming the given data payloads, each under the
+// event name of its "type" field.
+func events(data ...string) reply {
+	var sb strings.Builder
+	for _, d := range data {
+		var v struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal([]byte(d), &v)
+		sb.WriteString("event: " + v.Type + "\ndata: " + d + "\n\n")
+	}
+	return reply{status: http.StatusOK, body: sb.String()}
+}
+
+// apiError is an error body in Anthropic's format.
+func apiError(typ, message string) string {
+	b, _ := json.Marshal(map[string]any{
+		"type":       "error",
+		"error":      map[string]any{"type": typ, "message": message},
+		"request_id": "req_011CSHoEeqs5C35K2UUqR7Fy",
+	})
+	return string(b)
+}
+
+// errorReply is an error reply with an Anthropic error body.
+func errorReply(status int, typ, message string, header map[string]string) reply {
+	return reply{status: status, header: header, body: apiError(typ, message)}
+}
+
+// received is one request the fake server got.
+type received struct {
+	header http.Header
+	body   []byte
+}
+
+// fake is a Messages API server playing replies in order; past the last
+// it answers 500.
+type fake struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	replies []reply
+	got     []received
+}
+
+func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	n := len(f.got)
+	f.got = append(f.got, received{header: r.Header.Clone(), body: body})
+	rep := errorReply(http.StatusInternalServerError, "api_error", "no more replies", nil)
+	if n < len(f.replies) {
+		rep = f.replies[n]
+	}
+	f.mu.Unlock()
+
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+		return
+	}
+	for k, v := range rep.header {
+		w.Header().Set(k, v)
+	}
+	if rep.status == http.StatusOK {
+		w.Header().Set("Content-Type", "text/event-stream")
+	} else if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	if rep.cutAfter > 0 {
+		w.Header().Set("Content-Length", strconv.Itoa(len(rep.body)))
+		w.WriteHeader(rep.status)
+		_, _ = io.WriteString(w, rep.body[:rep.cutAfter])
+		return // short of Content-Length: the server drops the connection
+	}
+	w.WriteHeader(rep.status)
+	_, _ = io.WriteString(w, rep.body)
+}
+
+// requests returns what the server received.
+func (f *fake) requests() []received {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]received(nil), f.got...)
+}
+
+// bundle is a client wired to a fake server.
+type bundle struct {
+	fake   *fake
+	client *Client
+	logs   *observer.ObservedLogs
+	// waits records every back-off the client asked for.
+	waits func() []time.Duration
+}
+
+// setup starts a fake server playing replies and a client for it whose
+// sleeps return at once (recorded in waits). cfg fields set by the caller
+// are kept.
+func setup(t *testing.T, cfg Config, replies ...reply) bundle {
+	t.Helper()
+	f := &fake{replies: replies}
+	f.srv = httptest.NewServer(f)
+	t.Cleanup(f.srv.Close)
+
+	core, logs := observer.New(zap.DebugLevel)
+	var mu sync.Mutex
+	var waits []time.Duration
+	if cfg.APIKey == "" {
+		cfg.APIKey = testKey
+	}
+	cfg.BaseURL = f.srv.URL
+	if cfg.Model == "" {
+		cfg.Model = "claude-test"
+	}
+	cfg.HTTPClient = f.srv.Client()
+	cfg.Logger = zap.New(core)
+	if cfg.Sleep == nil {
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+			mu.Lock()
+			waits = append(waits, d)
+			mu.Unlock()
+			return ctx.Err()
+		}
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { noKey(t, logs) })
+	return bundle{fake: f, client: c, logs: logs, waits: func() []time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Duration(nil), waits...)
+	}}
+}
+
+// noKey fails t when a log line carries the API key.
+func noKey(t *testing.T, logs *observer.ObservedLogs) {
+	t.Helper()
+	for _, e := range logs.All() {
+		line := e.Message
+		for k, v := range e.ContextMap() {
+			b, _ := json.Marshal(v)
+			line += " " + k + "=" + string(b)
+		}
+		if strings.Contains(line, testKey) {
+			t.Errorf("a log line carries the API key: %s", line)
+		}
+	}
+}
+
+// userRequest is a request of one user message.
+func userRequest(text string) *llm.Request {
+	return &llm.Request{Messages: []conversation.Message{
+		{Role: conversation.MessageUser, Content: []conversation.Block{conversation.TextBlock(text)}},
+	}}
+}
+
+// drain collects every part and the error of a stream.
+func drain(t *testing.T, ctx context.Context, m llm.Model, req *llm.Request) ([]llm.Part, error) {
+	t.Helper()
+	var parts []llm.Part
+	for p, err := range m.Generate(ctx, req) {
+		if err != nil {
+			return parts, err
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
+
+func textPart(s string) llm.Part { return llm.Part{Kind: llm.PartText, Text: s} }
+
+func callPart(id, name, args string) llm.Part {
+	return llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}}
+}
+
+func usagePart(in, out int) llm.Part {
+	return llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: in, OutputTokens: out}}
+}
+
+func finishPart(f llm.FinishReason) llm.Part { return llm.Part{Kind: llm.PartFinish, Finish: f} }
+
+func reasoningPart(text, signature string) llm.Part {
+	return llm.Part{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Text: text, Signature: signature}}
+}
