@@ -244,12 +244,11 @@ func loadServeConfig(args []string, lookupEnv func(string) (string, bool), stder
 		}
 	}
 	if len(c.Providers) == 0 {
-		p, ok, err := envProvider(lookupEnv)
+		ps, err := fromEnv(lookupEnv)
 		if err != nil {
 			errs = append(errs, err)
-		} else if ok {
-			c.Providers = []providerConfig{p}
 		}
+		c.Providers = ps
 	}
 	if err := errors.Join(errs...); err != nil {
 		return serveConfig{}, err

@@ -215,6 +215,25 @@ func TestLoadServeConfigProviders(t *testing.T) {
 			want: fromFile,
 		},
 		{
+			name: "ANTHROPIC_API_KEY without a file",
+			env:  map[string]string{"ANTHROPIC_API_KEY": "sk-ant"},
+			want: []providerConfig{{Name: "anthropic", Type: providerAnthropic, APIKeyEnv: "ANTHROPIC_API_KEY", APIKey: "sk-ant"}},
+		},
+		{
+			name: "OpenAI and Anthropic keys: openai first, so it is the default",
+			env:  map[string]string{"ANTHROPIC_API_KEY": "sk-ant", "OPENAI_API_KEY": "sk-env"},
+			want: []providerConfig{
+				{Name: "openai", Type: providerOpenAI, APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"},
+				{Name: "anthropic", Type: providerAnthropic, APIKeyEnv: "ANTHROPIC_API_KEY", APIKey: "sk-ant"},
+			},
+		},
+		{
+			name: "an anthropic provider in the file needs no base_url",
+			file: "providers:\n  - {name: claude, type: anthropic, api_key_env: MY_ANT_KEY, model: claude-sonnet-4-5}\n",
+			env:  map[string]string{"MY_ANT_KEY": "sk-ant"},
+			want: []providerConfig{{Name: "claude", Type: providerAnthropic, APIKeyEnv: "MY_ANT_KEY", APIKey: "sk-ant", Model: "claude-sonnet-4-5"}},
+		},
+		{
 			name: "OPENAI_* when the file lists no provider",
 			file: "listen: 127.0.0.1:9000\nproviders: []\n",
 			env:  map[string]string{"OPENAI_API_KEY": "sk-env"},
@@ -361,9 +380,9 @@ func TestLoadServeConfigErrors(t *testing.T) {
 		},
 		{
 			name: "unknown provider type",
-			file: "providers:\n  - {name: claude, type: anthropic, api_key_env: ANTHROPIC_API_KEY}\n",
-			env:  map[string]string{"ANTHROPIC_API_KEY": "sk-ant-1"},
-			want: []string{`brain.yaml:2:26: providers[0].type: unknown provider type "anthropic"; want openai`},
+			file: "providers:\n  - {name: gem, type: gemini, api_key_env: GEMINI_API_KEY}\n",
+			env:  map[string]string{"GEMINI_API_KEY": "g-1"},
+			want: []string{`brain.yaml:2:23: providers[0].type: unknown provider type "gemini"; want openai`},
 		},
 		{
 			name: "repeated and reserved provider names",

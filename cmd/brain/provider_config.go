@@ -15,18 +15,30 @@ import (
 	"github.com/engine-brain/brain/recipes"
 )
 
-// providerOpenAI is the type of OpenAI's API and of the servers that speak
-// its Chat Completions protocol (Ollama, vLLM, llama.cpp's server, LM
-// Studio). It is also the name of the provider that OPENAI_API_KEY and
-// OPENAI_BASE_URL configure.
-const providerOpenAI = "openai"
+// The provider types. providerOpenAI is OpenAI's API and the servers that
+// speak its Chat Completions protocol (Ollama, vLLM, llama.cpp's server,
+// LM Studio); providerAnthropic is Anthropic's Messages API. Each is also
+// the name of the provider its environment variables configure.
+const (
+	providerOpenAI    = "openai"
+	providerAnthropic = "anthropic"
+)
 
-// The environment variables that configure the openai provider when the
+// The environment variables that configure a provider of each type when the
 // configuration lists no providers.
 const (
-	envOpenAIKey     = "OPENAI_API_KEY"
-	envOpenAIBaseURL = "OPENAI_BASE_URL"
+	envOpenAIKey        = "OPENAI_API_KEY"
+	envOpenAIBaseURL    = "OPENAI_BASE_URL"
+	envAnthropicKey     = "ANTHROPIC_API_KEY"
+	envAnthropicBaseURL = "ANTHROPIC_BASE_URL"
 )
+
+// envProviders are the providers the environment can configure, in the
+// order they become "default" (the first configured one).
+var envProviders = []struct{ typ, keyEnv, baseEnv string }{
+	{providerOpenAI, envOpenAIKey, envOpenAIBaseURL},
+	{providerAnthropic, envAnthropicKey, envAnthropicBaseURL},
+}
 
 // maxProviderAttempts bounds max_attempts, as llm/openai does.
 const maxProviderAttempts = 20
@@ -35,7 +47,7 @@ const maxProviderAttempts = 20
 // brain.yaml's providers, or the one the OPENAI_* variables configure.
 type providerConfig struct {
 	Name string
-	Type string // providerOpenAI
+	Type string // providerOpenAI or providerAnthropic
 	// BaseURL is the root of the API, version path included; "" means the
 	// type's own API (https://api.openai.com/v1).
 	BaseURL string
@@ -148,33 +160,48 @@ func (y *yamlFile) provider(item *yaml.Node, path string, i int, names map[strin
 // check checks what needs more than one field of p, and that the adapter
 // takes p: a server would otherwise refuse to start on it.
 func (p providerConfig) check() error {
-	if p.BaseURL == "" && p.APIKeyEnv == "" {
+	if p.Type == providerOpenAI && p.BaseURL == "" && p.APIKeyEnv == "" {
 		return errors.New("base_url: required for an OpenAI-compatible server, such as http://127.0.0.1:11434/v1; only OpenAI's own API goes without it, and that needs api_key_env")
 	}
 	_, err := p.newModel("", nil)
 	return err
 }
 
-// envProvider returns the openai provider that OPENAI_API_KEY and
-// OPENAI_BASE_URL configure, or false when neither is set. A base URL
-// alone is a server that needs no key.
-func envProvider(lookupEnv func(string) (string, bool)) (providerConfig, bool, error) {
-	key, _ := lookupEnv(envOpenAIKey)
-	base, _ := lookupEnv(envOpenAIBaseURL)
+// fromEnv returns the providers that OPENAI_* and ANTHROPIC_* configure, in
+// the order of envProviders. A base URL alone is a server that needs no key.
+func fromEnv(lookupEnv func(string) (string, bool)) ([]providerConfig, error) {
+	var out []providerConfig
+	var errs []error
+	for _, e := range envProviders {
+		p, ok, err := envProvider(e.typ, e.keyEnv, e.baseEnv, lookupEnv)
+		if err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			out = append(out, p)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// envProvider returns the provider of type typ that its key and base URL
+// variables configure, or false when neither is set.
+func envProvider(typ, keyEnv, baseEnv string, lookupEnv func(string) (string, bool)) (providerConfig, bool, error) {
+	key, _ := lookupEnv(keyEnv)
+	base, _ := lookupEnv(baseEnv)
 	if key == "" && base == "" {
 		return providerConfig{}, false, nil
 	}
-	p := providerConfig{Name: providerOpenAI, Type: providerOpenAI, BaseURL: base}
+	p := providerConfig{Name: typ, Type: typ, BaseURL: base}
 	var errs []error
 	if base != "" {
 		if err := checkBaseURL(base); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", envOpenAIBaseURL, err))
+			errs = append(errs, fmt.Errorf("%s: %w", baseEnv, err))
 		}
 	}
 	if key != "" {
-		p.APIKeyEnv = envOpenAIKey
+		p.APIKeyEnv = keyEnv
 		var err error
-		if p.APIKey, err = readKey(envOpenAIKey, lookupEnv); err != nil {
+		if p.APIKey, err = readKey(keyEnv, lookupEnv); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -182,7 +209,7 @@ func envProvider(lookupEnv func(string) (string, bool)) (providerConfig, bool, e
 		return providerConfig{}, false, err
 	}
 	if err := p.check(); err != nil {
-		return providerConfig{}, false, fmt.Errorf("%s, %s: %w", envOpenAIKey, envOpenAIBaseURL, err)
+		return providerConfig{}, false, fmt.Errorf("%s, %s: %w", keyEnv, baseEnv, err)
 	}
 	return p, true, nil
 }
@@ -198,8 +225,8 @@ func checkProviderName(s string) error {
 }
 
 func checkProviderType(s string) error {
-	if s != providerOpenAI {
-		return fmt.Errorf("unknown provider type %q; want openai (OpenAI, or any server that speaks its Chat Completions API: Ollama, vLLM, llama.cpp, LM Studio)", s)
+	if s != providerOpenAI && s != providerAnthropic {
+		return fmt.Errorf("unknown provider type %q; want openai (OpenAI, or any server that speaks its Chat Completions API: Ollama, vLLM, llama.cpp, LM Studio) or anthropic", s)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/anthropic"
 	"github.com/engine-brain/brain/llm/openai"
 	"github.com/engine-brain/brain/recipes"
 )
@@ -145,6 +146,22 @@ func (p providerConfig) newModel(baseURL string, log *zap.Logger) (llm.Model, er
 			cfg.BaseURL = baseURL
 		}
 		c, err := openai.New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: %w", p.Name, err)
+		}
+		return c, nil
+	case providerAnthropic:
+		cfg := anthropic.Config{
+			APIKey:      string(p.APIKey),
+			BaseURL:     p.BaseURL,
+			Model:       p.Model,
+			MaxAttempts: p.MaxAttempts,
+			Logger:      log,
+		}
+		if baseURL != "" {
+			cfg.BaseURL = baseURL
+		}
+		c, err := anthropic.New(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("provider %s: %w", p.Name, err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/anthropic"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 )
@@ -237,5 +238,23 @@ func TestRecipeBaseURLSchema(t *testing.T) {
 	_, err := recipes.LoadDir(dir)
 	if want := "bad.yaml:5:13: model.base_url: must be an http or https URL"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("load: %v, want an error saying %q", err, want)
+	}
+}
+
+func TestAnthropicProvider(t *testing.T) {
+	t.Parallel()
+	p := providerConfig{Name: "claude", Type: providerAnthropic, APIKey: "sk-ant", Model: "claude-sonnet-4-5"}
+	m, err := p.newModel("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.(*anthropic.Client); !ok {
+		t.Fatalf("newModel gave %T, want *anthropic.Client", m)
+	}
+	if err := (providerConfig{Name: "claude", Type: providerAnthropic}).check(); err == nil || !strings.Contains(err.Error(), "api_key is required") {
+		t.Fatalf("an anthropic provider without a key: %v, want a clear error", err)
+	}
+	if err := (providerConfig{Name: "claude", Type: providerAnthropic, APIKey: "k", BaseURL: "https://api.anthropic.com/v1"}).check(); err == nil || !strings.Contains(err.Error(), "leave out the /v1") {
+		t.Fatalf("an anthropic base_url with /v1: %v, want a clear error", err)
 	}
 }
