@@ -133,41 +133,23 @@ func (s *providerSet) client(p providerConfig, baseURL string) (llm.Model, error
 
 // newModel builds a client of p, at baseURL when it is set. log may be nil.
 func (p providerConfig) newModel(baseURL string, log *zap.Logger) (llm.Model, error) {
+	if baseURL == "" {
+		baseURL = p.BaseURL
+	}
+	var m llm.Model
+	var err error
 	switch p.Type {
 	case providerOpenAI:
-		cfg := openai.Config{
-			APIKey:      string(p.APIKey),
-			BaseURL:     p.BaseURL,
-			Model:       p.Model,
-			MaxAttempts: p.MaxAttempts,
-			Logger:      log,
-		}
-		if baseURL != "" {
-			cfg.BaseURL = baseURL
-		}
-		c, err := openai.New(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("provider %s: %w", p.Name, err)
-		}
-		return c, nil
+		m, err = openai.New(openai.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, MaxAttempts: p.MaxAttempts, Logger: log})
 	case providerAnthropic:
-		cfg := anthropic.Config{
-			APIKey:      string(p.APIKey),
-			BaseURL:     p.BaseURL,
-			Model:       p.Model,
-			MaxAttempts: p.MaxAttempts,
-			Logger:      log,
-		}
-		if baseURL != "" {
-			cfg.BaseURL = baseURL
-		}
-		c, err := anthropic.New(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("provider %s: %w", p.Name, err)
-		}
-		return c, nil
+		m, err = anthropic.New(anthropic.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, MaxAttempts: p.MaxAttempts, Logger: log})
+	default:
+		err = fmt.Errorf("unknown type %q", p.Type)
 	}
-	return nil, fmt.Errorf("provider %s: unknown type %q", p.Name, p.Type)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", p.Name, err)
+	}
+	return m, nil
 }
 
 // check resolves the model of every recipe of lib, so that a recipe naming
