@@ -1,35 +1,28 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"iter"
-	"net/http"
-	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // Client is a Messages API model. It is immutable once built and safe for
 // concurrent use.
 type Client struct {
-	service     sdk.MessageService
-	model       string
-	maxTokens   int
-	apiKey      string // kept only to remove it from provider messages
-	maxAttempts int
-	maxWait     time.Duration
-	log         *zap.Logger
-	now         func() time.Time
-	sleep       func(context.Context, time.Duration) error
+	service   sdk.MessageService
+	model     string
+	maxTokens int
+	apiKey    string // kept only to remove it from provider messages
+	retry     provider.Retry
+	log       *zap.Logger
 }
 
 var _ llm.Model = (*Client)(nil)
@@ -47,22 +40,19 @@ func New(cfg Config) (*Client, error) {
 		// The Messages API documents x-api-key; this SDK version sends only
 		// a bearer Authorization header, so send the documented one too.
 		option.WithHeader("x-api-key", cfg.APIKey),
-		// The retry policy is ours (retry.go): one attempt per SDK call.
+		// The retry policy is ours (provider.Retry): one attempt per SDK call.
 		option.WithMaxRetries(0),
 	}
 	return &Client{
 		// The service alone, not anthropic.NewClient: that one reads
 		// ANTHROPIC_* variables and profiles, and configuration is the
 		// caller's.
-		service:     sdk.NewMessageService(opts...),
-		model:       cfg.Model,
-		maxTokens:   cfg.MaxTokens,
-		apiKey:      cfg.APIKey,
-		maxAttempts: cfg.MaxAttempts,
-		maxWait:     cfg.MaxWait,
-		log:         cfg.Logger.Named("anthropic"),
-		now:         cfg.Now,
-		sleep:       cfg.Sleep,
+		service:   sdk.NewMessageService(opts...),
+		model:     cfg.Model,
+		maxTokens: cfg.MaxTokens,
+		apiKey:    cfg.APIKey,
+		retry:     cfg.retry(),
+		log:       cfg.Logger.Named(name),
 	}, nil
 }
 
@@ -70,11 +60,11 @@ func New(cfg Config) (*Client, error) {
 // reasoning blocks as they end, then tool calls, usage and the finish reason
 // (see assembler).
 //
-// A failed attempt is retried (see retryWait) only while nothing has been
-// yielded: once a part has gone out, a fresh attempt would produce another
-// answer that cannot be joined to it. The error is returned instead. Tool
-// calls are yielded only at the end, so an answer of tool calls alone is
-// retried whenever its stream is cut.
+// A failed attempt is retried (see provider.Retry.Stream) only while
+// nothing has been yielded: once a part has gone out, a fresh attempt would
+// produce another answer that cannot be joined to it. Tool calls are
+// yielded only at the end, so an answer of tool calls alone is retried
+// whenever its stream is cut.
 func (c *Client) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
 	return func(yield func(llm.Part, error) bool) {
 		params, opts, err := c.params(req)
@@ -82,37 +72,9 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.P
 			yield(llm.Part{}, err)
 			return
 		}
-		for attempt := 1; ; attempt++ {
-			yielded, stopped, err := c.attempt(ctx, params, opts, yield)
-			if err == nil || stopped {
-				return
-			}
-			if ctx.Err() != nil {
-				yield(llm.Part{}, fmt.Errorf("anthropic: %w", ctx.Err()))
-				return
-			}
-			if yielded {
-				if retryable(err) {
-					err = fmt.Errorf("%w (not retried: part of the answer was already delivered)", err)
-				}
-				yield(llm.Part{}, err)
-				return
-			}
-			wait, final := c.retryWait(ctx, err, attempt)
-			if final != nil {
-				yield(llm.Part{}, final)
-				return
-			}
-			c.log.Warn("model call failed; retrying",
-				zap.String("model", string(params.Model)),
-				zap.Int("attempt", attempt),
-				zap.Duration("wait", wait),
-				zap.Error(err)) // our errors carry no key and no payload
-			if err := c.sleep(ctx, wait); err != nil {
-				yield(llm.Part{}, fmt.Errorf("anthropic: %w", err))
-				return
-			}
-		}
+		c.retry.Stream(ctx, c.log, func() (yielded, stopped bool, err error) {
+			return c.attempt(ctx, params, opts, yield)
+		}, yield, zap.String("model", string(params.Model)))
 	}
 }
 
@@ -123,21 +85,8 @@ func (c *Client) attempt(ctx context.Context, params sdk.MessageNewParams, opts 
 	// The middleware keeps the HTTP status, headers and the start of an
 	// error body, which the SDK's error does not expose as plainly (and a
 	// proxy's page is not Anthropic's JSON).
-	var failed *http.Response
-	var errBody []byte
-	answered := false // a 2xx response arrived
-	keep := func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(req)
-		answered = err == nil && res.StatusCode < 400
-		if err == nil && res.StatusCode >= 400 {
-			failed = res
-			errBody, _ = io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-			_ = res.Body.Close()
-			res.Body = io.NopCloser(bytes.NewReader(errBody))
-		}
-		return res, err
-	}
-	all := append(opts[:len(opts):len(opts)], option.WithMiddleware(keep))
+	var res provider.Response
+	all := append(opts[:len(opts):len(opts)], option.WithMiddleware(res.Middleware))
 	stream := c.service.NewStreaming(ctx, params, all...)
 	defer func() { _ = stream.Close() }()
 
@@ -155,12 +104,12 @@ func (c *Client) attempt(ctx context.Context, params sdk.MessageNewParams, opts 
 		switch {
 		case ctx.Err() != nil:
 			return yielded, false, ctx.Err()
-		case failed != nil:
-			return yielded, false, c.statusError(failed.StatusCode, failed.Header, errBody, c.now())
+		case res.Failed != nil:
+			return yielded, false, c.statusError(res.Failed.StatusCode, res.Failed.Header, res.Body, c.retry.Now())
 		case a.finished():
 			// The answer was whole; only message_stop was lost. Keep it.
 		default:
-			return yielded, false, c.classify(err, answered)
+			return yielded, false, c.classify(err, res.Answered)
 		}
 	} else if !a.finished() {
 		return yielded, false, c.unavailable("the stream ended before the model finished its answer", nil)

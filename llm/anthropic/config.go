@@ -5,20 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
-	"unicode"
 
 	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // Defaults of Config.
 const (
 	DefaultBaseURL     = "https://api.anthropic.com"
 	DefaultMaxTokens   = 4096
-	DefaultMaxAttempts = 4
-	DefaultMaxWait     = time.Minute
+	DefaultMaxAttempts = provider.DefaultMaxAttempts
+	DefaultMaxWait     = provider.DefaultMaxWait
 )
 
 // Config configures a Client. The zero value of each optional field means
@@ -61,16 +61,9 @@ type Config struct {
 // never echo the key.
 func (c *Config) validate() error {
 	if c.BaseURL != "" {
-		u, err := url.Parse(c.BaseURL)
+		u, err := provider.BaseURL(name, c.BaseURL, "https://api.anthropic.com")
 		if err != nil {
-			// url's error repeats the URL, which may carry a password.
-			return errors.New("anthropic: base_url is not a valid URL; use e.g. https://api.anthropic.com")
-		}
-		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("anthropic: base_url %q: must be an absolute http or https URL, e.g. https://api.anthropic.com", u.Redacted())
-		}
-		if u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("anthropic: base_url %q: must have no query or fragment", u.Redacted())
+			return err
 		}
 		if strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v1") {
 			return fmt.Errorf("anthropic: base_url %q: leave out the /v1 version path (the client adds /v1/messages)", u.Redacted())
@@ -79,19 +72,18 @@ func (c *Config) validate() error {
 	if c.APIKey == "" {
 		return errors.New("anthropic: api_key is required (set ANTHROPIC_API_KEY)")
 	}
-	if strings.IndexFunc(c.APIKey, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
-		return errors.New("anthropic: api_key contains white space or control characters (a trailing newline from a file?)")
+	if err := provider.CheckKey(name, c.APIKey); err != nil {
+		return err
 	}
 	if c.MaxTokens < 0 {
 		return fmt.Errorf("anthropic: max_tokens must be positive, or 0 for the default %d (got %d)", DefaultMaxTokens, c.MaxTokens)
 	}
-	if c.MaxAttempts < 0 || c.MaxAttempts > 20 {
-		return fmt.Errorf("anthropic: max_attempts must be between 1 and 20, or 0 for the default %d (got %d)", DefaultMaxAttempts, c.MaxAttempts)
-	}
-	if c.MaxWait < 0 {
-		return fmt.Errorf("anthropic: max_wait must not be negative (got %s)", c.MaxWait)
-	}
-	return nil
+	return c.retry().Validate()
+}
+
+// retry is the retry policy c configures, defaults not yet filled in.
+func (c *Config) retry() provider.Retry {
+	return provider.Retry{Provider: name, MaxAttempts: c.MaxAttempts, MaxWait: c.MaxWait, Now: c.Now, Sleep: c.Sleep}
 }
 
 // withDefaults returns c with its defaults filled in.
@@ -102,35 +94,13 @@ func (c Config) withDefaults() Config {
 	if c.MaxTokens == 0 {
 		c.MaxTokens = DefaultMaxTokens
 	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = DefaultMaxAttempts
-	}
-	if c.MaxWait == 0 {
-		c.MaxWait = DefaultMaxWait
-	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Sleep == nil {
-		c.Sleep = sleep
-	}
+	r := c.retry().WithDefaults()
+	c.MaxAttempts, c.MaxWait, c.Now, c.Sleep = r.MaxAttempts, r.MaxWait, r.Now, r.Sleep
 	return c
-}
-
-// sleep waits d, or less when ctx is done first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -33,8 +33,8 @@ func TestConfigValidate(t *testing.T) {
 				if err != nil {
 					t.Fatalf("New: %v", err)
 				}
-				if c.maxTokens != DefaultMaxTokens || c.maxAttempts != DefaultMaxAttempts || c.maxWait != DefaultMaxWait {
-					t.Errorf("defaults not applied: max_tokens %d, max_attempts %d, max_wait %s", c.maxTokens, c.maxAttempts, c.maxWait)
+				if c.maxTokens != DefaultMaxTokens || c.retry.MaxAttempts != DefaultMaxAttempts || c.retry.MaxWait != DefaultMaxWait {
+					t.Errorf("defaults not applied: max_tokens %d, max_attempts %d, max_wait %s", c.maxTokens, c.retry.MaxAttempts, c.retry.MaxWait)
 				}
 				return
 			}

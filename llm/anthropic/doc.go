@@ -2,7 +2,8 @@
 // streamed. It is built on github.com/anthropics/anthropic-sdk-go/v2 and
 // mirrors llm/openai's design.
 //
-// The package owns three translations and one policy:
+// The package owns three translations; the retry policy it applies is
+// llm/provider's:
 //
 //   - request.go maps a provider view (llm.Request) to a Messages request:
 //     the system prompt as system, strictly alternating user and assistant
@@ -15,14 +16,14 @@
 //     part, tool calls assembled from their input_json_delta events and sent
 //     whole at the end, usage, the finish reason. Block and event kinds it
 //     does not know (server tools, web search results for now) are skipped;
-//   - error.go classifies failures into this package's sentinels
-//     (ErrBadRequest, ErrAuth, ErrRateLimited, ErrUnavailable) with the
-//     provider's message and never the API key;
-//   - retry.go is the retry policy: 429, 5xx, 529 "overloaded", error events
-//     of those kinds, connection errors and streams cut before anything was
-//     yielded are retried with exponential back-off and jitter, honouring
-//     Retry-After, bounded by Config.MaxAttempts and the context's deadline.
-//     The SDK's own retries are off.
+//   - error.go classifies failures into the sentinels shared with the other
+//     adapters (ErrBadRequest, ErrAuth, ErrRateLimited, ErrUnavailable, from
+//     llm/provider) with the provider's message and never the API key;
+//   - the retry policy is provider.Retry: 429, 5xx, 529 "overloaded", error
+//     events of those kinds, connection errors and streams cut before
+//     anything was yielded are retried with exponential back-off and jitter,
+//     honouring Retry-After, bounded by Config.MaxAttempts and the context's
+//     deadline. The SDK's own retries are off.
 //
 // Hosted tools (web search) and citations are not here yet: a request asking
 // for hosted tools fails with ErrBadRequest rather than silently running

@@ -11,6 +11,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // correctionPrefix starts the text of a system message that arrives in the
@@ -31,10 +32,10 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, []option.Reques
 		p.Model = sdk.Model(c.model)
 	}
 	if p.Model == "" {
-		return p, nil, fmt.Errorf("%w: no model named: set the recipe's model.name or the provider's default model", ErrBadRequest)
+		return p, nil, provider.Refused(name, nil, "no model named: set the recipe's model.name or the provider's default model")
 	}
 	if len(req.Params.HostedTools) > 0 {
-		return p, nil, fmt.Errorf("%w: hosted tools %v are not supported by this adapter yet; remove model.hosted_tools or use another provider", ErrBadRequest, req.Params.HostedTools)
+		return p, nil, provider.Refused(name, nil, "hosted tools %v are not supported by this adapter yet; remove model.hosted_tools or use another provider", req.Params.HostedTools)
 	}
 	p.MaxTokens = int64(c.maxTokens)
 	if n := req.Params.MaxTokens; n > 0 {
@@ -51,7 +52,7 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, []option.Reques
 	for i, t := range req.Tools {
 		tool, err := toolParam(t)
 		if err != nil {
-			return p, nil, fmt.Errorf("%w: tools[%d] %q: %w", ErrBadRequest, i, t.Name, err)
+			return p, nil, provider.Refused(name, err, "tools[%d] %q: %v", i, t.Name, err)
 		}
 		p.Tools = append(p.Tools, tool)
 	}
@@ -101,7 +102,7 @@ func messages(view []conversation.Message) ([]sdk.MessageParam, error) {
 		case conversation.MessageTool:
 			add(true, toolResult(m))
 		default:
-			return nil, fmt.Errorf("%w: messages[%d] has the unknown role %q", ErrBadRequest, i, m.Role)
+			return nil, provider.Refused(name, nil, "messages[%d] has the unknown role %q", i, m.Role)
 		}
 	}
 	out := make([]sdk.MessageParam, 0, len(turns))

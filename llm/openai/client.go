@@ -1,16 +1,11 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"iter"
-	"net/http"
 	"net/url"
-	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -18,20 +13,18 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // Client is a Chat Completions model of one endpoint. It is immutable once
 // built and safe for concurrent use.
 type Client struct {
-	service     oai.ChatCompletionService
-	model       string
-	apiKey      string // kept only to remove it from provider messages
-	official    bool   // the endpoint is OpenAI's own API
-	maxAttempts int
-	maxWait     time.Duration
-	log         *zap.Logger
-	now         func() time.Time
-	sleep       func(context.Context, time.Duration) error
+	service  oai.ChatCompletionService
+	model    string
+	apiKey   string // kept only to remove it from provider messages
+	official bool   // the endpoint is OpenAI's own API
+	retry    provider.Retry
+	log      *zap.Logger
 }
 
 var _ llm.Model = (*Client)(nil)
@@ -46,7 +39,7 @@ func New(cfg Config) (*Client, error) {
 	opts := []option.RequestOption{
 		option.WithBaseURL(cfg.BaseURL),
 		option.WithHTTPClient(cfg.HTTPClient),
-		// The retry policy is ours (retry.go): one attempt per SDK call.
+		// The retry policy is ours (provider.Retry): one attempt per SDK call.
 		option.WithMaxRetries(0),
 	}
 	if cfg.APIKey != "" {
@@ -55,28 +48,23 @@ func New(cfg Config) (*Client, error) {
 	return &Client{
 		// The service alone, not openai.NewClient: that one reads OPENAI_*
 		// variables, and configuration is the caller's.
-		service:     oai.NewChatCompletionService(opts...),
-		model:       cfg.Model,
-		apiKey:      cfg.APIKey,
-		official:    u.Hostname() == "api.openai.com",
-		maxAttempts: cfg.MaxAttempts,
-		maxWait:     cfg.MaxWait,
-		log:         cfg.Logger.Named("openai"),
-		now:         cfg.Now,
-		sleep:       cfg.Sleep,
+		service:  oai.NewChatCompletionService(opts...),
+		model:    cfg.Model,
+		apiKey:   cfg.APIKey,
+		official: u.Hostname() == "api.openai.com",
+		retry:    cfg.retry(),
+		log:      cfg.Logger.Named(name),
 	}, nil
 }
 
 // Generate streams the model's answer to req: text deltas as they arrive,
 // then reasoning, tool calls, usage and the finish reason (see assembler).
 //
-// A failed attempt is retried (see retryWait) only while nothing has been
-// yielded: once a text delta has gone out, the consumer has part of an
-// answer, and a fresh attempt would produce another answer that cannot be
-// joined to it (the stream has no way to take parts back). The error is
-// returned instead, and the engine ends the turn with a notice. Tool calls
-// are yielded only at the end, so an answer of tool calls alone is retried
-// whenever its stream is cut.
+// A failed attempt is retried (see provider.Retry.Stream) only while
+// nothing has been yielded: once a text delta has gone out, the consumer has
+// part of an answer, and a fresh attempt would produce another answer that
+// cannot be joined to it. Tool calls are yielded only at the end, so an
+// answer of tool calls alone is retried whenever its stream is cut.
 func (c *Client) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
 	return func(yield func(llm.Part, error) bool) {
 		params, err := c.params(req)
@@ -84,37 +72,9 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.P
 			yield(llm.Part{}, err)
 			return
 		}
-		for attempt := 1; ; attempt++ {
-			yielded, stopped, err := c.attempt(ctx, params, yield)
-			if err == nil || stopped {
-				return
-			}
-			if ctx.Err() != nil {
-				yield(llm.Part{}, fmt.Errorf("openai: %w", ctx.Err()))
-				return
-			}
-			if yielded {
-				if retryable(err) {
-					err = fmt.Errorf("%w (not retried: part of the answer was already delivered)", err)
-				}
-				yield(llm.Part{}, err)
-				return
-			}
-			wait, final := c.retryWait(ctx, err, attempt)
-			if final != nil {
-				yield(llm.Part{}, final)
-				return
-			}
-			c.log.Warn("model call failed; retrying",
-				zap.String("model", params.Model),
-				zap.Int("attempt", attempt),
-				zap.Duration("wait", wait),
-				zap.Error(err)) // our errors carry no key and no payload
-			if err := c.sleep(ctx, wait); err != nil {
-				yield(llm.Part{}, fmt.Errorf("openai: %w", err))
-				return
-			}
-		}
+		c.retry.Stream(ctx, c.log, func() (yielded, stopped bool, err error) {
+			return c.attempt(ctx, params, yield)
+		}, yield, zap.String("model", params.Model))
 	}
 }
 
@@ -125,21 +85,8 @@ func (c *Client) attempt(ctx context.Context, params oai.ChatCompletionNewParams
 	// The middleware keeps the HTTP status, headers and the start of an
 	// error body: the SDK's error loses them when the body is not OpenAI's
 	// JSON (a proxy's page, {"error": "text"} of compatible servers).
-	var failed *http.Response
-	var errBody []byte
-	answered := false // a 2xx response arrived
-	keep := func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		res, err := next(req)
-		answered = err == nil && res.StatusCode < 400
-		if err == nil && res.StatusCode >= 400 {
-			failed = res
-			errBody, _ = io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-			_ = res.Body.Close()
-			res.Body = io.NopCloser(bytes.NewReader(errBody))
-		}
-		return res, err
-	}
-	stream := c.service.NewStreaming(ctx, params, option.WithMiddleware(keep))
+	var res provider.Response
+	stream := c.service.NewStreaming(ctx, params, option.WithMiddleware(res.Middleware))
 	defer func() { _ = stream.Close() }()
 
 	var a assembler
@@ -156,13 +103,13 @@ func (c *Client) attempt(ctx context.Context, params oai.ChatCompletionNewParams
 		switch {
 		case ctx.Err() != nil:
 			return yielded, false, ctx.Err()
-		case failed != nil:
-			return yielded, false, c.statusError(failed.StatusCode, failed.Header, errBody, c.now())
+		case res.Failed != nil:
+			return yielded, false, c.statusError(res.Failed.StatusCode, res.Failed.Header, res.Body, c.retry.Now())
 		case a.finished():
 			// The answer was whole; only what follows it (the usage chunk)
 			// was lost. Keep the answer.
 		default:
-			return yielded, false, c.classify(err, answered)
+			return yielded, false, c.classify(err, res.Answered)
 		}
 	} else if !a.finished() {
 		return yielded, false, c.unavailable("the stream ended before the model finished its answer", nil)

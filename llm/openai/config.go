@@ -3,21 +3,19 @@ package openai
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
-	"unicode"
 
 	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // Defaults of Config.
 const (
 	DefaultBaseURL     = "https://api.openai.com/v1"
-	DefaultMaxAttempts = 4
-	DefaultMaxWait     = time.Minute
+	DefaultMaxAttempts = provider.DefaultMaxAttempts
+	DefaultMaxWait     = provider.DefaultMaxWait
 )
 
 // Config configures a Client. The zero value of each optional field means
@@ -57,31 +55,22 @@ type Config struct {
 // never echo the key.
 func (c *Config) validate() error {
 	if c.BaseURL != "" {
-		u, err := url.Parse(c.BaseURL)
-		if err != nil {
-			// url's error repeats the URL, which may carry a password.
-			return errors.New("openai: base_url is not a valid URL; use e.g. http://127.0.0.1:11434/v1")
-		}
-		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("openai: base_url %q: must be an absolute http or https URL, e.g. http://127.0.0.1:11434/v1", u.Redacted())
-		}
-		if u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("openai: base_url %q: must have no query or fragment", u.Redacted())
+		if _, err := provider.BaseURL(name, c.BaseURL, "http://127.0.0.1:11434/v1"); err != nil {
+			return err
 		}
 	}
 	if c.APIKey == "" && c.BaseURL == "" {
 		return errors.New("openai: api_key is required for the OpenAI API (set OPENAI_API_KEY); only a server reached through base_url may go without one")
 	}
-	if strings.IndexFunc(c.APIKey, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
-		return errors.New("openai: api_key contains white space or control characters (a trailing newline from a file?)")
+	if err := provider.CheckKey(name, c.APIKey); err != nil {
+		return err
 	}
-	if c.MaxAttempts < 0 || c.MaxAttempts > 20 {
-		return fmt.Errorf("openai: max_attempts must be between 1 and 20, or 0 for the default %d (got %d)", DefaultMaxAttempts, c.MaxAttempts)
-	}
-	if c.MaxWait < 0 {
-		return fmt.Errorf("openai: max_wait must not be negative (got %s)", c.MaxWait)
-	}
-	return nil
+	return c.retry().Validate()
+}
+
+// retry is the retry policy c configures, defaults not yet filled in.
+func (c *Config) retry() provider.Retry {
+	return provider.Retry{Provider: name, MaxAttempts: c.MaxAttempts, MaxWait: c.MaxWait, Now: c.Now, Sleep: c.Sleep}
 }
 
 // withDefaults returns c with its defaults filled in.
@@ -89,35 +78,13 @@ func (c Config) withDefaults() Config {
 	if c.BaseURL == "" {
 		c.BaseURL = DefaultBaseURL
 	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = DefaultMaxAttempts
-	}
-	if c.MaxWait == 0 {
-		c.MaxWait = DefaultMaxWait
-	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Sleep == nil {
-		c.Sleep = sleep
-	}
+	r := c.retry().WithDefaults()
+	c.MaxAttempts, c.MaxWait, c.Now, c.Sleep = r.MaxAttempts, r.MaxWait, r.Now, r.Sleep
 	return c
-}
-
-// sleep waits d, or less when ctx is done first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	oai "github.com/openai/openai-go/v3"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // errorPrefix starts the text of a failed tool result, so that the model
@@ -25,10 +25,10 @@ func (c *Client) params(req *llm.Request) (oai.ChatCompletionNewParams, error) {
 		p.Model = c.model
 	}
 	if p.Model == "" {
-		return p, fmt.Errorf("%w: no model named: set the recipe's model.name or the provider's default model", ErrBadRequest)
+		return p, provider.Refused(name, nil, "no model named: set the recipe's model.name or the provider's default model")
 	}
 	if len(req.Params.HostedTools) > 0 {
-		return p, fmt.Errorf("%w: hosted tools %v need the Responses API, which this adapter does not speak yet; remove model.hosted_tools or use another provider", ErrBadRequest, req.Params.HostedTools)
+		return p, provider.Refused(name, nil, "hosted tools %v need the Responses API, which this adapter does not speak yet; remove model.hosted_tools or use another provider", req.Params.HostedTools)
 	}
 
 	msgs, err := messages(req)
@@ -39,7 +39,7 @@ func (c *Client) params(req *llm.Request) (oai.ChatCompletionNewParams, error) {
 	for i, t := range req.Tools {
 		tool, err := toolParam(t)
 		if err != nil {
-			return p, fmt.Errorf("%w: tools[%d] %q: %w", ErrBadRequest, i, t.Name, err)
+			return p, provider.Refused(name, err, "tools[%d] %q: %v", i, t.Name, err)
 		}
 		p.Tools = append(p.Tools, tool)
 	}
@@ -90,7 +90,7 @@ func messages(req *llm.Request) ([]oai.ChatCompletionMessageParamUnion, error) {
 			}
 			out = append(out, oai.ToolMessage(text, m.ToolCallID))
 		default:
-			return nil, fmt.Errorf("%w: messages[%d] has the unknown role %q", ErrBadRequest, i, m.Role)
+			return nil, provider.Refused(name, nil, "messages[%d] has the unknown role %q", i, m.Role)
 		}
 	}
 	return out, nil

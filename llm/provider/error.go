@@ -1,0 +1,154 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Sentinels of failed calls; every error of a failed call wraps one of them,
+// or the context's error when the call was cancelled or timed out. Inside an
+// *Error they read with the adapter's name, e.g. "openai: rate limited".
+var (
+	// ErrBadRequest: the provider refused the request (a 4xx other than
+	// 401, 403, 408 and 429: unknown model, context too long, bad schema).
+	// Not retried.
+	ErrBadRequest error = &kind{"request refused"}
+	// ErrAuth: the key is missing, wrong or lacks access (401, 403). Not
+	// retried.
+	ErrAuth error = &kind{"authentication failed"}
+	// ErrRateLimited: too many requests (429). Retried, unless the
+	// Error is Permanent (an exhausted quota).
+	ErrRateLimited error = &kind{"rate limited"}
+	// ErrUnavailable: the provider failed, is overloaded or could not be
+	// reached (5xx, 408, connection errors, a stream cut or garbled
+	// mid-way). Retried while nothing of the answer was yielded.
+	ErrUnavailable error = &kind{"provider unavailable"}
+)
+
+// kind is a sentinel; its text without the package name goes after the
+// adapter's name in an Error.
+type kind struct{ text string }
+
+func (k *kind) Error() string { return "provider: " + k.text }
+
+// MaxMessage bounds the provider's message kept in an error (see Clip).
+const MaxMessage = 1000
+
+// Error is a failed call with what the provider said about it. It wraps its
+// Kind (one of the sentinels) and its cause, if any.
+type Error struct {
+	// Provider names the adapter, e.g. "openai"; it starts the message.
+	Provider string
+	// Kind is ErrBadRequest, ErrAuth, ErrRateLimited or ErrUnavailable.
+	Kind error
+	// StatusCode is the HTTP status, 0 when there was none (a connection
+	// error, a cut stream, an error event inside a stream, a request
+	// refused before it was sent).
+	StatusCode int
+	// Message is the provider's message (or ours when it gave none), with
+	// the API key removed.
+	Message string
+	// Code is the provider's error code or type, e.g. "insufficient_quota"
+	// or "overloaded_error".
+	Code string
+	// RetryAfter is the wait the provider asked for; 0 when it asked none.
+	RetryAfter time.Duration
+	// Err is the cause (a connection error), or nil.
+	Err error
+	// Permanent marks a failure of a retryable Kind that no wait ends, such
+	// as a 429 for an exhausted quota.
+	Permanent bool
+}
+
+// Error reads like "openai: rate limited (HTTP 429): Rate limit reached
+// [rate_limit_exceeded]".
+func (e *Error) Error() string {
+	var sb strings.Builder
+	if e.Provider != "" {
+		sb.WriteString(e.Provider)
+		sb.WriteString(": ")
+	}
+	if k, ok := e.Kind.(*kind); ok {
+		sb.WriteString(k.text)
+	} else if e.Kind != nil {
+		sb.WriteString(e.Kind.Error())
+	}
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&sb, " (HTTP %d)", e.StatusCode)
+	}
+	if e.Message != "" {
+		sb.WriteString(": ")
+		sb.WriteString(e.Message)
+	}
+	if e.Code != "" && !strings.Contains(e.Message, e.Code) {
+		fmt.Fprintf(&sb, " [%s]", e.Code)
+	}
+	return sb.String()
+}
+
+// Unwrap returns the kind and the cause.
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
+
+// Retryable reports whether another attempt may succeed: a rate limit or an
+// unavailable provider, unless the failure is Permanent.
+func (e *Error) Retryable() bool {
+	return !e.Permanent && (e.Kind == ErrRateLimited || e.Kind == ErrUnavailable)
+}
+
+// Retryable reports whether err is an *Error that another attempt may cure.
+func Retryable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Retryable()
+}
+
+// StatusKind classifies an HTTP error status: 401 and 403 are ErrAuth, 429
+// ErrRateLimited, 408 and 5xx ErrUnavailable, any other ErrBadRequest.
+func StatusKind(status int) error {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return ErrAuth
+	case status == http.StatusTooManyRequests:
+		return ErrRateLimited
+	case status == http.StatusRequestTimeout || status >= 500:
+		return ErrUnavailable
+	default:
+		return ErrBadRequest
+	}
+}
+
+// Redact removes key from s; an empty key leaves s as it is.
+func Redact(s, key string) string {
+	if key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, key, "[redacted]")
+}
+
+// Clip trims s and bounds it to MaxMessage bytes, on a rune boundary.
+func Clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= MaxMessage {
+		return s
+	}
+	cut := MaxMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// Refused is a request an adapter refuses before sending it: an
+// ErrBadRequest without a status, whose message is format's. cause, when not
+// nil, is wrapped too.
+func Refused(provider string, cause error, format string, args ...any) error {
+	return &Error{Provider: provider, Kind: ErrBadRequest, Message: fmt.Sprintf(format, args...), Err: cause}
+}

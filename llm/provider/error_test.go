@@ -1,0 +1,72 @@
+package provider
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestError(t *testing.T) {
+	t.Parallel()
+	cause := errors.New("dial tcp: refused")
+	tests := []struct {
+		err       *Error
+		want      string
+		retryable bool
+	}{
+		{&Error{Provider: "openai", Kind: ErrRateLimited, StatusCode: 429, Message: "Rate limit reached", Code: "rate_limit_exceeded"}, "openai: rate limited (HTTP 429): Rate limit reached [rate_limit_exceeded]", true},
+		{&Error{Provider: "anthropic", Kind: ErrUnavailable, StatusCode: 529, Message: "Overloaded", Code: "overloaded_error"}, "anthropic: provider unavailable (HTTP 529): Overloaded [overloaded_error]", true},
+		{&Error{Provider: "openai", Kind: ErrRateLimited, Message: "quota: insufficient_quota", Code: "insufficient_quota", Permanent: true}, "openai: rate limited: quota: insufficient_quota", false},
+		{&Error{Provider: "x", Kind: ErrAuth}, "x: authentication failed", false},
+		{&Error{Provider: "x", Kind: ErrUnavailable, Message: "the connection failed", Err: cause}, "x: provider unavailable: the connection failed", true},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+		if got := tt.err.Retryable(); got != tt.retryable {
+			t.Errorf("%q: Retryable() = %v, want %v", tt.want, got, tt.retryable)
+		}
+		if !errors.Is(tt.err, tt.err.Kind) {
+			t.Errorf("%q does not wrap its kind", tt.want)
+		}
+	}
+	if err := (&Error{Kind: ErrUnavailable, Err: cause}); !errors.Is(err, cause) {
+		t.Errorf("%v does not wrap its cause", err)
+	}
+	if err := Refused("p", cause, "tools[0]: %v", cause); !errors.Is(err, ErrBadRequest) || !errors.Is(err, cause) || err.Error() != "p: request refused: tools[0]: dial tcp: refused" {
+		t.Errorf("Refused = %q", err)
+	}
+}
+
+func TestStatusKind(t *testing.T) {
+	t.Parallel()
+	for status, want := range map[int]error{
+		400: ErrBadRequest, 404: ErrBadRequest, 413: ErrBadRequest,
+		401: ErrAuth, 403: ErrAuth,
+		429: ErrRateLimited,
+		408: ErrUnavailable, 500: ErrUnavailable, 503: ErrUnavailable, 529: ErrUnavailable,
+	} {
+		if got := StatusKind(status); got != want {
+			t.Errorf("StatusKind(%d) = %v, want %v", status, got, want)
+		}
+	}
+}
+
+func TestClipAndRedact(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", MaxMessage) // two bytes a rune
+	got := Clip(long)
+	if !strings.HasSuffix(got, "…") || len(got) > MaxMessage+len("…") || !strings.HasPrefix(long, strings.TrimSuffix(got, "…")) {
+		t.Errorf("Clip cut %d bytes badly", len(got))
+	}
+	if got := Clip("  short \n"); got != "short" {
+		t.Errorf("Clip = %q, want %q", got, "short")
+	}
+	if got := Redact("bad key sk-123 given", "sk-123"); got != "bad key [redacted] given" {
+		t.Errorf("Redact = %q", got)
+	}
+	if got := Redact("as is", ""); got != "as is" {
+		t.Errorf("Redact with no key = %q", got)
+	}
+}
