@@ -38,10 +38,12 @@ const (
 // HTTPFetchDescription is the model-visible description of http_fetch.
 const HTTPFetchDescription = "Fetch a URL with an HTTP GET and return the response body as text. " +
 	"'url' must be an absolute http:// or https:// URL. Only text is returned: text/* (plain text, " +
-	"HTML, CSV, ...), JSON and XML. HTML comes back as its raw markup, not rendered and with nothing " +
-	"stripped, so prefer a plain-text, JSON or API URL when there is one. Images, PDFs and other binary " +
-	"content are refused, and a status other than 2xx is an error. A body longer than 'max_chars' " +
-	"characters (default 20000) is cut, with a note saying how much was shown."
+	"HTML, CSV, ...), JSON and XML. An HTML page comes back as its text, not its markup: the title on " +
+	"the first line, then one line per paragraph, heading, list item or table row, list items starting " +
+	"with \"- \", each link's text followed by its absolute URL in parentheses, and scripts, styles " +
+	"and images left out. Images, PDFs and other binary content are refused, and a status other than " +
+	"2xx is an error. A result longer than 'max_chars' characters (default 20000) is cut, with a note " +
+	"saying how much was shown."
 
 const httpFetchSchema = `{
 	"type": "object",
@@ -292,7 +294,8 @@ func (t *httpFetchTool) Call(ctx context.Context, args json.RawMessage) (Result,
 	return t.fetch(ctx, u, maxChars)
 }
 
-// fetch GETs u and returns its body as text, cut to maxChars characters.
+// fetch GETs u and returns its body as text (an HTML page's text, not
+// its markup), cut to maxChars characters.
 func (t *httpFetchTool) fetch(ctx context.Context, u *url.URL, maxChars int) (Result, error) {
 	shown := u.Redacted()
 	tctx, cancel := context.WithTimeout(ctx, t.timeout)
@@ -342,6 +345,12 @@ func (t *httpFetchTool) fetch(ctx context.Context, u *url.URL, maxChars int) (Re
 	body := text(b)
 	if body == "" {
 		return TextResult(fmt.Sprintf("GET %s: %s, with an empty body", shown, resp.Status)), nil
+	}
+	if isHTML(ct) {
+		// Links are resolved against the URL after redirects.
+		if body = htmlText(body, resp.Request.URL); body == "" {
+			return TextResult(fmt.Sprintf("GET %s: %s, an HTML page with no text", shown, resp.Status)), nil
+		}
 	}
 	s, total := cut(body, maxChars)
 	switch {

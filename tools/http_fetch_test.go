@@ -132,9 +132,9 @@ func TestHTTPFetch(t *testing.T) {
 			want: TextResult(`<a/>`),
 		},
 		{
-			name: "html is returned as markup",
+			name: "html is returned as text",
 			args: `{"url":"` + u + `/html"}`,
-			want: TextResult("<html><body><p>Hi</p></body></html>"),
+			want: TextResult("Hi"),
 		},
 		{
 			name: "no content type, sniffed as text",
@@ -543,7 +543,7 @@ func TestHTTPFetchDefinition(t *testing.T) {
 	if def.Name != HTTPFetch {
 		t.Errorf("Name = %q", def.Name)
 	}
-	for _, s := range []string{"GET", "http://", "https://", "raw markup", "binary", "2xx", "'max_chars'", "20000"} {
+	for _, s := range []string{"GET", "http://", "https://", "HTML page comes back as its text", "binary", "2xx", "'max_chars'", "20000"} {
 		if !strings.Contains(def.Description, s) {
 			t.Errorf("description lacks %q: %s", s, def.Description)
 		}
@@ -584,5 +584,162 @@ func TestHTTPFetchRedacted(t *testing.T) {
 	got := fetchRegistry(t, srv, nil).Call(context.Background(), call(HTTPFetch, `{"url":"`+u.String()+`"}`))
 	if !got.IsError || strings.Contains(got.Text(), "s3cret") || !strings.Contains(got.Text(), "marvin:xxxxx@") {
 		t.Errorf("Call = %q, want an error result with the password redacted", got.Text())
+	}
+}
+
+// guidePage is an HTML page with most of what htmlText handles.
+const guidePage = `<!DOCTYPE html>
+<html><head><title>  The
+  Guide </title>
+<style>body { color: red }</style>
+<script>var x = "<p>not text</p>";</script>
+</head>
+<body>
+<nav><a href="/">Home</a> | <a href="about.html">About</a> | <a href="#top">Top</a> | <a href="mailto:a@example.com">Mail</a></nav>
+<script>alert("hi")</script>
+<h1>Getting   started</h1>
+<p>Read the <a href="../intro?x=1">introduction</a> first,
+   then the <a href="https://example.com/ref">reference</a>.</p>
+<ul>
+  <li>One</li>
+  <li>Two
+    <ol><li>Two &amp; a half</li><li><p>Deep</p></li></ol>
+  </li>
+  <li></li>
+</ul>
+<table>
+  <tr><th>Name</th><th>Value</th></tr>
+  <tr><td>a</td><td><b>1</b></td></tr>
+</table>
+<noscript>Enable JavaScript</noscript>
+<template><p>hidden</p></template>
+<svg><text>chart</text></svg>
+<pre>line one
+  line two</pre>
+
+
+<p>first<br>second</p>
+<div>   </div>
+<p><a href="https://example.com/x">https://example.com/x</a></p>
+<footer>&copy; 2026</footer>
+</body></html>`
+
+// TestHTTPFetchHTML checks that an HTML page comes back as its text, with
+// links resolved against the URL after redirects.
+func TestHTTPFetchHTML(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	page := func(path, contentType, body string) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
+			if contentType == "" {
+				w.Header()["Content-Type"] = nil // no header, and no sniffing by the server
+			} else {
+				w.Header().Set("Content-Type", contentType)
+			}
+			fmt.Fprint(w, body)
+		})
+	}
+	page("/docs/guide", "text/html; charset=utf-8", guidePage)
+	page("/xhtml", "application/xhtml+xml", `<html xmlns="http://www.w3.org/1999/xhtml"><head><title>X</title></head><body><p>Strict <a href="/y">y</a></p></body></html>`)
+	page("/malformed", "text/html", `<title>Broken</title><p>Unclosed <b>bold <i>both</b> text<li>item</ul></div><p>after &amp c <a href="/z">z`)
+	page("/base", "text/html", `<head><base href="https://example.org/root/"></head><p><a href="a">rel</a>`)
+	page("/inline", "text/html", `<p><b>a</b><i>b</i>  c<span> d</span>e <a href="/l">link </a>next, <a href="/m">more</a>.</p>`)
+	page("/no-text", "text/html", `<html><head><script>x()</script></head><body><!-- nothing --></body></html>`)
+	page("/sniffed", "", `<html><body><p>Sniffed <a href="q">q</a></p></body></html>`)
+	page("/plain-markup", "text/plain", `<p>not <a href="/a">HTML</a></p>`)
+	page("/xml-markup", "application/xml", `<p>not <a href="/a">HTML</a></p>`)
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/docs/guide", http.StatusFound)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	u := srv.URL
+	guideText := "The Guide\n" +
+		"\n" +
+		"Home (" + u + "/) | About (" + u + "/docs/about.html) | Top | Mail\n" +
+		"Getting started\n" +
+		"Read the introduction (" + u + "/intro?x=1) first, then the reference (https://example.com/ref).\n" +
+		"- One\n" +
+		"- Two\n" +
+		"  - Two & a half\n" +
+		"  - Deep\n" +
+		"Name | Value\n" +
+		"a | 1\n" +
+		"line one\n" +
+		"  line two\n" +
+		"first\n" +
+		"second\n" +
+		"https://example.com/x\n" +
+		"© 2026"
+	tests := []struct {
+		name string
+		args string
+		want Result
+	}{
+		{
+			name: "page",
+			args: `{"url":"` + u + `/docs/guide"}`,
+			want: TextResult(guideText),
+		},
+		{
+			name: "links resolved against the URL after redirects",
+			args: `{"url":"` + u + `/moved"}`,
+			want: TextResult(guideText),
+		},
+		{
+			name: "truncation applies to the text",
+			args: `{"url":"` + u + `/docs/guide","max_chars":12}`,
+			want: TextResult(guideText[:12] + fmt.Sprintf("\n\n[truncated: 12 of %d characters shown]", len([]rune(guideText)))),
+		},
+		{
+			name: "xhtml",
+			args: `{"url":"` + u + `/xhtml"}`,
+			want: TextResult("X\n\nStrict y (" + u + "/y)"),
+		},
+		{
+			name: "malformed page",
+			args: `{"url":"` + u + `/malformed"}`,
+			want: TextResult("Broken\n\nUnclosed bold both text\n- item\nafter & c z (" + u + "/z)"),
+		},
+		{
+			name: "inline elements",
+			args: `{"url":"` + u + `/inline"}`,
+			want: TextResult("ab c de link (" + u + "/l) next, more (" + u + "/m)."),
+		},
+		{
+			name: "base element",
+			args: `{"url":"` + u + `/base"}`,
+			want: TextResult("rel (https://example.org/root/a)"),
+		},
+		{
+			name: "page with no text",
+			args: `{"url":"` + u + `/no-text"}`,
+			want: TextResult("GET " + u + "/no-text: 200 OK, an HTML page with no text"),
+		},
+		{
+			name: "sniffed as html",
+			args: `{"url":"` + u + `/sniffed"}`,
+			want: TextResult("Sniffed q (" + u + "/q)"),
+		},
+		{
+			name: "text/plain markup unchanged",
+			args: `{"url":"` + u + `/plain-markup"}`,
+			want: TextResult(`<p>not <a href="/a">HTML</a></p>`),
+		},
+		{
+			name: "xml markup unchanged",
+			args: `{"url":"` + u + `/xml-markup"}`,
+			want: TextResult(`<p>not <a href="/a">HTML</a></p>`),
+		},
+	}
+	r := fetchRegistry(t, srv, nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := r.Call(context.Background(), call(HTTPFetch, tt.args))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Call (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
