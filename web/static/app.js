@@ -24,6 +24,7 @@
   let streamGen = 0;
   let current = null; // id of the process shown
   const pending = new Map(); // message id -> queued bubble
+  const drained = new Set(); // message ids already shown from the log
 
   // --- API --------------------------------------------------------------
 
@@ -288,6 +289,7 @@
     $('p-state').textContent = '';
     $('p-recipe').textContent = '';
     pending.clear();
+    drained.clear();
     applyRole();
     if (!(await refreshProcess())) return;
     if (!open && !role()) await probeRole(pid);
@@ -412,6 +414,7 @@
     switch (ev.type) {
       case 'inbox_message': {
         const m = ev.inbox_message || {};
+        drained.add(m.message_id);
         const q = pending.get(m.message_id);
         if (q) {
           q.remove();
@@ -679,7 +682,9 @@
     if (!pid) return false;
     try {
       const r = await api('POST', '/v1/processes/' + enc(pid) + '/messages', { content }, { 'Idempotency-Key': newKey() });
-      if (current === pid && !$('p-raw').checked) {
+      // The log may already have shown the message (its event can arrive
+      // before this answer): then there is nothing left to queue.
+      if (current === pid && !$('p-raw').checked && !drained.has(r.message_id)) {
         const q = bubble('user', 'queued');
         q.appendChild(document.createTextNode(content));
         pending.set(r.message_id, q);
@@ -732,6 +737,7 @@
     $('chat').textContent = '';
     $('raw').textContent = '';
     pending.clear();
+    drained.clear();
     $('chat').hidden = raw;
     $('raw').hidden = !raw;
     follow(current, raw ? 'raw' : 'user');

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/engine-brain/brain/api"
+)
+
+// browserTimeout bounds the whole browser test, Chromium's start included.
+const browserTimeout = 60 * time.Second
+
+// chromiumPath finds Debian's Chromium: "" when there is none.
+func chromiumPath() string {
+	if p, err := exec.LookPath("chromium"); err == nil {
+		return p
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	return ""
+}
+
+// TestBrowser opens the console in headless Chromium against a real
+// `brain serve` with tokens: user A starts a `default` process asking for
+// data and sees the demo model's presentation (a table, a two-slice pie),
+// clicks its action button, which posts its prompt and wakes the process;
+// user B cannot see A's process. Screenshots go to $BRAIN_TEST_ARTIFACTS,
+// or a temporary directory, and their paths are logged.
+func TestBrowser(t *testing.T) {
+	chromium := chromiumPath()
+	if chromium == "" {
+		const msg = "the browser test needs Chromium (Debian package chromium, /usr/bin/chromium); none found"
+		if os.Getenv("BRAIN_REQUIRE_BROWSER") == "1" {
+			t.Fatal("BRAIN_REQUIRE_BROWSER=1: " + msg)
+		}
+		t.Skip("SKIPPED: " + msg)
+	}
+	bin := brainBinary(t)
+
+	const tokA, tokB, tokOp = "browser-alice-token", "browser-bob-token", "browser-ops-token"
+	dir := t.TempDir()
+	conf := fmt.Sprintf("auth:\n  tokens:\n"+
+		"    - {name: alice, role: user, sha256: %s}\n"+
+		"    - {name: bob, role: user, sha256: %s}\n"+
+		"    - {name: ops, role: operator, sha256: %s}\n",
+		api.HashToken(tokA), api.HashToken(tokB), api.HashToken(tokOp))
+	if err := os.WriteFile(filepath.Join(dir, "brain.yaml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, bin, dir, "--redis", embeddedRedis, "--listen", "127.0.0.1:0")
+
+	artifacts := os.Getenv("BRAIN_TEST_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = t.TempDir()
+	} else if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
+	defer cancel()
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
+	defer cancelBrowser()
+
+	// do runs the steps; on failure it saves a screenshot and stops.
+	fail := func(step string, err error) {
+		t.Helper()
+		shot(t, bctx, artifacts, "failed")
+		t.Fatalf("%s: %v\nserver log:\n%s", step, err, srv.log.String())
+	}
+	do := func(step string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(bctx, steps...); err != nil {
+			fail(step, err)
+		}
+	}
+	// poll waits until the expression is true in the page.
+	poll := func(step, expr string) {
+		t.Helper()
+		do(step, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0)))
+	}
+	signIn := func(token string) {
+		t.Helper()
+		do("sign in",
+			chromedp.WaitVisible(chromedp.CSS("#token")),
+			chromedp.SendKeys(chromedp.CSS("#token"), token),
+			chromedp.Click(chromedp.CSS("#signin-form button[type=submit]")),
+			chromedp.WaitVisible(chromedp.CSS("#signout")),
+		)
+	}
+
+	// User A signs in and starts a `default` process asking for data.
+	do("open the console", chromedp.Navigate(srv.url+"/"))
+	signIn(tokA)
+	do("start a process",
+		chromedp.WaitVisible(chromedp.CSS("#list")),
+		chromedp.WaitReady(chromedp.CSS(`#create-recipe option[value="default"]`)),
+		chromedp.SetValue(chromedp.CSS("#create-recipe"), "default"),
+		chromedp.SendKeys(chromedp.CSS("#create-input"), "show me the data"),
+		chromedp.Click(chromedp.CSS("#create-form button[type=submit]")),
+	)
+	poll("the process page", `location.hash.startsWith('#/p/')`)
+	pid := inBrowser(t, bctx, fail, "read the process id", chromedp.Evaluate[string](`decodeURIComponent(location.hash.slice(4))`))
+
+	// The demo model presents a table and a pie chart, then answers.
+	const answer = "That table and chart were built"
+	// The console renders markdown asynchronously (on the server): wait
+	// for the answer's code span, which only the rendered markdown has.
+	poll("the demo answer", `[...document.querySelectorAll('#chat .msg.assistant')].some((e) => e.textContent.includes('`+answer+`') &&
+		[...e.querySelectorAll('.md code')].some((c) => c.textContent === 'present_results'))`)
+	type presented struct {
+		Head   []string   `json:"head"`
+		Rows   [][]string `json:"rows"`
+		Slices int        `json:"slices"`
+		Code   []string   `json:"code"`
+	}
+	got := inBrowser(t, bctx, fail, "read the presentation", chromedp.Evaluate[presented](`(() => {
+		const t = document.querySelector('#chat .msg.assistant table');
+		const texts = (els) => [...els].map((e) => e.textContent.trim());
+		return {
+			head: t ? texts(t.querySelectorAll('thead th')) : [],
+			rows: t ? [...t.querySelectorAll('tbody tr')].map((r) => texts(r.cells)) : [],
+			slices: document.querySelectorAll('#chat svg.chart .slice').length,
+			code: texts(document.querySelectorAll('#chat .msg.assistant .md code')),
+		};
+	})()`))
+	if want := []string{"Type", "Count", "Share"}; !slices.Equal(got.Head, want) {
+		t.Errorf("the presentation table's header is %q, want %q", got.Head, want)
+	}
+	if want := [][]string{{"JPEG", "81", "80.2%"}, {"PNG", "20", "19.8%"}}; !slices.EqualFunc(got.Rows, want, slices.Equal) {
+		t.Errorf("the presentation table's rows are %q, want %q", got.Rows, want)
+	}
+	if got.Slices != 2 {
+		t.Errorf("the pie chart has %d slices, want 2", got.Slices)
+	}
+	if !slices.Contains(got.Code, "present_results") {
+		t.Errorf("the answer's markdown was not rendered (code spans %q, want present_results)", got.Code)
+	}
+
+	// A GFM table rendered by the console's markdown renderer, put into
+	// the page as the chat does, is a <table>.
+	cells := inBrowser(t, bctx, fail, "render a GFM table", chromedp.Evaluate[[]string](`(async () => {
+		const res = await fetch('/console/api/markdown', {method: 'POST', headers: {'Content-Type': 'application/json'},
+			body: JSON.stringify({markdown: '| Type | Count |\n|---|--:|\n| JPEG | 81 |\n| PNG | 20 |\n'})});
+		const div = document.createElement('div');
+		div.className = 'md gfm-probe';
+		div.innerHTML = (await res.json()).html;
+		document.querySelector('#chat').appendChild(div);
+		return [...div.querySelectorAll('table td')].map((e) => e.textContent);
+	})()`, chromedp.EvalAwaitPromise))
+	if want := []string{"JPEG", "81", "PNG", "20"}; !slices.Equal(cells, want) {
+		t.Errorf("the GFM table's cells are %q, want %q", cells, want)
+	}
+	do("remove the GFM probe", chromedp.Evaluate[chromedp.Void](`document.querySelector('.gfm-probe').remove()`))
+	shot(t, bctx, artifacts, "1-presentation")
+
+	// The action button posts its prompt; the process wakes and answers.
+	const prompt = "Show me more data"
+	do("click the action", chromedp.Click(chromedp.CSS(`#chat .actions button[title="`+prompt+`"]`)))
+	poll("the answer to the action", `(() => {
+		const msgs = [...document.querySelectorAll('#chat .msg')];
+		const i = msgs.findIndex((m) => m.classList.contains('user') && m.textContent.includes('`+prompt+`') && !m.textContent.startsWith('queued'));
+		return i >= 0 && msgs.slice(i + 1).some((m) => m.classList.contains('assistant') && m.textContent.includes('`+answer+`'));
+	})()`)
+	poll("no queued bubble left", `![...document.querySelectorAll('#chat .msg.user')].some((m) => m.textContent.startsWith('queued'))`)
+	shot(t, bctx, artifacts, "2-action")
+	apiCtx, apiCancel := context.WithTimeout(ctx, e2eTimeout)
+	defer apiCancel()
+	page, err := api.NewClient(srv.url, tokA).Events(apiCtx, pid, "user", "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	posted := false
+	for _, e := range page.Events {
+		if m := e.InboxMessage; m != nil && m.Content == prompt {
+			posted = true
+		}
+	}
+	if !posted {
+		t.Errorf("%s's log has no message %q after the click", pid, prompt)
+	}
+
+	// User B cannot see A's process: the page says not found, the API 404.
+	do("sign out", chromedp.Click(chromedp.CSS("#signout")))
+	signIn(tokB)
+	do("open A's process as B", chromedp.Evaluate[chromedp.Void](`location.hash = '#/p/' + encodeURIComponent('`+pid+`')`))
+	poll("not found", `(() => { const e = document.querySelector('#error'); return !e.hidden && /not found/i.test(e.textContent); })()`)
+	chat := inBrowser(t, bctx, fail, "read B's chat", chromedp.Text(chromedp.CSS("#chat"), chromedp.NodeReady))
+	if strings.Contains(chat, answer) {
+		t.Errorf("user B sees A's process: %q", chat)
+	}
+	shot(t, bctx, artifacts, "3-other-user")
+	do("B's list", chromedp.Evaluate[chromedp.Void](`document.querySelector('#states').textContent = ''; location.hash = '#/'`))
+	poll("B's list", `!document.querySelector('#list').hidden && document.querySelectorAll('#states h2').length > 0`)
+	list := inBrowser(t, bctx, fail, "read B's list", chromedp.Text(chromedp.CSS("#states"), chromedp.NodeReady))
+	if strings.Contains(list, pid) {
+		t.Errorf("user B's list shows A's process %s:\n%s", pid, list)
+	}
+
+	for _, c := range []struct {
+		who, token string
+		want       int
+	}{{"user A", tokA, http.StatusOK}, {"user B", tokB, http.StatusNotFound}, {"the operator", tokOp, http.StatusOK}} {
+		req, err := http.NewRequestWithContext(apiCtx, http.MethodGet, srv.url+"/v1/processes/"+pid, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("GET /v1/processes/%s as %s: %s, want %d", pid, c.who, resp.Status, c.want)
+		}
+	}
+}
+
+// inBrowser runs the action in the browser and returns its value; on failure
+// it calls fail, which stops the test.
+func inBrowser[T any](t *testing.T, ctx context.Context, fail func(string, error), step string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		fail(step, err)
+	}
+	return v
+}
+
+// shot saves a full-page screenshot as dir/browser-name.png and logs its
+// path; a failure to take it is logged, not fatal.
+func shot(t *testing.T, ctx context.Context, dir, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	path := filepath.Join(dir, "browser-"+name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	t.Logf("screenshot: %s", path)
+}
