@@ -40,8 +40,7 @@ func TestDemoModelOnTheDefaultRecipe(t *testing.T) {
 	writeTranscript(&out, sess.Log)
 	for _, want := range []string{
 		"No model provider is configured",
-		"| JPEG | 81 | 80.2% |",
-		"| PNG | 20 | 19.8% |",
+		"  Type  Count  Share\n  ────  ─────  ─────\n  JPEG     81  80.2%\n  PNG      20  19.8%\n",
 		"That table and chart were built by the server",
 		"[state] RUNNING -> BLOCKED",
 	} {

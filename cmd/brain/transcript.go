@@ -42,7 +42,7 @@ func writeUserEvent(w io.Writer, e *conversation.Event) {
 		}
 		writeSpeech(w, who, conversation.TextOf(e.ToolCallResponse.Content))
 	case e.Presentation != nil:
-		writeSpeech(w, "assistant", e.Presentation.Markdown)
+		writePresentation(w, e.Presentation)
 	}
 }
 
