@@ -52,6 +52,13 @@ const (
 	PartToolCall  PartKind = "tool_call" // ToolCall is one complete call
 	PartUsage     PartKind = "usage"     // Usage counts tokens
 	PartFinish    PartKind = "finish"    // Finish says why the answer ended
+	// PartHosted is one state of work the provider ran itself (a web
+	// search): started, then completed or failed, linked by ActivityID.
+	PartHosted PartKind = "hosted"
+	// PartCitation is a source the answer cites. Its Range, when set, is a
+	// byte span of the answer's text as collected (all text deltas joined);
+	// adapters convert the provider's offsets.
+	PartCitation PartKind = "citation"
 )
 
 // Part is one element of a streamed answer.
@@ -62,6 +69,8 @@ type Part struct {
 	ToolCall  *conversation.ToolCall
 	Usage     *Usage
 	Finish    FinishReason
+	Hosted    *conversation.HostedActivity
+	Citation  *conversation.Citation
 }
 
 // FinishReason says why a model stopped.
@@ -79,4 +88,19 @@ const (
 type Usage struct {
 	InputTokens  int
 	OutputTokens int
+	// Hosted counts the provider-hosted requests billed apart from tokens,
+	// by activity name, e.g. {"web_search": 2}.
+	Hosted map[string]int
+}
+
+// Add adds o's counts to u.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	for name, n := range o.Hosted {
+		if u.Hosted == nil {
+			u.Hosted = make(map[string]int, len(o.Hosted))
+		}
+		u.Hosted[name] += n
+	}
 }

@@ -14,6 +14,10 @@ type Response struct {
 	ToolCalls []conversation.ToolCall
 	Usage     Usage
 	Finish    FinishReason
+	// Hosted are the states of provider-hosted work, in stream order.
+	Hosted []conversation.HostedActivity
+	// Citations are the sources the text cites.
+	Citations []conversation.Citation
 }
 
 // Empty reports whether the answer has neither text nor a tool call.
@@ -22,13 +26,17 @@ func (r *Response) Empty() bool {
 }
 
 // Collect drains a stream into a Response, joining text deltas. On error it
-// returns what arrived so far with the error.
+// returns what arrived so far with the error; its citations are then marked
+// incomplete (the answer they annotate was cut).
 func Collect(stream iter.Seq2[Part, error]) (Response, error) {
 	var r Response
 	var text strings.Builder
 	for p, err := range stream {
 		if err != nil {
 			r.Text = text.String()
+			for i := range r.Citations {
+				r.Citations[i].Incomplete = true
+			}
 			return r, err
 		}
 		switch p.Kind {
@@ -44,8 +52,15 @@ func Collect(stream iter.Seq2[Part, error]) (Response, error) {
 			}
 		case PartUsage:
 			if p.Usage != nil {
-				r.Usage.InputTokens += p.Usage.InputTokens
-				r.Usage.OutputTokens += p.Usage.OutputTokens
+				r.Usage.Add(*p.Usage)
+			}
+		case PartHosted:
+			if p.Hosted != nil {
+				r.Hosted = append(r.Hosted, *p.Hosted)
+			}
+		case PartCitation:
+			if p.Citation != nil {
+				r.Citations = append(r.Citations, *p.Citation)
 			}
 		case PartFinish:
 			r.Finish = p.Finish

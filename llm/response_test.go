@@ -25,13 +25,18 @@ func stream(parts []Part, err error) func(func(Part, error) bool) {
 func TestCollect(t *testing.T) {
 	t.Parallel()
 	call := conversation.ToolCall{ID: "c1", Name: "respond", Arguments: []byte(`{}`)}
+	search := conversation.HostedActivity{ActivityID: "ws1", Name: "web_search", State: conversation.ActivityCompleted}
+	cite := conversation.Citation{Source: conversation.Source{URL: "https://a.test"}, Range: &conversation.Range{Start: 0, End: 5}}
 	parts := []Part{
 		{Kind: PartReasoning, Reasoning: &conversation.Reasoning{Text: "hmm", Signature: "sig"}},
 		{Kind: PartText, Text: "Hel"},
 		{Kind: PartText, Text: "lo"},
 		{Kind: PartToolCall, ToolCall: &call},
 		{Kind: PartUsage, Usage: &Usage{InputTokens: 3, OutputTokens: 2}},
-		{Kind: PartUsage, Usage: &Usage{OutputTokens: 1}},
+		{Kind: PartUsage, Usage: &Usage{OutputTokens: 1, Hosted: map[string]int{"web_search": 1}}},
+		{Kind: PartHosted, Hosted: &search},
+		{Kind: PartCitation, Citation: &cite},
+		{Kind: PartUsage, Usage: &Usage{Hosted: map[string]int{"web_search": 2}}},
 		{Kind: PartFinish, Finish: FinishToolCalls},
 	}
 	got, err := Collect(stream(parts, nil))
@@ -42,8 +47,10 @@ func TestCollect(t *testing.T) {
 		Text:      "Hello",
 		Reasoning: []conversation.Reasoning{{Text: "hmm", Signature: "sig"}},
 		ToolCalls: []conversation.ToolCall{call},
-		Usage:     Usage{InputTokens: 3, OutputTokens: 3},
+		Usage:     Usage{InputTokens: 3, OutputTokens: 3, Hosted: map[string]int{"web_search": 3}},
 		Finish:    FinishToolCalls,
+		Hosted:    []conversation.HostedActivity{search},
+		Citations: []conversation.Citation{cite},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Collect (-want +got):\n%s", diff)
@@ -56,9 +63,13 @@ func TestCollect(t *testing.T) {
 func TestCollectKeepsPartialOnError(t *testing.T) {
 	t.Parallel()
 	cut := errors.New("stream cut")
-	got, err := Collect(stream([]Part{{Kind: PartText, Text: "par"}}, cut))
+	cite := conversation.Citation{Source: conversation.Source{URL: "https://a.test"}}
+	got, err := Collect(stream([]Part{{Kind: PartText, Text: "par"}, {Kind: PartCitation, Citation: &cite}}, cut))
 	if !errors.Is(err, cut) || got.Text != "par" {
 		t.Fatalf("Collect = %+v, %v; want partial text and the cut error", got, err)
+	}
+	if len(got.Citations) != 1 || !got.Citations[0].Incomplete || cite.Incomplete {
+		t.Errorf("citations of a cut answer = %+v; want one, marked incomplete (a copy)", got.Citations)
 	}
 	if !(&Response{Text: "  \n"}).Empty() {
 		t.Error("whitespace-only answer is not Empty")

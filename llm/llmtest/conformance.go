@@ -46,8 +46,8 @@ import (
 type Case string
 
 // Recorded streams. Text, ToolCall, TwoToolCalls, UnknownBlock, Malformed
-// and Cut are required; Reasoning is optional (its case is skipped without
-// it, for providers that have no reasoning).
+// and Cut are required; Reasoning and WebSearch are optional (their cases
+// are skipped without them, for providers that lack the feature).
 const (
 	// CaseText is a plain text answer, ending with the stop finish reason.
 	CaseText Case = "text"
@@ -68,6 +68,10 @@ const (
 	// and drops the connection. Its Want is unused: the table expects a
 	// retry from the start and serves CaseText next.
 	CaseCut Case = "cut"
+	// CaseWebSearch is an answer to a request with the hosted web_search
+	// tool: the provider's search as hosted activity (started, then
+	// completed or failed, one id) and text that cites its sources.
+	CaseWebSearch Case = "web_search"
 )
 
 // Stream is a recorded 200 response body in the provider's event-stream
@@ -75,6 +79,9 @@ const (
 type Stream struct {
 	Body string
 	Want llm.Response
+	// Path, when set, replaces Wire.Path for this stream's request (an
+	// adapter may use another endpoint for hosted tools).
+	Path string
 }
 
 // Sentinels are the adapter's error classes, matched with errors.Is.
@@ -130,6 +137,7 @@ type reply struct {
 // fake plays replies in order; past the last it answers 500.
 type fake struct {
 	wire    *Wire
+	path    string
 	mu      sync.Mutex
 	replies []reply
 	n       int
@@ -138,7 +146,7 @@ type fake struct {
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
-	if r.Method != http.MethodPost || r.URL.Path != f.wire.Path {
+	if r.Method != http.MethodPost || r.URL.Path != f.path {
 		http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
 		return
 	}
@@ -189,7 +197,8 @@ type conformanceCase struct {
 	requests int
 	waits    []time.Duration // exact waits; nil: any
 	err      func(s Sentinels) error
-	errHas   string // lower-case substring of the error
+	errHas   string   // lower-case substring of the error
+	hosted   []string // the request's Params.HostedTools
 }
 
 // Conformance runs the table against the model newModel builds for each
@@ -241,6 +250,11 @@ func Conformance(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model
 					t.Errorf("no reasoning text collected: %+v", got)
 				}
 			},
+		},
+		{
+			name: "hosted web search with citations", needs: CaseWebSearch, replies: one(CaseWebSearch), want: recorded(CaseWebSearch), requests: 1,
+			hosted: []string{"web_search"},
+			check:  checkWebSearch,
 		},
 		{
 			name: "an unknown block kind is skipped", needs: CaseUnknownBlock, replies: one(CaseUnknownBlock), want: recorded(CaseUnknownBlock), requests: 1,
@@ -301,7 +315,10 @@ func Conformance(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model
 
 // run plays one case.
 func run(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model, wire *Wire, tc conformanceCase) {
-	f := &fake{wire: wire, replies: tc.replies(wire)}
+	f := &fake{wire: wire, path: wire.Path, replies: tc.replies(wire)}
+	if p := wire.Streams[tc.needs].Path; p != "" {
+		f.path = p
+	}
 	hs := httptest.NewServer(f)
 	t.Cleanup(hs.Close)
 	m := newModel(t, Server{
@@ -319,7 +336,7 @@ func run(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model, wire *
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	got, err := collect(ctx, m)
+	got, err := collect(ctx, m, tc.hosted)
 
 	switch {
 	case tc.err != nil:
@@ -357,7 +374,7 @@ func run(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model, wire *
 
 // collect runs one request and collects the answer, turning a panic of the
 // adapter into a test failure with a clear message.
-func collect(ctx context.Context, m llm.Model) (resp llm.Response, err error) {
+func collect(ctx context.Context, m llm.Model, hosted []string) (resp llm.Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("llmtest: the adapter panicked: %v", p)
@@ -365,7 +382,7 @@ func collect(ctx context.Context, m llm.Model) (resp llm.Response, err error) {
 	}()
 	req := &llm.Request{Messages: []conversation.Message{
 		{Role: conversation.MessageUser, Content: []conversation.Block{conversation.TextBlock("Hello")}},
-	}}
+	}, Params: llm.Params{HostedTools: hosted}}
 	return llm.Collect(m.Generate(ctx, req))
 }
 
@@ -393,5 +410,38 @@ func checkCalls(t *testing.T, got llm.Response, n int) {
 	}
 	if got.Finish != llm.FinishToolCalls {
 		t.Errorf("finish %q, want %q", got.Finish, llm.FinishToolCalls)
+	}
+}
+
+// checkWebSearch checks what a hosted search owes the engine: every
+// activity named, a terminal state for each started one under the same id,
+// and citations with a source URL whose ranges lie inside the text.
+func checkWebSearch(t *testing.T, got llm.Response) {
+	t.Helper()
+	if len(got.Hosted) == 0 {
+		t.Fatal("no hosted activity collected")
+	}
+	open := map[string]bool{}
+	for i, h := range got.Hosted {
+		if h.ActivityID == "" || h.Name == "" || !h.State.Known() {
+			t.Errorf("hosted activity %d lacks an id, a name or a known state: %+v", i, h)
+		}
+		open[h.ActivityID] = h.State == conversation.ActivityStarted
+	}
+	for id, unfinished := range open {
+		if unfinished {
+			t.Errorf("hosted activity %q started and never completed or failed", id)
+		}
+	}
+	if len(got.Citations) == 0 || got.Text == "" {
+		t.Fatalf("a search-backed answer needs text and citations; got %+v", got)
+	}
+	for i, c := range got.Citations {
+		if c.Source.URL == "" {
+			t.Errorf("citation %d has no source URL", i)
+		}
+		if r := c.Range; r != nil && (r.Start < 0 || r.Start > r.End || r.End > len(got.Text)) {
+			t.Errorf("citation %d: range %+v is outside the %d-byte text", i, *r, len(got.Text))
+		}
 	}
 }
