@@ -22,6 +22,7 @@ type Metrics struct {
 	wakeLatency  prometheus.Histogram
 	modelLatency *prometheus.HistogramVec
 	tokens       *prometheus.CounterVec
+	hosted       *prometheus.CounterVec
 	takeovers    prometheus.Counter
 	drained      prometheus.Histogram
 }
@@ -49,6 +50,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "brain_model_tokens_total", Help: "Tokens of model calls, by provider and direction (input, output).",
 		}, []string{"provider", "direction"}),
+		hosted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_hosted_requests_total", Help: "Requests the model providers ran themselves and bill apart from tokens (web searches), by provider and tool.",
+		}, []string{"provider", "tool"}),
 		takeovers: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "brain_lease_takeovers_total", Help: "Turns recovered from a node that stopped before committing them.",
 		}),
@@ -57,7 +61,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: []float64{1, 2, 3, 5, 10, 20, 50},
 		}),
 	}
-	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.takeovers, m.drained)
+	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained)
 	return m
 }
 
@@ -128,6 +132,9 @@ func (mm meteredModel) Generate(ctx context.Context, req *llm.Request) iter.Seq2
 			if p.Usage != nil {
 				mm.m.tokens.WithLabelValues(mm.provider, "input").Add(float64(p.Usage.InputTokens))
 				mm.m.tokens.WithLabelValues(mm.provider, "output").Add(float64(p.Usage.OutputTokens))
+				for tool, n := range p.Usage.Hosted {
+					mm.m.hosted.WithLabelValues(mm.provider, tool).Add(float64(n))
+				}
 			}
 			if !yield(p, err) {
 				return

@@ -2,6 +2,7 @@ package brain
 
 import (
 	"context"
+	"iter"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,6 +50,43 @@ turns:
 	} {
 		if got, err := testutil.GatherAndCount(reg, name); err != nil || got != want {
 			t.Errorf("%s: %d series (%v), want %d", name, got, err, want)
+		}
+	}
+}
+
+// A metered model counts the tokens and hosted requests its calls report.
+func TestMeteredModelCountsUsage(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics(prometheus.NewPedanticRegistry())
+	usage := []llm.Part{
+		{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 100, OutputTokens: 7}},
+		{Kind: llm.PartUsage, Usage: &llm.Usage{OutputTokens: 3, Hosted: map[string]int{"web_search": 2}}},
+	}
+	model := m.meter("openai", partsModel(usage))
+	for range 2 {
+		if _, err := llm.Collect(model.Generate(context.Background(), &llm.Request{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for labels, want := range map[[2]string]float64{{"openai", "input"}: 200, {"openai", "output"}: 20} {
+		if got := testutil.ToFloat64(m.tokens.WithLabelValues(labels[0], labels[1])); got != want {
+			t.Errorf("brain_model_tokens_total%v = %v, want %v", labels, got, want)
+		}
+	}
+	if got := testutil.ToFloat64(m.hosted.WithLabelValues("openai", "web_search")); got != 4 {
+		t.Errorf("brain_hosted_requests_total{openai,web_search} = %v, want 4", got)
+	}
+}
+
+// partsModel answers every call with the same parts.
+type partsModel []llm.Part
+
+func (p partsModel) Generate(context.Context, *llm.Request) iter.Seq2[llm.Part, error] {
+	return func(yield func(llm.Part, error) bool) {
+		for _, part := range p {
+			if !yield(part, nil) {
+				return
+			}
 		}
 	}
 }

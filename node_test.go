@@ -22,6 +22,7 @@ import (
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -209,6 +210,68 @@ turns:
 	if !found {
 		t.Fatal("the parent's log has no process_event with status failed")
 	}
+}
+
+// A worker whose provider refuses the key, and whose fallback is down,
+// fails; its parent is told, with the reason, and wakes.
+func TestWorkerWithARefusedKeyFails(t *testing.T) {
+	t.Parallel()
+	c := newCommits()
+	parentModel := script(t, `
+turns:
+  - match: "[process_event"
+    rounds:
+      - calls: [{name: respond, args: {message: "It failed."}}]
+  - rounds:
+      - calls: [{name: spawn_worker, args: {recipe: keyless-worker, task: "TASK: fetch"}}]
+      - calls: [{name: respond, args: {message: "Started.", awaiting_user_input: false}}]
+`)
+	lib, err := recipes.LoadDir("testdata/recipes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Value
+	models := map[string]llm.Model{
+		"default": parentModel,
+		"keyless": failingModel{err: &provider.Error{Provider: "openai", Kind: provider.ErrAuth, StatusCode: 401, Message: "Incorrect API key"}},
+		"down":    failingModel{err: &provider.Error{Provider: "anthropic", Kind: provider.ErrUnavailable, StatusCode: 529}, asked: &asked},
+	}
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: models, Recipes: lib, OnCommit: c.add})
+	parent, err := n.Create(context.Background(), NewProcess{Recipe: "arthur", Input: "fetch it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the worker to fail", func(r store.Record) bool { return r.Parent == parent.ID && r.Status.State == lifecycle.Failed })
+	c.wait(t, "the parent to answer", func(r store.Record) bool { return r.ID == parent.ID && r.Status.State == lifecycle.Blocked })
+	if got, _ := asked.Load().(string); got != "backup-model" {
+		t.Errorf("the fallback was asked for %q, want backup-model", got)
+	}
+	evs, err := n.Store().Log(context.Background(), parent.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range evs {
+		if m := e.InboxMessage; m != nil && m.Kind == conversation.KindProcessEvent {
+			found = strings.Contains(m.Content, `"status":"failed"`) && strings.Contains(m.Content, "refused the credentials")
+		}
+	}
+	if !found {
+		t.Fatal("the parent's log has no process_event with status failed and the reason")
+	}
+}
+
+// failingModel fails every call with err, recording the model name asked.
+type failingModel struct {
+	err   error
+	asked *atomic.Value
+}
+
+func (m failingModel) Generate(_ context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	if m.asked != nil {
+		m.asked.Store(req.Params.Model)
+	}
+	return func(yield func(llm.Part, error) bool) { yield(llm.Part{}, m.err) }
 }
 
 // A node dies in the middle of a turn, after one tool ran and while another

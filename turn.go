@@ -114,12 +114,14 @@ func (n *Node) play(ctx context.Context, claim *store.Claim) (out chat.Outcome, 
 	}))
 }
 
-// fail ends the turn FAILED with a notice saying why.
+// fail ends the turn FAILED with a notice saying why; a worker's parent is
+// told its task failed.
 func (n *Node) fail(ctx context.Context, claim *store.Claim, why string, log *zap.Logger) {
 	notice := conversation.NewSystemNotice("turn_failed", "The turn failed and the process stopped: "+why+
 		". An operator can retry it.")
 	notice.At, notice.Turn, notice.By = n.cfg.Clock(), claim.TurnID, "node:"+n.cfg.NodeID
-	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, []conversation.Event{notice}, lifecycle.Fail, "node:"+n.cfg.NodeID, nil)
+	notify := n.notifyParent(claim, chat.Outcome{Next: lifecycle.Fail, Finish: &tools.FinishArgs{Status: tools.FinishFailed, Result: notice.SystemNotice.Text}})
+	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, []conversation.Event{notice}, lifecycle.Fail, "node:"+n.cfg.NodeID, notify)
 	if err != nil {
 		log.Warn("commit of the failure failed", zap.Error(err))
 		return
@@ -166,7 +168,7 @@ type ProcessEvent struct {
 // notifyParent returns the message a finished worker sends its parent.
 func (n *Node) notifyParent(claim *store.Claim, out chat.Outcome) *store.Notify {
 	rec := claim.Record
-	if out.Next != lifecycle.Finish || rec.Parent == "" || out.Finish == nil {
+	if (out.Next != lifecycle.Finish && out.Next != lifecycle.Fail) || rec.Parent == "" || out.Finish == nil {
 		return nil
 	}
 	body, _ := json.Marshal(ProcessEvent{Child: rec.ID, Recipe: rec.Recipe, Status: out.Finish.Status, Result: out.Finish.Result})
@@ -179,21 +181,39 @@ func (n *Node) notifyParent(claim *store.Claim, out chat.Outcome) *store.Notify 
 }
 
 // model resolves a recipe's model, by Config.ResolveModel when set, else
-// by Config.Models; either way metered under the recipe's provider name.
+// by Config.Models; each candidate metered under its provider name. With
+// model.fallbacks, the candidates are tried in order (llm.Fallback).
 func (n *Node) model(r *recipes.Recipe) (llm.Model, error) {
-	p := r.Model.Provider
+	specs := r.Model.Candidates()
+	if len(specs) == 1 {
+		return n.candidate(r, specs[0])
+	}
+	chain := make([]llm.Candidate, len(specs))
+	for i, m := range specs {
+		c, err := n.candidate(r, m)
+		if err != nil {
+			return nil, err
+		}
+		chain[i] = llm.Candidate{Model: c, Name: m.Name}
+	}
+	return llm.Fallback(chain...), nil
+}
+
+// candidate resolves one model section of recipe r.
+func (n *Node) candidate(r *recipes.Recipe, m recipes.Model) (llm.Model, error) {
+	p := m.Provider
 	if p == "" {
 		p = recipes.DefaultProvider
 	}
 	if n.cfg.ResolveModel != nil {
-		m, err := n.cfg.ResolveModel(r.Model)
+		model, err := n.cfg.ResolveModel(m)
 		if err != nil {
 			return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
 		}
-		return n.cfg.Metrics.meter(p, m), nil
+		return n.cfg.Metrics.meter(p, model), nil
 	}
-	if m, ok := n.cfg.Models[p]; ok {
-		return n.cfg.Metrics.meter(p, m), nil
+	if model, ok := n.cfg.Models[p]; ok {
+		return n.cfg.Metrics.meter(p, model), nil
 	}
 	return nil, fmt.Errorf("recipe %s: no model for provider %q; configure one", r.Name, p)
 }

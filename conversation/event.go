@@ -21,6 +21,7 @@ const (
 	TypeSystemNotice         EventType = "system_notice"
 	TypeHostedActivity       EventType = "hosted_activity"
 	TypePresentation         EventType = "presentation"
+	TypeModelUsage           EventType = "model_usage"
 )
 
 // Known reports whether t is one of the types above. Events of unknown
@@ -29,7 +30,7 @@ func (t EventType) Known() bool {
 	switch t {
 	case TypeTurnStart, TypeInboxMessage, TypeChatResponse, TypeToolCallRequest,
 		TypeToolCallResponse, TypeValidationCorrection, TypeStateChange,
-		TypeSystemNotice, TypeHostedActivity, TypePresentation:
+		TypeSystemNotice, TypeHostedActivity, TypePresentation, TypeModelUsage:
 		return true
 	}
 	return false
@@ -62,6 +63,7 @@ type Event struct {
 	SystemNotice         *SystemNotice         `json:"system_notice,omitempty"`
 	HostedActivity       *HostedActivity       `json:"hosted_activity,omitempty"`
 	Presentation         *Presentation         `json:"presentation,omitempty"`
+	ModelUsage           *ModelUsage           `json:"model_usage,omitempty"`
 }
 
 // fromModel reports whether e is part of a model response: the events that
@@ -147,4 +149,14 @@ func NewStateChange(from, to, event string) Event {
 // NewSystemNotice returns a system_notice event.
 func NewSystemNotice(code, text string) Event {
 	return Event{Type: TypeSystemNotice, SystemNotice: &SystemNotice{Code: code, Text: text}}
+}
+
+// NewHostedActivity returns a hosted_activity event of one state of h.
+func NewHostedActivity(h HostedActivity) Event {
+	return Event{Type: TypeHostedActivity, HostedActivity: &h}
+}
+
+// NewModelUsage returns a model_usage event.
+func NewModelUsage(u ModelUsage) Event {
+	return Event{Type: TypeModelUsage, ModelUsage: &u}
 }

@@ -60,14 +60,14 @@ func samples() []Event {
 			Arguments: json.RawMessage(`{"message":"Phase 1 done."}`),
 			Payload:   &ProviderPayload{Provider: "gemini", Format: "thought_signature", Value: json.RawMessage(`"c2ln"`)},
 		}}, "1-3", "model"),
-		stamp(NewToolCallResponse("call_1", "read_file", []Block{
+		stamp(withCitations(NewToolCallResponse("call_1", "read_file", []Block{
 			MarkdownBlock("Phase 1 done.").For(RoleUser),
 			TextBlock("Message shown to user.").For(RoleAssistant),
 			ImageBlock("image/png", "iVBORw0KGgo="),
 			ResourceBlock(Resource{URI: "file:///r.txt", MimeType: "text/plain", Text: "hello"}),
 			ResourceBlock(Resource{URI: "file:///r.bin", Blob: "AAEC"}),
 			{Type: BlockText, Text: "", Annotations: &Annotations{Audience: []Role{RoleUser, RoleAssistant}, Priority: new(0.5), LastModified: "2026-03-14T09:26:53Z"}},
-		}, true), "1-4", "node:n1"),
+		}, true), Citation{Source: Source{URL: "https://example.com/b", Title: "B"}, Excerpt: "runs"}), "1-4", "node:n1"),
 		stamp(NewValidationCorrection("no_tool_call", 1, "End your turn with respond."), "1-5", "node:n1"),
 		stamp(NewStateChange("RUNNING", "BLOCKED", "await_user"), "1-6", "model"),
 		stamp(NewSystemNotice("max_rounds", "The turn reached 20 rounds."), "1-7", "system"),
@@ -80,7 +80,13 @@ func samples() []Event {
 			Blocks:   json.RawMessage(`[{"kind":"metrics","items":[{"label":"files","value":"3"}]}]`),
 			Markdown: "| a | b |\n|---|---|\n| 1 | 2 |",
 		}}, "1-9", "node:n1"),
+		stamp(NewModelUsage(ModelUsage{Model: "gpt-5", InputTokens: 1200, OutputTokens: 85}), "1-10", "model"),
 	}
+}
+
+func withCitations(e Event, cs ...Citation) Event {
+	e.ToolCallResponse.Citations = cs
+	return e
 }
 
 func TestEventGolden(t *testing.T) {
@@ -261,6 +267,7 @@ func TestValidate(t *testing.T) {
 		{"correction attempt 0", NewValidationCorrection("data_relay", 0, "x"), "conversation: invalid event: event (no id): validation_correction.attempt: must be at least 1 (got 0)"},
 		{"state change no to", NewStateChange("READY", "", "wake"), "conversation: invalid event: event (no id): state_change.to: must not be empty"},
 		{"notice no code", NewSystemNotice("", "x"), "conversation: invalid event: event (no id): system_notice.code: must not be empty"},
+		{"usage negative", NewModelUsage(ModelUsage{InputTokens: -1}), "conversation: invalid event: event (no id): model_usage.input_tokens: counts must not be negative (got -1 in, 0 out)"},
 		{"hosted bad state", Event{Type: TypeHostedActivity, HostedActivity: &HostedActivity{ActivityID: "a", Name: "n", State: "paused"}}, `conversation: invalid event: event (no id): hosted_activity.state: "paused" is not one of started, completed, failed`},
 		{"presentation no summary", Event{Type: TypePresentation, Presentation: &Presentation{CallID: "c"}}, "conversation: invalid event: event (no id): presentation.summary: must not be empty"},
 	}

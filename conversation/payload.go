@@ -111,6 +111,10 @@ type ToolCallResponse struct {
 	Name    string  `json:"name"`
 	Content []Block `json:"content,omitempty"`
 	IsError bool    `json:"is_error,omitempty"`
+	// Citations are the sources behind an answer delivered through the
+	// tool (respond): those the model's text cited during the turn, without
+	// ranges, which addressed that text. The model is not sent them.
+	Citations []Citation `json:"citations,omitempty"`
 }
 
 // ValidationCorrection is a correction a turn validator sent to the model.
@@ -169,6 +173,17 @@ type HostedActivity struct {
 	Input      json.RawMessage  `json:"input,omitempty"`
 	Summary    string           `json:"summary,omitempty"`
 	Payload    *ProviderPayload `json:"payload,omitempty"`
+}
+
+// ModelUsage counts the tokens of one model call (a round). Provider-hosted
+// usage (web searches) is not stored: it is a metric, and every hosted
+// activity is an event of its own.
+type ModelUsage struct {
+	// Model is the model name the call asked for; empty for the
+	// provider's default.
+	Model        string `json:"model,omitempty"`
+	InputTokens  int    `json:"input_tokens"`
+	OutputTokens int    `json:"output_tokens"`
 }
 
 // Presentation is the user-addressed result of present_results.

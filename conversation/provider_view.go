@@ -67,8 +67,8 @@ func (m Message) Text() string { return TextOf(m.Content) }
 //     one-line bracketed header naming its source, e.g. "[operator message]";
 //   - consecutive parts of one model response (chat responses of any variant
 //     and tool call requests) form one assistant message; hosted activities
-//     and chat responses addressed to the user only are not sent and do not
-//     split it, any other event does;
+//     model usage and chat responses addressed to the user only are not sent
+//     and do not split it, any other event does;
 //   - a tool result is a tool message with the blocks addressed to the
 //     assistant, or [PlaceholderSuccess] / [PlaceholderFailure] when none is;
 //   - a validation correction is a system message, unless it reached the
@@ -91,10 +91,10 @@ func ProviderView(events []Event) []Message {
 			addPart(&msgs[len(msgs)-1], e)
 			continue
 		}
-		if e.Type == TypeHostedActivity || e.Type == TypeChatResponse {
-			// A hosted activity happens inside a model response, and a chat
-			// response here is addressed to the user only: neither is sent,
-			// neither splits the response.
+		if e.Type == TypeHostedActivity || e.Type == TypeChatResponse || e.Type == TypeModelUsage {
+			// A hosted activity happens inside a model response, its usage
+			// describes it, and a chat response here is addressed to the
+			// user only: none is sent, none splits the response.
 			continue
 		}
 		if open {

@@ -107,10 +107,11 @@ func TestProviderView(t *testing.T) {
 			},
 		},
 		{
-			name: "hosted activity inside a response does not split it; other events do",
+			name: "hosted activity and usage inside a response do not split it; other events do",
 			events: []Event{
 				NewChatMessage("Searching."),
 				{Type: TypeHostedActivity, HostedActivity: &HostedActivity{ActivityID: "ws1", Name: "web_search", State: ActivityStarted}},
+				NewModelUsage(ModelUsage{InputTokens: 5, OutputTokens: 2}),
 				NewChatMessage("Found it."),
 				NewValidationCorrection("no_tool_call", 1, "End your turn with respond."),
 				NewChatMessage("Sorry."),

@@ -66,7 +66,8 @@ func (e *Event) payloads() iter.Seq2[EventType, bool] {
 			yield(TypeStateChange, e.StateChange != nil) &&
 			yield(TypeSystemNotice, e.SystemNotice != nil) &&
 			yield(TypeHostedActivity, e.HostedActivity != nil) &&
-			yield(TypePresentation, e.Presentation != nil)
+			yield(TypePresentation, e.Presentation != nil) &&
+			yield(TypeModelUsage, e.ModelUsage != nil)
 	}
 }
 
@@ -149,6 +150,9 @@ func (e *Event) validatePayload() error {
 		for i, b := range r.Content {
 			errs = append(errs, validBlock(fmt.Sprintf("content[%d]", i), b))
 		}
+		for i, ct := range r.Citations {
+			errs = append(errs, validPayload(fmt.Sprintf("citations[%d].replay", i), ct.Replay))
+		}
 	case TypeValidationCorrection:
 		v := e.ValidationCorrection
 		errs = append(errs, required("validator", v.Validator), required("text", v.Text))
@@ -170,6 +174,10 @@ func (e *Event) validatePayload() error {
 	case TypePresentation:
 		p := e.Presentation
 		errs = append(errs, required("summary", p.Summary), validJSON("blocks", p.Blocks, false))
+	case TypeModelUsage:
+		if u := e.ModelUsage; u.InputTokens < 0 || u.OutputTokens < 0 {
+			errs = append(errs, &fieldError{"input_tokens", fmt.Sprintf("counts must not be negative (got %d in, %d out)", u.InputTokens, u.OutputTokens)})
+		}
 	}
 	return first(errs...)
 }

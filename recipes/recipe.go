@@ -103,6 +103,7 @@ func (r *Recipe) HasTool(name string) bool {
 func (r *Recipe) Clone() *Recipe {
 	c := *r
 	c.Model.HostedTools = slices.Clone(r.Model.HostedTools)
+	c.Model.Fallbacks = slices.Clone(r.Model.Fallbacks)
 	c.Model.Temperature = clonePtr(r.Model.Temperature)
 	c.Model.MaxTokens = clonePtr(r.Model.MaxTokens)
 	c.Tools = make([]ToolRef, len(r.Tools))
@@ -137,12 +138,36 @@ const baseURLPattern = `^https?://[^\s/?#@]+(/[^\s?#]*)?$`
 
 // Model names the model that runs a recipe's turns.
 type Model struct {
-	Provider    string   `yaml:"provider,omitempty" json:"provider,omitempty" jsonschema:"minLength=1" jsonschema_description:"Provider name from the server configuration; 'default' is the first configured provider. Required (here or in a parent recipe)."`
-	Name        string   `yaml:"name,omitempty" json:"name,omitempty" jsonschema:"minLength=1" jsonschema_description:"Model name at the provider; left out, the provider's configured default model."`
-	BaseURL     string   `yaml:"base_url,omitempty" json:"base_url,omitempty" jsonschema:"pattern=^https?://[^\\s/?#@]+(/[^\\s?#]*)?$" jsonschema_description:"Root of an OpenAI-compatible API to reach instead of the provider's own, including its version path, such as http://127.0.0.1:11434/v1. The provider's settings apply, its API key included, so the key is sent there. With provider 'openai' and no such provider configured, the server is reached without a key. No user, password, query or fragment."`
-	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty" jsonschema:"minimum=0,maximum=2" jsonschema_description:"Sampling temperature; left out, the provider's default."`
-	MaxTokens   *int     `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty" jsonschema:"minimum=1,maximum=1000000" jsonschema_description:"Upper bound of output tokens per model call; left out, the provider's default."`
-	HostedTools []string `yaml:"hosted_tools,omitempty" json:"hosted_tools,omitempty" jsonschema:"uniqueItems=true,minLength=1,pattern=^[a-z][a-z0-9_]*$" jsonschema_description:"Tools the provider runs itself, such as web_search. Their activity is recorded as hosted_activity events, not tool calls."`
+	Provider    string     `yaml:"provider,omitempty" json:"provider,omitempty" jsonschema:"minLength=1" jsonschema_description:"Provider name from the server configuration; 'default' is the first configured provider. Required (here or in a parent recipe)."`
+	Name        string     `yaml:"name,omitempty" json:"name,omitempty" jsonschema:"minLength=1" jsonschema_description:"Model name at the provider; left out, the provider's configured default model."`
+	BaseURL     string     `yaml:"base_url,omitempty" json:"base_url,omitempty" jsonschema:"pattern=^https?://[^\\s/?#@]+(/[^\\s?#]*)?$" jsonschema_description:"Root of an OpenAI-compatible API to reach instead of the provider's own, including its version path, such as http://127.0.0.1:11434/v1. The provider's settings apply, its API key included, so the key is sent there. With provider 'openai' and no such provider configured, the server is reached without a key. No user, password, query or fragment."`
+	Temperature *float64   `yaml:"temperature,omitempty" json:"temperature,omitempty" jsonschema:"minimum=0,maximum=2" jsonschema_description:"Sampling temperature; left out, the provider's default."`
+	MaxTokens   *int       `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty" jsonschema:"minimum=1,maximum=1000000" jsonschema_description:"Upper bound of output tokens per model call; left out, the provider's default."`
+	HostedTools []string   `yaml:"hosted_tools,omitempty" json:"hosted_tools,omitempty" jsonschema:"uniqueItems=true,minLength=1,pattern=^[a-z][a-z0-9_]*$" jsonschema_description:"Tools the provider runs itself, such as web_search. Their activity is recorded as hosted_activity events, not tool calls."`
+	Fallbacks   []Fallback `yaml:"fallbacks,omitempty" json:"fallbacks,omitempty" jsonschema:"maxItems=5" jsonschema_description:"Models to try, in order, when the model fails after its retries (an outage, an exhausted quota, a refused key) before answering. The other model settings (temperature, max_tokens, hosted_tools) apply to them too."`
+}
+
+// Fallback names a model to try when the recipe's model fails.
+type Fallback struct {
+	Provider string `yaml:"provider" json:"provider" jsonschema:"required,minLength=1" jsonschema_description:"Provider name from the server configuration; 'default' is the first configured provider."`
+	Name     string `yaml:"name,omitempty" json:"name,omitempty" jsonschema:"minLength=1" jsonschema_description:"Model name at the provider; left out, the provider's configured default model."`
+	BaseURL  string `yaml:"base_url,omitempty" json:"base_url,omitempty" jsonschema:"pattern=^https?://[^\\s/?#@]+(/[^\\s?#]*)?$" jsonschema_description:"Root of an OpenAI-compatible API to reach instead of the provider's own, as model.base_url."`
+}
+
+// Candidates returns the model followed by its fallbacks, each as a model
+// section of its own (the settings other than provider, name and base_url
+// are m's).
+func (m Model) Candidates() []Model {
+	out := make([]Model, 0, 1+len(m.Fallbacks))
+	primary := m
+	primary.Fallbacks = nil
+	out = append(out, primary)
+	for _, f := range m.Fallbacks {
+		c := primary
+		c.Provider, c.Name, c.BaseURL = f.Provider, f.Name, f.BaseURL
+		out = append(out, c)
+	}
+	return out
 }
 
 // MCPServer declares an MCP server whose tools a recipe may use. Exactly one

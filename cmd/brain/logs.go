@@ -150,6 +150,13 @@ func summary(e *conversation.Event) string {
 		return strings.TrimSpace(fmt.Sprintf("%s %s %s", h.Name, h.State, clip(h.Summary)))
 	case e.Presentation != nil:
 		return clip(e.Presentation.Summary)
+	case e.ModelUsage != nil:
+		u := e.ModelUsage
+		s := fmt.Sprintf("%d tokens in, %d out", u.InputTokens, u.OutputTokens)
+		if u.Model != "" {
+			s = u.Model + ": " + s
+		}
+		return s
 	}
 	return ""
 }

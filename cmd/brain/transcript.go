@@ -35,12 +35,14 @@ func writeUserEvent(w io.Writer, e *conversation.Event) {
 			text = string(e.ChatResponse.Structured)
 		}
 		writeSpeech(w, "assistant", text)
+		writeSources(w, e.ChatResponse.Citations)
 	case e.ToolCallResponse != nil:
 		who := "assistant"
 		if name := e.ToolCallResponse.Name; name != tools.Respond && name != tools.TellUser {
 			who = "tool " + e.ToolCallResponse.Name
 		}
 		writeSpeech(w, who, conversation.TextOf(e.ToolCallResponse.Content))
+		writeSources(w, e.ToolCallResponse.Citations)
 	case e.Presentation != nil:
 		writePresentation(w, e.Presentation)
 	}
@@ -56,5 +58,19 @@ func writeSpeech(w io.Writer, who, text string) {
 			continue
 		}
 		fmt.Fprintf(w, "  %s\n", l)
+	}
+}
+
+// writeSources lists the sources an answer cites, numbered, under it.
+func writeSources(w io.Writer, citations []conversation.Citation) {
+	for i, c := range citations {
+		label := c.Source.URL
+		if c.Source.Title != "" {
+			label = c.Source.Title + " <" + c.Source.URL + ">"
+		}
+		if c.Incomplete {
+			label += " (answer cut off)"
+		}
+		fmt.Fprintf(w, "  [%d] %s\n", i+1, label)
 	}
 }

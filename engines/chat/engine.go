@@ -8,6 +8,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 	"github.com/engine-brain/brain/validators"
@@ -19,6 +20,7 @@ const (
 	NoticeTimeout     = "turn_timeout"
 	NoticeModelError  = "model_error"
 	NoticeEmptyAnswer = "empty_answer"
+	NoticeModelAuth   = "model_auth"
 )
 
 // Who caused the events the engine writes (Event.By).
@@ -234,15 +236,9 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 		req.Params.MaxTokens = *mt
 	}
 	resp, err := llm.Collect(r.t.Model.Generate(toolCtx, req))
+	r.observed(req, &resp)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && toolCtx.Err() != nil && ctx.Err() == nil {
-			r.add(byEngine, conversation.NewSystemNotice(NoticeTimeout, fmt.Sprintf(
-				"The turn was stopped after %s (limits.turn_timeout). Send a message to continue.",
-				r.t.Recipe.Limits.Timeout())))
-		} else {
-			r.add(byEngine, conversation.NewSystemNotice(NoticeModelError, "The model call failed: "+err.Error()))
-		}
-		return r.idle(), true
+		return r.failed(ctx, toolCtx, &resp, err)
 	}
 	for _, rs := range resp.Reasoning {
 		r.add(byModel, conversation.NewReasoning(rs.Text, rs.Signature, rs.Payload))
@@ -254,6 +250,72 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 		return r.natural(ctx, toolCtx, &resp)
 	}
 	return r.ending(ctx, toolCtx, &resp)
+}
+
+// observed records what the model call reported beside its answer: its
+// token usage and the states of the work its provider ran itself.
+func (r *run) observed(req *llm.Request, resp *llm.Response) {
+	if u := resp.Usage; u.InputTokens > 0 || u.OutputTokens > 0 {
+		r.add(byModel, conversation.NewModelUsage(conversation.ModelUsage{
+			Model: req.Params.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		}))
+	}
+	for _, h := range resp.Hosted {
+		r.add(byModel, conversation.NewHostedActivity(h))
+	}
+}
+
+// failed ends the turn of a model call that failed after its retries. What
+// the model wrote before the failure is kept for it, with the citations
+// that arrived (marked incomplete). A refused key cannot heal by itself: the
+// process fails, for an operator to fix the key and retry. Anything else
+// leaves it waiting for the next message.
+func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error) (lifecycle.Event, bool) {
+	if resp.Text != "" {
+		partial := conversation.NewChatMessage(resp.Text, resp.Citations...)
+		partial.ChatResponse.Audience = []conversation.Role{conversation.RoleAssistant}
+		r.add(byModel, partial)
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && toolCtx.Err() != nil && ctx.Err() == nil:
+		r.add(byEngine, conversation.NewSystemNotice(NoticeTimeout, fmt.Sprintf(
+			"The turn was stopped after %s (limits.turn_timeout). Send a message to continue.",
+			r.t.Recipe.Limits.Timeout())))
+	case errors.Is(err, provider.ErrAuth):
+		text := "The model provider refused the credentials: " + err.Error() +
+			". Fix the provider's API key on the server, then retry the process."
+		r.add(byEngine, conversation.NewSystemNotice(NoticeModelAuth, text))
+		if r.t.Worker {
+			r.finish = &tools.FinishArgs{Result: text, Status: tools.FinishFailed}
+		}
+		return lifecycle.Fail, true
+	default:
+		r.add(byEngine, conversation.NewSystemNotice(NoticeModelError, "The model call failed: "+err.Error()))
+	}
+	return r.idle(), true
+}
+
+// citations returns the sources the model's text cited during this turn,
+// each once, without ranges (they addressed that text, not the answer the
+// turn delivers).
+func (r *run) citations() []conversation.Citation {
+	var out []conversation.Citation
+	seen := make(map[conversation.Source]bool)
+	for _, e := range r.events() {
+		c := e.ChatResponse
+		if c == nil {
+			continue
+		}
+		for _, ct := range c.Citations {
+			if seen[ct.Source] {
+				continue
+			}
+			seen[ct.Source] = true
+			ct.Range = nil
+			out = append(out, ct)
+		}
+	}
+	return out
 }
 
 // empty handles an answer with neither text nor a tool call: it is asked
@@ -278,7 +340,7 @@ func (r *run) empty() (lifecycle.Event, bool) {
 // natural handles an answer in legacy mode: text alone ends the turn.
 func (r *run) natural(ctx, toolCtx context.Context, resp *llm.Response) (lifecycle.Event, bool) {
 	if resp.Text != "" {
-		r.add(byModel, conversation.NewChatMessage(resp.Text))
+		r.add(byModel, conversation.NewChatMessage(resp.Text, resp.Citations...))
 	}
 	if len(resp.ToolCalls) == 0 {
 		return r.idle(), true
@@ -327,7 +389,7 @@ func (r *run) ending(ctx, toolCtx context.Context, resp *llm.Response) (lifecycl
 	if resp.Text != "" {
 		// Free text beside tools is the model thinking aloud, not the
 		// reply: the reply goes through the turn-ending tool.
-		aside := conversation.NewChatMessage(resp.Text)
+		aside := conversation.NewChatMessage(resp.Text, resp.Citations...)
 		aside.ChatResponse.Audience = []conversation.Role{conversation.RoleAssistant}
 		r.add(byModel, aside)
 	}
@@ -368,11 +430,19 @@ func (r *run) ending(ctx, toolCtx context.Context, resp *llm.Response) (lifecycl
 		r.correct(corr, c.ID)
 		return "", false
 	}
-	r.result(c, tools.RespondResult(args))
+	r.add("tool:"+c.Name, r.delivered(c, tools.RespondResult(args)))
 	if args.AwaitingUserInput {
 		return lifecycle.AwaitUser, true
 	}
 	return lifecycle.Continue, true
+}
+
+// delivered is the result event of the turn's answer: respond's result,
+// carrying the sources the turn's text cited.
+func (r *run) delivered(c conversation.ToolCall, res tools.Result) conversation.Event {
+	ev := conversation.NewToolCallResponse(c.ID, c.Name, res.Content, res.IsError)
+	ev.ToolCallResponse.Citations = r.citations()
+	return ev
 }
 
 // fallback ends a turn whose model answered in free text once the
@@ -383,7 +453,7 @@ func (r *run) fallback(text string) (lifecycle.Event, bool) {
 		r.finish = &tools.FinishArgs{Result: text, Status: tools.FinishDone}
 		return lifecycle.Finish, true
 	}
-	answer := conversation.NewChatMessage(text)
+	answer := conversation.NewChatMessage(text, r.citations()...)
 	answer.ChatResponse.Audience = []conversation.Role{conversation.RoleUser}
 	r.add(byEngine, answer)
 	return r.idle(), true

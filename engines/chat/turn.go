@@ -53,10 +53,12 @@ type Outcome struct {
 	// Pending are the trailing events no checkpoint has seen: the caller
 	// commits them together with the transition.
 	Pending []conversation.Event
-	// Next is the lifecycle event to fire: AwaitUser, Continue, or Finish
-	// when a worker finished its task.
+	// Next is the lifecycle event to fire: AwaitUser, Continue, Finish
+	// when a worker finished its task, or Fail when the model provider
+	// refused the credentials.
 	Next lifecycle.Event
-	// Finish is the worker's result when Next is Finish.
+	// Finish is the worker's result when Next is Finish, and the failure
+	// its parent is told of when a worker's Next is Fail.
 	Finish *tools.FinishArgs
 	// Rounds counts the model calls of the turn, resumed ones included.
 	Rounds int

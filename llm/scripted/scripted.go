@@ -246,11 +246,9 @@ func parts(r Round, turn, round int) []llm.Part {
 	if len(r.Calls) > 0 {
 		finish = llm.FinishToolCalls
 	}
-	out = append(out,
-		llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{OutputTokens: (len(r.Text) + 3) / 4}},
-		llm.Part{Kind: llm.PartFinish, Finish: finish},
-	)
-	return out
+	// No usage: a script costs no tokens, and counting its text would put
+	// made-up figures in metrics and logs.
+	return append(out, llm.Part{Kind: llm.PartFinish, Finish: finish})
 }
 
 func (c Call) arguments() json.RawMessage {

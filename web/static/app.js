@@ -448,6 +448,7 @@
             b.appendChild(el('p', '', blk.text || ''));
           }
         }
+        sources(b, r.citations);
         break;
       }
       case 'presentation':

@@ -1,0 +1,170 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/tools"
+)
+
+// rounds answers the n-th call of a turn with the n-th list of parts, then
+// the n-th error (nil: none).
+type rounds struct {
+	parts [][]llm.Part
+	errs  []error
+	n     *int
+}
+
+func (m rounds) Generate(context.Context, *llm.Request) iter.Seq2[llm.Part, error] {
+	i := *m.n
+	*m.n++
+	return func(yield func(llm.Part, error) bool) {
+		for _, p := range m.parts[i] {
+			if !yield(p, nil) {
+				return
+			}
+		}
+		if i < len(m.errs) && m.errs[i] != nil {
+			yield(llm.Part{}, m.errs[i])
+		}
+	}
+}
+
+func respondCall(message string) llm.Part {
+	args, _ := json.Marshal(map[string]any{"message": message, "awaiting_user_input": true})
+	return llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: "c1", Name: tools.Respond, Arguments: args}}
+}
+
+var (
+	searchStarted = conversation.HostedActivity{ActivityID: "ws1", Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query":"brain"}`)}
+	searchDone    = conversation.HostedActivity{ActivityID: "ws1", Name: "web_search", State: conversation.ActivityCompleted, Summary: "2 results"}
+	citeA         = conversation.Citation{Source: conversation.Source{URL: "https://a.test", Title: "A"}, Range: &conversation.Range{Start: 0, End: 5}}
+	citeB         = conversation.Citation{Source: conversation.Source{URL: "https://b.test"}, Excerpt: "runs agents"}
+)
+
+// A hosted search and the text that cites it become events of the round;
+// the turn's answer, delivered by respond, carries the sources (without the
+// ranges, which addressed the model's own text); usage is one event.
+func TestHostedActivityAndCitationsReachTheAnswer(t *testing.T) {
+	t.Parallel()
+	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}}, Model: recipes.Model{Name: "m1"}}
+	n := 0
+	model := rounds{n: &n, parts: [][]llm.Part{{
+		{Kind: llm.PartHosted, Hosted: &searchStarted},
+		{Kind: llm.PartHosted, Hosted: &searchDone},
+		{Kind: llm.PartText, Text: "Brain runs agents."},
+		{Kind: llm.PartCitation, Citation: &citeA},
+		{Kind: llm.PartCitation, Citation: &citeB},
+		{Kind: llm.PartCitation, Citation: &citeA},
+		respondCall("Brain runs agents, say A and B."),
+		{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 120, OutputTokens: 30, Hosted: map[string]int{"web_search": 1}}},
+		{Kind: llm.PartFinish, Finish: llm.FinishToolCalls},
+	}}}
+	turn := oneTurn(t, r, model)
+	out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Next != lifecycle.AwaitUser {
+		t.Fatalf("next %q, want await_user", out.Next)
+	}
+	evs := out.Events[len(turn.Current):]
+	var types []conversation.EventType
+	for _, e := range evs {
+		types = append(types, e.Type)
+	}
+	wantTypes := []conversation.EventType{
+		conversation.TypeModelUsage, conversation.TypeHostedActivity, conversation.TypeHostedActivity,
+		conversation.TypeChatResponse, conversation.TypeToolCallRequest, conversation.TypeToolCallResponse,
+	}
+	if diff := cmp.Diff(wantTypes, types); diff != "" {
+		t.Fatalf("event types (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(conversation.ModelUsage{Model: "m1", InputTokens: 120, OutputTokens: 30}, *evs[0].ModelUsage); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
+	}
+	if evs[1].HostedActivity.State != conversation.ActivityStarted || evs[2].HostedActivity.State != conversation.ActivityCompleted {
+		t.Errorf("hosted states %q, %q; want started, completed", evs[1].HostedActivity.State, evs[2].HostedActivity.State)
+	}
+	if got := evs[3].ChatResponse.Citations; len(got) != 3 || got[0].Range == nil {
+		t.Errorf("the model's text keeps its citations as they came: %+v", got)
+	}
+	answer := evs[5].ToolCallResponse
+	want := []conversation.Citation{{Source: citeA.Source}, citeB}
+	if diff := cmp.Diff(want, answer.Citations); diff != "" {
+		t.Errorf("sources of the delivered answer (-want +got):\n%s", diff)
+	}
+	user := conversation.UserView(out.Events)
+	last := user[len(user)-1].ToolCallResponse
+	if last == nil || len(last.Citations) != 2 {
+		t.Errorf("the user view's answer lacks its sources: %+v", user[len(user)-1])
+	}
+}
+
+// A stream cut after some text keeps the text for the model with the
+// citations that arrived, marked incomplete, and ends the turn with a
+// notice; the process waits for the next message.
+func TestCutAnswerKeepsItsCitations(t *testing.T) {
+	t.Parallel()
+	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}}}
+	n := 0
+	cut := fmt.Errorf("openai: %w: stream cut", provider.ErrUnavailable)
+	model := rounds{n: &n, errs: []error{cut}, parts: [][]llm.Part{{
+		{Kind: llm.PartHosted, Hosted: &searchStarted},
+		{Kind: llm.PartText, Text: "Brain ru"},
+		{Kind: llm.PartCitation, Citation: &citeB},
+	}}}
+	turn := oneTurn(t, r, model)
+	out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := out.Events[len(turn.Current):]
+	if len(evs) != 3 || evs[0].HostedActivity == nil || evs[1].ChatResponse == nil || evs[2].SystemNotice == nil {
+		t.Fatalf("events %+v; want the hosted start, the partial text, a notice", evs)
+	}
+	partial := evs[1].ChatResponse
+	if partial.Text != "Brain ru" || len(partial.Citations) != 1 || !partial.Citations[0].Incomplete || partial.AddressedTo(conversation.RoleUser) {
+		t.Errorf("partial answer %+v; want the text for the assistant with its citation marked incomplete", partial)
+	}
+	if evs[2].SystemNotice.Code != NoticeModelError || out.Next != lifecycle.AwaitUser {
+		t.Errorf("notice %q, next %q; want %q, await_user", evs[2].SystemNotice.Code, out.Next, NoticeModelError)
+	}
+}
+
+// A refused key fails the process (an operator must fix it); a worker's
+// parent is told the task failed.
+func TestAuthErrorFailsTheProcess(t *testing.T) {
+	t.Parallel()
+	for _, worker := range []bool{false, true} {
+		t.Run(fmt.Sprintf("worker=%v", worker), func(t *testing.T) {
+			t.Parallel()
+			r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}}}
+			n := 0
+			auth := &provider.Error{Provider: "openai", Kind: provider.ErrAuth, StatusCode: 401, Message: "Incorrect API key"}
+			turn := oneTurn(t, r, rounds{n: &n, parts: [][]llm.Part{nil}, errs: []error{auth}})
+			turn.Worker = worker
+			out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := out.Events[len(out.Events)-1].SystemNotice
+			if out.Next != lifecycle.Fail || last == nil || last.Code != NoticeModelAuth {
+				t.Fatalf("next %q, last event %+v; want fail after a %s notice", out.Next, out.Events[len(out.Events)-1], NoticeModelAuth)
+			}
+			if worker != (out.Finish != nil) || (worker && out.Finish.Status != tools.FinishFailed) {
+				t.Errorf("finish %+v; a worker reports failed, a chat process nothing", out.Finish)
+			}
+		})
+	}
+}
