@@ -56,15 +56,16 @@ func New(cfg Config) (*Client, error) {
 	}, nil
 }
 
-// Generate streams the model's answer to req: text deltas as they arrive,
-// reasoning blocks as they end, then tool calls, usage and the finish reason
-// (see assembler).
+// Generate streams the model's answer to req: text deltas as they arrive;
+// reasoning blocks, web search states and a text block's citations as their
+// blocks end; then tool calls, usage and the finish reason (see assembler).
 //
 // A failed attempt is retried (see provider.Retry.Stream) only while
 // nothing has been yielded: once a part has gone out, a fresh attempt would
 // produce another answer that cannot be joined to it. Tool calls are
 // yielded only at the end, so an answer of tool calls alone is retried
-// whenever its stream is cut.
+// whenever its stream is cut; a web search, once reported started, is not
+// (the consumer has seen it run).
 func (c *Client) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
 	return func(yield func(llm.Part, error) bool) {
 		params, opts, err := c.params(req)
@@ -91,6 +92,19 @@ func (c *Client) attempt(ctx context.Context, params sdk.MessageNewParams, opts 
 	defer func() { _ = stream.Close() }()
 
 	var a assembler
+	// fail ends the attempt with err. When parts went out, the citations of
+	// a text block the failure cut short go out first: they annotate text
+	// the consumer already has (llm.Collect marks them incomplete).
+	fail := func(err error) (bool, bool, error) {
+		if yielded {
+			for _, p := range a.unstopped() {
+				if !yield(p, nil) {
+					return true, true, nil
+				}
+			}
+		}
+		return yielded, false, err
+	}
 	for stream.Next() {
 		ev := stream.Current()
 		for _, p := range a.add(&ev) {
@@ -103,16 +117,16 @@ func (c *Client) attempt(ctx context.Context, params sdk.MessageNewParams, opts 
 	if err := stream.Err(); err != nil {
 		switch {
 		case ctx.Err() != nil:
-			return yielded, false, ctx.Err()
+			return fail(ctx.Err())
 		case res.Failed != nil:
-			return yielded, false, c.statusError(res.Failed.StatusCode, res.Failed.Header, res.Body, c.retry.Now())
+			return fail(c.statusError(res.Failed.StatusCode, res.Failed.Header, res.Body, c.retry.Now()))
 		case a.finished():
 			// The answer was whole; only message_stop was lost. Keep it.
 		default:
-			return yielded, false, c.classify(err, res.Answered)
+			return fail(c.classify(err, res.Answered))
 		}
 	} else if !a.finished() {
-		return yielded, false, c.unavailable("the stream ended before the model finished its answer", nil)
+		return fail(c.unavailable("the stream ended before the model finished its answer", nil))
 	}
 	for _, p := range a.end() {
 		yielded = true

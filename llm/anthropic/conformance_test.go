@@ -50,6 +50,7 @@ func TestConformance(t *testing.T) {
 			llmtest.CaseUnknownBlock: {Body: readFile(t, "unknown_blocks.sse"), Want: llm.Response{
 				Text: "Still here.", Usage: llm.Usage{InputTokens: 2679, OutputTokens: 510}, Finish: llm.FinishStop,
 			}},
+			llmtest.CaseWebSearch: {Body: readFile(t, "web_search.sse"), Want: collected(t, webSearchParts(t))},
 			llmtest.CaseMalformed: {Body: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":\n\n"},
 			llmtest.CaseCut:       {Body: cutBody},
 		},

@@ -239,3 +239,112 @@ func finishPart(f llm.FinishReason) llm.Part { return llm.Part{Kind: llm.PartFin
 func reasoningPart(text, signature string) llm.Part {
 	return llm.Part{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Text: text, Signature: signature}}
 }
+
+func hostedPart(h conversation.HostedActivity) llm.Part {
+	return llm.Part{Kind: llm.PartHosted, Hosted: &h}
+}
+
+func citationPart(c conversation.Citation) llm.Part {
+	return llm.Part{Kind: llm.PartCitation, Citation: &c}
+}
+
+// recorded returns, exactly as sent, the data of a testdata file's events
+// at the JSON path (e.g. "content_block", "delta.citation") of each event
+// that has one and whose type is typ, in order.
+func recorded(t *testing.T, name, typ string, path ...string) []string {
+	t.Helper()
+	var out []string
+	for line := range strings.Lines(readFile(t, name)) {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if string(ev["type"]) != `"`+typ+`"` {
+			continue
+		}
+		raw, found := json.RawMessage(data), true
+		for _, key := range path {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(raw, &obj) != nil {
+				found = false
+				break
+			}
+			raw, found = obj[key]
+			if !found {
+				break
+			}
+		}
+		if found {
+			out = append(out, string(raw))
+		}
+	}
+	return out
+}
+
+// searchPayload is the payload of a web_search_tool_result block, raw.
+func searchPayload(raw string) *conversation.ProviderPayload {
+	return &conversation.ProviderPayload{Provider: "anthropic", Format: "web_search_tool_result", Version: "web_search_20250305", Value: json.RawMessage(raw)}
+}
+
+// citationPayload is the replay payload of a citation, raw.
+func citationPayload(raw string) *conversation.ProviderPayload {
+	return &conversation.ProviderPayload{Provider: "anthropic", Format: "citation", Value: json.RawMessage(raw)}
+}
+
+// webSearch is what testdata/web_search.sse must stream, in order: text,
+// the search started and completed under one id, more text, the cited
+// block's text then its two citations anchored to its span, the last text,
+// usage with one search, the finish reason.
+func webSearchParts(t *testing.T) []llm.Part {
+	t.Helper()
+	const file = "web_search.sse"
+	blocks := recorded(t, file, "content_block_start", "content_block")
+	cites := recorded(t, file, "content_block_delta", "delta", "citation")
+	if len(blocks) != 6 || len(cites) != 2 {
+		t.Fatalf("%s: %d blocks and %d citations, want 6 and 2", file, len(blocks), len(cites))
+	}
+	const id = "srvtoolu_01WYG3ziw53XMcoyKL4XcZmE"
+	before := "Let me look that up." + "According to the forecast, "
+	cited := "Paris is sunny at 18°C today"
+	span := &conversation.Range{Start: len(before), End: len(before) + len(cited)}
+	return []llm.Part{
+		textPart("Let me look"), textPart(" that up."),
+		hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query": "Paris weather today"}`)}),
+		hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityCompleted, Summary: "2 results", Payload: searchPayload(blocks[2])}),
+		textPart("According to the forecast, "),
+		textPart("Paris is sunny"), textPart(" at 18°C today"),
+		citationPart(conversation.Citation{
+			Source:  conversation.Source{URL: "https://weather.example.com/paris", Title: "Paris weather"},
+			Excerpt: "Today: sunny, high of 18°C, light wind from the west.",
+			Range:   span, Replay: citationPayload(cites[0]),
+		}),
+		citationPart(conversation.Citation{
+			Source:  conversation.Source{URL: "https://forecast.example.org/fr/paris", Title: "Paris, France - 10 day forecast"},
+			Excerpt: "Sat 29: 18° / 9°, sunny",
+			Range:   span, Replay: citationPayload(cites[1]),
+		}),
+		textPart("."),
+		{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 2112, OutputTokens: 164, Hosted: map[string]int{"web_search": 1}}},
+		finishPart(llm.FinishStop),
+	}
+}
+
+// collected is parts collected as llm.Collect would.
+func collected(t *testing.T, parts []llm.Part) llm.Response {
+	t.Helper()
+	r, err := llm.Collect(func(yield func(llm.Part, error) bool) {
+		for _, p := range parts {
+			if !yield(p, nil) {
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -34,8 +34,9 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, []option.Reques
 	if p.Model == "" {
 		return p, nil, provider.Refused(name, nil, "no model named: set the recipe's model.name or the provider's default model")
 	}
-	if len(req.Params.HostedTools) > 0 {
-		return p, nil, provider.Refused(name, nil, "hosted tools %v are not supported by this adapter yet; remove model.hosted_tools or use another provider", req.Params.HostedTools)
+	hosted, err := hostedTools(req.Params.HostedTools, req.Tools)
+	if err != nil {
+		return p, nil, err
 	}
 	p.MaxTokens = int64(c.maxTokens)
 	if n := req.Params.MaxTokens; n > 0 {
@@ -56,6 +57,7 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, []option.Reques
 		}
 		p.Tools = append(p.Tools, tool)
 	}
+	p.Tools = append(p.Tools, hosted...)
 	var opts []option.RequestOption
 	if t := req.Params.Temperature; t != nil {
 		// The SDK's params have no temperature field; the API takes one.
@@ -98,7 +100,11 @@ func messages(view []conversation.Message) ([]sdk.MessageParam, error) {
 				add(true, sdk.NewTextBlock(text))
 			}
 		case conversation.MessageAssistant:
-			add(false, assistantBlocks(m)...)
+			blocks, err := assistantBlocks(i, m)
+			if err != nil {
+				return nil, err
+			}
+			add(false, blocks...)
 		case conversation.MessageTool:
 			add(true, toolResult(m))
 		default:
@@ -134,15 +140,22 @@ func resultsFirst(blocks []sdk.ContentBlockParamUnion) []sdk.ContentBlockParamUn
 	return out
 }
 
-// assistantBlocks maps an assistant message: thinking blocks first (the API
-// wants them before the answer they led to), then text, then tool calls.
-// Reasoning without a signature came from another provider, or lost it; the
-// API refuses unsigned thinking, so it is not replayed.
-func assistantBlocks(m conversation.Message) []sdk.ContentBlockParamUnion {
+// assistantBlocks maps the assistant message at index i: reasoning first,
+// in order (the API wants it before the answer it led to; see
+// reasoningBlock), then text, then tool calls.
+//
+// Hosted activity (server_tool_use, web_search_tool_result) is not in the
+// provider view, so it is not replayed: a continued conversation sends the
+// answer's text without the searches behind it.
+func assistantBlocks(i int, m conversation.Message) ([]sdk.ContentBlockParamUnion, error) {
 	var out []sdk.ContentBlockParamUnion
-	for _, r := range m.Reasoning {
-		if r.Signature != "" {
-			out = append(out, sdk.NewThinkingBlock(r.Signature, r.Text))
+	for j, r := range m.Reasoning {
+		b, ok, err := reasoningBlock(r)
+		if err != nil {
+			return nil, provider.Refused(name, err, "messages[%d].reasoning[%d]: %v", i, j, err)
+		}
+		if ok {
+			out = append(out, b)
 		}
 	}
 	if text := m.Text(); text != "" {
@@ -151,7 +164,7 @@ func assistantBlocks(m conversation.Message) []sdk.ContentBlockParamUnion {
 	for _, tc := range m.ToolCalls {
 		out = append(out, sdk.NewToolUseBlock(tc.ID, toolInput(tc.Arguments), tc.Name))
 	}
-	return out
+	return out, nil
 }
 
 // toolInput is a call's arguments as a tool_use input: the object as it was

@@ -192,12 +192,31 @@ func TestRequestRefused(t *testing.T) {
 			req: userRequest("hi"), errHas: "no model named",
 		},
 		{
-			name: "hosted tools",
+			name: "a hosted tool this adapter does not know",
 			req: &llm.Request{
 				Messages: userRequest("hi").Messages,
+				Params:   llm.Params{HostedTools: []string{"web_search", "code_interpreter"}},
+			},
+			errHas: `model.hosted_tools: "code_interpreter" is not a hosted tool of anthropic (supported: web_search)`,
+		},
+		{
+			name: "a function tool named like the hosted web search",
+			req: &llm.Request{
+				Messages: userRequest("hi").Messages,
+				Tools:    []llm.ToolDef{{Name: "lookup"}, {Name: "web_search"}},
 				Params:   llm.Params{HostedTools: []string{"web_search"}},
 			},
-			errHas: "hosted tools [web_search]",
+			errHas: `tools[1] "web_search": the name is the hosted web_search tool's; rename the tool or remove web_search from model.hosted_tools`,
+		},
+		{
+			name: "a redacted_thinking payload that does not decode",
+			req: &llm.Request{Messages: []conversation.Message{
+				text(conversation.MessageUser, "hi"),
+				{Role: conversation.MessageAssistant, Content: []conversation.Block{conversation.TextBlock("Hello.")}, Reasoning: []conversation.Reasoning{
+					{Payload: &conversation.ProviderPayload{Provider: "anthropic", Format: "redacted_thinking", Value: json.RawMessage(`{"data":"x"}`)}},
+				}},
+			}},
+			errHas: "messages[1].reasoning[0]: the redacted_thinking payload's value is not a non-empty JSON string",
 		},
 		{
 			name:   "a schema that is not an object",
@@ -238,4 +257,92 @@ func withoutModel(c *Client) *Client {
 	cp := *c
 	cp.model = ""
 	return &cp
+}
+
+// TestRequestHostedWebSearch checks that the hosted web_search tool goes
+// out as Anthropic's server tool, once, after the function tools.
+func TestRequestHostedWebSearch(t *testing.T) {
+	t.Parallel()
+	req := userRequest("What is the weather in Paris?")
+	req.Tools = []llm.ToolDef{{Name: "respond"}}
+	req.Params.HostedTools = []string{"web_search", "web_search"}
+	body, _ := sent(t, Config{}, req)
+	want := decode(t, `{"tools": [
+		{"name": "respond", "input_schema": {"type": "object", "properties": {}}},
+		{"type": "web_search_20250305", "name": "web_search"}
+	]}`)
+	if diff := cmp.Diff(want["tools"], body["tools"]); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+}
+
+// TestRequestReplaysReasoning checks which reasoning of an assistant
+// message goes back, in order: redacted thinking of this provider as
+// redacted_thinking, signed thinking as thinking; reasoning carrying
+// another provider's payload, unsigned reasoning and payloads of an unknown
+// format are not sent.
+func TestRequestReplaysReasoning(t *testing.T) {
+	t.Parallel()
+	redacted := func(provider, format, value string) conversation.Reasoning {
+		return conversation.Reasoning{Payload: &conversation.ProviderPayload{Provider: provider, Format: format, Value: json.RawMessage(value)}}
+	}
+	openai := redacted("openai", "reasoning", `{"encrypted_content":"gAAAA"}`)
+	openai.Text, openai.Signature = "OpenAI's summary.", "not-anthropic's"
+	req := &llm.Request{Messages: []conversation.Message{
+		text(conversation.MessageUser, "hi"),
+		{
+			Role: conversation.MessageAssistant,
+			Reasoning: []conversation.Reasoning{
+				redacted("anthropic", "redacted_thinking", `"EmwKAhgBEgy3va3pzix/LafPsn4a"`),
+				{Text: "Signed.", Signature: "sig-2"},
+				openai,
+				redacted("anthropic", "thinking_v9", `{"x":1}`),
+				{Text: "Unsigned."},
+				redacted("anthropic", "redacted_thinking", `"EmwKAhgBEgzSecond"`),
+			},
+			Content: []conversation.Block{conversation.TextBlock("Hello.")},
+		},
+		text(conversation.MessageUser, "again"),
+	}}
+	body, _ := sent(t, Config{}, req)
+	want := decode(t, `{"role": "assistant", "content": [
+		{"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"},
+		{"type": "thinking", "thinking": "Signed.", "signature": "sig-2"},
+		{"type": "redacted_thinking", "data": "EmwKAhgBEgzSecond"},
+		{"type": "text", "text": "Hello."}
+	]}`)
+	if diff := cmp.Diff(want, body["messages"].([]any)[1]); diff != "" {
+		t.Errorf("assistant turn (-want +got):\n%s", diff)
+	}
+}
+
+// TestRedactedRoundTrip checks that the reasoning a redacted_thinking block
+// streams as goes back to the API as the same block.
+func TestRedactedRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{}, sse(t, "redacted_thinking.sse"), sse(t, "text.sse"))
+	first, err := llm.Collect(b.client.Generate(context.Background(), userRequest("hi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := userRequest("hi")
+	req.Messages = append(req.Messages,
+		conversation.Message{Role: conversation.MessageAssistant, Reasoning: first.Reasoning, Content: []conversation.Block{conversation.TextBlock(first.Text)}},
+		text(conversation.MessageUser, "more"))
+	if _, err := drain(t, context.Background(), b.client, req); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(b.fake.requests()[1].body, &body); err != nil {
+		t.Fatal(err)
+	}
+	sentBlock := string(body.Messages[1].Content[0])
+	wantBlock := recorded(t, "redacted_thinking.sse", "content_block_start", "content_block")[0]
+	if diff := cmp.Diff(decode(t, wantBlock), decode(t, sentBlock)); diff != "" {
+		t.Errorf("replayed block (-streamed +sent):\n%s", diff)
+	}
 }

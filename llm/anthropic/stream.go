@@ -3,6 +3,8 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -15,38 +17,51 @@ import (
 type blockKind int
 
 const (
-	blockSkipped  blockKind = iota // a kind we do not know or do not use
-	blockText                      // text, streamed as it arrives
-	blockThinking                  // thinking, sent whole with its signature
-	blockToolUse                   // a tool call, sent whole at the end
+	blockSkipped      blockKind = iota // a kind we do not know or do not use
+	blockText                          // text, streamed as it arrives; citations when it stops
+	blockThinking                      // thinking, sent whole with its signature
+	blockRedacted                      // redacted thinking, sent whole with its data
+	blockToolUse                       // a tool call, sent whole at the end
+	blockSearch                        // server_tool_use of web_search: a search started
+	blockSearchResult                  // web_search_tool_result: the search ended
 )
 
 // block is a content block being assembled.
 type block struct {
 	kind      blockKind
 	id, name  string
-	input     strings.Builder // tool_use: the input_json_delta fragments
-	startJSON string          // tool_use: the input of content_block_start
+	input     strings.Builder // tool_use, server_tool_use: the input_json_delta fragments
+	startJSON string          // tool_use, server_tool_use: the input of content_block_start
 	thinking  strings.Builder
 	signature string
+	data      string // redacted_thinking: the encrypted data
+	raw       string // web_search_tool_result: the block as sent
+	// text: where the block's text starts in the answer's text (in bytes),
+	// and its citations, sent when the block stops and its end is known.
+	offset    int
+	citations []conversation.Citation
 }
 
 // assembler turns the events of one streamed message into parts. Text goes
-// out as it arrives; a thinking block goes out as one reasoning part, with
-// its signature, when it stops; tool calls are assembled from their
+// out as it arrives; a thinking or redacted thinking block goes out as one
+// reasoning part when it stops; a text block's citations go out when it
+// stops; a web search goes out as hosted activity when its server_tool_use
+// block stops (started, with the query) and when its result block stops
+// (completed or failed); tool calls are assembled from their
 // input_json_delta fragments and sent whole, with usage and the finish
 // reason, by end (so that an answer of tool calls alone can be retried when
 // its stream is cut).
 //
-// Blocks are tracked by their index. Block, delta and event kinds it does not
-// know (server_tool_use, web_search_tool_result, citations, newer kinds) are
-// skipped, never fatal.
+// Blocks are tracked by their index. Block, delta, citation and event kinds
+// it does not know (server tools other than web search, their results,
+// newer kinds) are skipped, never fatal.
 type assembler struct {
 	blocks map[int64]*block
 	calls  []*block // tool_use blocks, in order of start
 	usage  llm.Usage
 	sized  bool   // a usage was sent
 	stop   string // the provider's stop reason; "" until message_delta
+	text   int    // bytes of text sent so far: the offset of the next text
 }
 
 // add takes one event and returns the parts it completes, in order.
@@ -57,6 +72,7 @@ func (a *assembler) add(ev *sdk.MessageStreamEventUnion) []llm.Part {
 			a.usage = llm.Usage{
 				InputTokens:  int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens),
 				OutputTokens: int(u.OutputTokens),
+				Hosted:       hostedUsage(u.ServerToolUse),
 			}
 			a.sized = true
 		}
@@ -66,12 +82,11 @@ func (a *assembler) add(ev *sdk.MessageStreamEventUnion) []llm.Part {
 		return a.delta(ev.Index, &ev.Delta)
 	case "content_block_stop":
 		b := a.blocks[ev.Index]
-		if b != nil && b.kind == blockThinking {
-			delete(a.blocks, ev.Index)
-			return []llm.Part{{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{
-				Text: b.thinking.String(), Signature: b.signature,
-			}}}
+		if b == nil || b.kind == blockToolUse {
+			return nil // a tool call goes out whole, by end
 		}
+		delete(a.blocks, ev.Index)
+		return a.closeBlock(b)
 	case "message_delta":
 		// Usage counts here are cumulative: they replace those of
 		// message_start. Input counts the prompt whole: tokens written to
@@ -81,6 +96,9 @@ func (a *assembler) add(ev *sdk.MessageStreamEventUnion) []llm.Part {
 				a.usage.InputTokens = int(n)
 			}
 			a.usage.OutputTokens = int(u.OutputTokens)
+			if u.JSON.ServerToolUse.Valid() {
+				a.usage.Hosted = hostedUsage(u.ServerToolUse)
+			}
 			a.sized = true
 		}
 		if s := string(ev.Delta.StopReason); s != "" {
@@ -101,21 +119,33 @@ func (a *assembler) start(index int64, cb *sdk.ContentBlockStartEventContentBloc
 	a.blocks[index] = b
 	switch cb.Type {
 	case "text":
-		b.kind = blockText
+		b.kind, b.offset = blockText, a.text
+		for _, c := range cb.Citations {
+			b.cite(c.RawJSON())
+		}
 		if cb.Text != "" {
-			return []llm.Part{{Kind: llm.PartText, Text: cb.Text}}
+			return []llm.Part{a.textPart(cb.Text)}
 		}
 	case "thinking":
 		b.kind = blockThinking
 		b.thinking.WriteString(cb.Thinking)
 		b.signature = cb.Signature
+	case "redacted_thinking":
+		b.kind, b.data = blockRedacted, cb.Data
 	case "tool_use":
 		b.kind, b.id, b.name = blockToolUse, cb.ID, cb.Name
 		b.startJSON = cb.JSON.Input.Raw()
 		a.calls = append(a.calls, b)
+	case "server_tool_use":
+		if cb.Name == webSearch {
+			b.kind, b.id = blockSearch, activityID(cb.ID, index)
+			b.startJSON = cb.JSON.Input.Raw()
+		}
+	case "web_search_tool_result":
+		b.kind, b.id, b.raw = blockSearchResult, activityID(cb.ToolUseID, index), cb.RawJSON()
 	}
-	// redacted_thinking, server_tool_use, web_search_tool_result and newer
-	// kinds stay blockSkipped: their deltas are dropped.
+	// Other server tools, their results and newer kinds stay blockSkipped:
+	// their deltas are dropped.
 	return nil
 }
 
@@ -126,22 +156,106 @@ func (a *assembler) delta(index int64, d *sdk.MessageStreamEventUnionDelta) []ll
 	b := a.blocks[index]
 	if b == nil {
 		if d.Type == "text_delta" && d.Text != "" {
-			return []llm.Part{{Kind: llm.PartText, Text: d.Text}}
+			return []llm.Part{a.textPart(d.Text)}
 		}
 		return nil
 	}
 	switch {
 	case d.Type == "text_delta" && b.kind == blockText && d.Text != "":
-		return []llm.Part{{Kind: llm.PartText, Text: d.Text}}
-	case d.Type == "input_json_delta" && b.kind == blockToolUse:
+		return []llm.Part{a.textPart(d.Text)}
+	case d.Type == "citations_delta" && b.kind == blockText:
+		b.cite(d.Citation.RawJSON())
+	case d.Type == "input_json_delta" && (b.kind == blockToolUse || b.kind == blockSearch):
 		b.input.WriteString(d.PartialJSON)
 	case d.Type == "thinking_delta" && b.kind == blockThinking:
 		b.thinking.WriteString(d.Thinking)
 	case d.Type == "signature_delta" && b.kind == blockThinking:
 		b.signature += d.Signature
 	}
-	// citations_delta and newer delta kinds are skipped.
+	// Newer delta kinds are skipped.
 	return nil
+}
+
+// closeBlock returns the parts the stopped block b completes.
+func (a *assembler) closeBlock(b *block) []llm.Part {
+	switch b.kind {
+	case blockText:
+		return a.citations(b)
+	case blockThinking:
+		return []llm.Part{{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{
+			Text: b.thinking.String(), Signature: b.signature,
+		}}}
+	case blockRedacted:
+		return []llm.Part{{Kind: llm.PartReasoning, Reasoning: redacted(b.data)}}
+	case blockSearch:
+		return []llm.Part{{Kind: llm.PartHosted, Hosted: searchStarted(b.id, inputJSON(b))}}
+	case blockSearchResult:
+		return []llm.Part{{Kind: llm.PartHosted, Hosted: searchEnded(b.id, b.raw)}}
+	}
+	return nil
+}
+
+// textPart is a text part of s, counted into the answer's length.
+func (a *assembler) textPart(s string) llm.Part {
+	a.text += len(s)
+	return llm.Part{Kind: llm.PartText, Text: s}
+}
+
+// cite adds a citation, raw as sent, to the text block b.
+func (b *block) cite(raw string) {
+	if c, ok := citation(raw); ok {
+		b.citations = append(b.citations, c)
+	}
+}
+
+// citations returns the citation parts of the text block b, each anchored
+// to the block's span of the answer's text as sent so far: Anthropic cites
+// a whole text block, not offsets within it.
+func (a *assembler) citations(b *block) []llm.Part {
+	out := make([]llm.Part, 0, len(b.citations))
+	for i := range b.citations {
+		c := b.citations[i]
+		c.Range = &conversation.Range{Start: b.offset, End: a.text}
+		out = append(out, llm.Part{Kind: llm.PartCitation, Citation: &c})
+	}
+	b.citations = nil
+	return out
+}
+
+// unstopped returns the citations of text blocks that never stopped, in
+// block order, anchored to the text sent so far: when a stream breaks after
+// text went out, the consumer keeps that text, and its citations belong
+// with it (llm.Collect marks them incomplete).
+func (a *assembler) unstopped() []llm.Part {
+	var out []llm.Part
+	for _, i := range slices.Sorted(maps.Keys(a.blocks)) {
+		if b := a.blocks[i]; b.kind == blockText {
+			out = append(out, a.citations(b)...)
+		}
+	}
+	return out
+}
+
+// activityID is id, or one made up from the block's index when the
+// provider sent none (the log needs one).
+func activityID(id string, index int64) string {
+	if id == "" {
+		return fmt.Sprintf("srvtoolu_%d", index)
+	}
+	return id
+}
+
+// inputJSON is the input of a tool_use or server_tool_use block: its
+// input_json_delta fragments joined, or the input of content_block_start
+// when none came, or "{}".
+func inputJSON(b *block) string {
+	if args := b.input.String(); strings.TrimSpace(args) != "" {
+		return args
+	}
+	if s := strings.TrimSpace(b.startJSON); s != "" && s != "null" {
+		return s // an input sent whole in content_block_start
+	}
+	return "{}"
 }
 
 // finished reports whether the provider said why the message ended: only
@@ -152,19 +266,13 @@ func (a *assembler) finished() bool { return a.stop != "" }
 // finish reason. Thinking of a block that never stopped is dropped: without
 // its signature the provider would refuse it back.
 func (a *assembler) end() []llm.Part {
-	var out []llm.Part
+	out := a.unstopped() // none, unless a text block's stop was lost
 	for i, c := range a.calls {
 		id := c.id
 		if id == "" {
 			id = fmt.Sprintf("toolu_%d", i) // the engine pairs results by id
 		}
-		args := c.input.String()
-		if strings.TrimSpace(args) == "" {
-			args = "{}"
-			if s := strings.TrimSpace(c.startJSON); s != "" && s != "null" {
-				args = s // an input sent whole in content_block_start
-			}
-		}
+		args := inputJSON(c)
 		// Arguments go on exactly as sent, valid JSON or not: the engine
 		// tells the model when they are not.
 		out = append(out, llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{
@@ -180,6 +288,12 @@ func (a *assembler) end() []llm.Part {
 
 // finishReason maps the provider's stop reason. An answer with tool calls
 // ends for them; reasons of newer versions count as a normal stop.
+//
+// pause_turn (the API paused a long turn of server tool use, e.g. many
+// searches) is a stop too: what arrived is whole. The API would continue
+// the turn if the paused response were sent back as it was, server tool
+// blocks included; the provider view holds no hosted activity, so the
+// engine's next call starts afresh from the text.
 func finishReason(reason string, calls bool) llm.FinishReason {
 	switch {
 	case reason == "max_tokens" || reason == "model_context_window_exceeded":

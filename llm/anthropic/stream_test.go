@@ -2,11 +2,15 @@ package anthropic
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
 )
 
@@ -20,6 +24,7 @@ func TestStreams(t *testing.T) {
 			`{"type":"message_stop"}`,
 		}
 	}
+	const whole = `{"type":"web_search_result_location","cited_text":"whole","url":"https://example.com/a","title":null,"encrypted_index":"Eo8B"}`
 	tests := []struct {
 		name  string
 		reply func(t *testing.T) reply
@@ -52,9 +57,112 @@ func TestStreams(t *testing.T) {
 			},
 		},
 		{
-			name:  "server tool use, web search results, citations and unknown kinds are skipped",
+			name:  "server tools other than web search, their results, document citations and unknown kinds are skipped",
 			reply: func(t *testing.T) reply { return sse(t, "unknown_blocks.sse") },
 			want:  []llm.Part{textPart("Still "), textPart("here."), usagePart(2679, 510), finishPart(llm.FinishStop)},
+		},
+		{
+			name:  "a web search is hosted activity, started then completed; cited text's citations follow it, anchored to its block",
+			reply: func(t *testing.T) reply { return sse(t, "web_search.sse") },
+			want:  webSearchParts(t),
+		},
+		{
+			name:  "a web search error result is a failed activity named by its error code",
+			reply: func(t *testing.T) reply { return sse(t, "web_search_error.sse") },
+			want: func() []llm.Part {
+				const id = "srvtoolu_01Ab9XqLm3kT7pWz2vR8sNcE"
+				result := recorded(t, "web_search_error.sse", "content_block_start", "content_block")[1]
+				return []llm.Part{
+					hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query": "euro exchange rate"}`)}),
+					hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityFailed, Summary: "max_uses_exceeded", Payload: searchPayload(result)}),
+					textPart("I could not search the web just now."),
+					usagePart(2098, 41), finishPart(llm.FinishStop),
+				}
+			}(),
+		},
+		{
+			name:  "redacted thinking is reasoning whose payload is its data; thinking beside it keeps its signature",
+			reply: func(t *testing.T) reply { return sse(t, "redacted_thinking.sse") },
+			want: []llm.Part{
+				{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Payload: &conversation.ProviderPayload{
+					Provider: "anthropic", Format: "redacted_thinking",
+					Value: json.RawMessage(`"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB8URpq+z+"`),
+				}}},
+				reasoningPart("Answer plainly.", "EqQBCgIYAhIMsig2"),
+				textPart("Here is a plain answer."),
+				usagePart(96, 212), finishPart(llm.FinishStop),
+			},
+		},
+		{
+			name: "citations sent whole in content_block_start anchor to their block's text, after earlier text",
+			reply: func(*testing.T) reply {
+				return events(append([]string{start,
+					`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"Intro. "}}`,
+					`{"type":"content_block_stop","index":0}`,
+					`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"Cited – whole.","citations":[` + whole + `,{"type":"char_location","cited_text":"x","document_index":0,"start_char_index":0,"end_char_index":1}]}}`,
+					`{"type":"content_block_stop","index":1}`,
+				}, stop("end_turn", 9)...)...)
+			},
+			want: []llm.Part{
+				textPart("Intro. "), textPart("Cited – whole."),
+				citationPart(conversation.Citation{
+					Source: conversation.Source{URL: "https://example.com/a"}, Excerpt: "whole",
+					Range: &conversation.Range{Start: 7, End: 7 + len("Cited – whole.")}, Replay: citationPayload(whole),
+				}),
+				usagePart(10, 9), finishPart(llm.FinishStop),
+			},
+		},
+		{
+			name: "a cited block whose stop was lost still delivers its citations when the message ends",
+			reply: func(*testing.T) reply {
+				return events(append([]string{start,
+					`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+					`{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":` + whole + `}}`,
+					`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Unstopped."}}`,
+				}, stop("end_turn", 4)...)...)
+			},
+			want: []llm.Part{
+				textPart("Unstopped."),
+				citationPart(conversation.Citation{
+					Source: conversation.Source{URL: "https://example.com/a"}, Excerpt: "whole",
+					Range: &conversation.Range{Start: 0, End: len("Unstopped.")}, Replay: citationPayload(whole),
+				}),
+				usagePart(10, 4), finishPart(llm.FinishStop),
+			},
+		},
+		{
+			name: "message_start's search count stays when message_delta has none; pause_turn is a stop",
+			reply: func(*testing.T) reply {
+				return events(
+					`{"type":"message_start","message":{"id":"msg_3","type":"message","role":"assistant","content":[],"model":"claude-test","usage":{"input_tokens":30,"output_tokens":1,"server_tool_use":{"web_search_requests":2}}}}`,
+					`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"Searching more."}}`,
+					`{"type":"content_block_stop","index":0}`,
+					`{"type":"message_delta","delta":{"stop_reason":"pause_turn","stop_sequence":null},"usage":{"output_tokens":5}}`,
+					`{"type":"message_stop"}`,
+				)
+			},
+			want: []llm.Part{
+				textPart("Searching more."),
+				{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 30, OutputTokens: 5, Hosted: map[string]int{"web_search": 2}}},
+				finishPart(llm.FinishStop),
+			},
+		},
+		{
+			name: "a search query that is not JSON is kept as a JSON string; one sent whole in content_block_start is kept as is",
+			reply: func(*testing.T) reply {
+				return events(append([]string{start,
+					`{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_a","name":"web_search","input":{}}}`,
+					`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\": \"unterminated"}}`,
+					`{"type":"content_block_stop","index":0}`,
+					`{"type":"content_block_start","index":1,"content_block":{"type":"server_tool_use","id":"srvtoolu_b","name":"web_search","input":{"query":"whole"}}}`,
+					`{"type":"content_block_stop","index":1}`,
+				}, stop("end_turn", 3)...)...)
+			},
+			want: []llm.Part{
+				hostedPart(conversation.HostedActivity{ActivityID: "srvtoolu_a", Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`"{\"query\": \"unterminated"`)}),
+				hostedPart(conversation.HostedActivity{ActivityID: "srvtoolu_b", Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query":"whole"}`)}),
+				usagePart(10, 3), finishPart(llm.FinishStop),
+			},
 		},
 		{
 			name: "invalid JSON input is passed on exactly as sent; a call without deltas gets {}",
@@ -73,7 +181,7 @@ func TestStreams(t *testing.T) {
 			},
 		},
 		{
-			name: "redacted thinking is skipped; max_tokens is length",
+			name: "redacted thinking is reasoning; max_tokens is length",
 			reply: func(*testing.T) reply {
 				return events(append([]string{start,
 					`{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4a"}}`,
@@ -83,7 +191,12 @@ func TestStreams(t *testing.T) {
 					`{"type":"content_block_stop","index":1}`,
 				}, stop("max_tokens", 4096)...)...)
 			},
-			want: []llm.Part{textPart("Trunc"), textPart("ated"), usagePart(10, 4096), finishPart(llm.FinishLength)},
+			want: []llm.Part{
+				{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Payload: &conversation.ProviderPayload{
+					Provider: "anthropic", Format: "redacted_thinking", Value: json.RawMessage(`"EmwKAhgBEgy3va3pzix/LafPsn4a"`),
+				}}},
+				textPart("Trunc"), textPart("ated"), usagePart(10, 4096), finishPart(llm.FinishLength),
+			},
 		},
 		{
 			name: "cached prompt tokens count as input; message_delta's counts replace message_start's",
@@ -146,4 +259,41 @@ func TestStreamStop(t *testing.T) {
 
 func itoa(n int) string {
 	return strconv.Itoa(n)
+}
+
+// TestStreamCutCitations checks that a stream cut inside a cited text block,
+// after its text went out, delivers the block's citations anchored to the
+// text sent, before the error; llm.Collect marks them incomplete.
+func TestStreamCutCitations(t *testing.T) {
+	t.Parallel()
+	const cite = `{"type":"web_search_result_location","cited_text":"half","url":"https://example.com/h","title":"H","encrypted_index":"Eo8C"}`
+	r := events(
+		`{"type":"message_start","message":{"id":"msg_4","type":"message","role":"assistant","content":[],"model":"claude-test","usage":{"input_tokens":10,"output_tokens":1}}}`,
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"Before. "}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"","citations":[]}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"citations_delta","citation":`+cite+`}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Half an ans"}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"wer that never ends"}}`,
+	)
+	r.cutAfter = strings.LastIndex(r.body, "event: ") + 20 // inside the last event
+	b := setup(t, Config{}, r)
+	got, err := llm.Collect(b.client.Generate(context.Background(), userRequest("hi")))
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("error %v, want ErrUnavailable", err)
+	}
+	want := llm.Response{
+		Text: "Before. Half an ans",
+		Citations: []conversation.Citation{{
+			Source: conversation.Source{URL: "https://example.com/h", Title: "H"}, Excerpt: "half",
+			Range: &conversation.Range{Start: len("Before. "), End: len("Before. Half an ans")}, Replay: citationPayload(cite),
+			Incomplete: true,
+		}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("response (-want +got):\n%s", diff)
+	}
+	if n := len(b.fake.requests()); n != 1 {
+		t.Errorf("%d requests, want 1 (part of the answer went out)", n)
+	}
 }
