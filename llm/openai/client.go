@@ -10,21 +10,24 @@ import (
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/openai/openai-go/v3/responses"
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/provider"
 )
 
-// Client is a Chat Completions model of one endpoint. It is immutable once
-// built and safe for concurrent use.
+// Client is a model of one endpoint, spoken to through Chat Completions,
+// or through the Responses API when a request asks for hosted tools. It is
+// immutable once built and safe for concurrent use.
 type Client struct {
-	service  oai.ChatCompletionService
-	model    string
-	apiKey   string // kept only to remove it from provider messages
-	official bool   // the endpoint is OpenAI's own API
-	retry    provider.Retry
-	log      *zap.Logger
+	chat      oai.ChatCompletionService
+	responses responses.ResponseService
+	model     string
+	apiKey    string // kept only to remove it from provider messages
+	official  bool   // the endpoint is OpenAI's own API
+	retry     provider.Retry
+	log       *zap.Logger
 }
 
 var _ llm.Model = (*Client)(nil)
@@ -46,19 +49,23 @@ func New(cfg Config) (*Client, error) {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	return &Client{
-		// The service alone, not openai.NewClient: that one reads OPENAI_*
+		// The services alone, not openai.NewClient: that one reads OPENAI_*
 		// variables, and configuration is the caller's.
-		service:  oai.NewChatCompletionService(opts...),
-		model:    cfg.Model,
-		apiKey:   cfg.APIKey,
-		official: u.Hostname() == "api.openai.com",
-		retry:    cfg.retry(),
-		log:      cfg.Logger.Named(name),
+		chat:      oai.NewChatCompletionService(opts...),
+		responses: responses.NewResponseService(opts...),
+		model:     cfg.Model,
+		apiKey:    cfg.APIKey,
+		official:  u.Hostname() == "api.openai.com",
+		retry:     cfg.retry(),
+		log:       cfg.Logger.Named(name),
 	}, nil
 }
 
 // Generate streams the model's answer to req: text deltas as they arrive,
-// then reasoning, tool calls, usage and the finish reason (see assembler).
+// then reasoning, tool calls, usage and the finish reason (see assembler
+// and responseAssembler). A request with hosted tools goes to the Responses
+// API (POST /responses), any other to Chat Completions (POST
+// /chat/completions), which compatible servers speak too.
 //
 // A failed attempt is retried (see provider.Retry.Stream) only while
 // nothing has been yielded: once a text delta has gone out, the consumer has
@@ -67,36 +74,75 @@ func New(cfg Config) (*Client, error) {
 // answer of tool calls alone is retried whenever its stream is cut.
 func (c *Client) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
 	return func(yield func(llm.Part, error) bool) {
-		params, err := c.params(req)
-		if err != nil {
-			yield(llm.Part{}, err)
-			return
+		var run provider.Attempt
+		var model, api string
+		if len(req.Params.HostedTools) > 0 {
+			p, err := c.responseParams(req)
+			if err != nil {
+				yield(llm.Part{}, err)
+				return
+			}
+			model, api = p.Model, "responses"
+			run = func() (yielded, stopped bool, err error) {
+				open := func(o option.RequestOption) *ssestream.Stream[responses.ResponseStreamEventUnion] {
+					return c.responses.NewStreaming(ctx, p, o)
+				}
+				return attempt(ctx, c, open, &responseAssembler{c: c}, yield)
+			}
+		} else {
+			p, err := c.params(req)
+			if err != nil {
+				yield(llm.Part{}, err)
+				return
+			}
+			model, api = p.Model, "chat_completions"
+			run = func() (yielded, stopped bool, err error) {
+				open := func(o option.RequestOption) *ssestream.Stream[oai.ChatCompletionChunk] {
+					return c.chat.NewStreaming(ctx, p, o)
+				}
+				return attempt(ctx, c, open, &assembler{}, yield)
+			}
 		}
-		c.retry.Stream(ctx, c.log, func() (yielded, stopped bool, err error) {
-			return c.attempt(ctx, params, yield)
-		}, yield, zap.String("model", params.Model))
+		c.retry.Stream(ctx, c.log, run, yield, zap.String("model", model), zap.String("api", api))
 	}
 }
 
-// attempt makes one streamed call, yielding its parts. It reports whether
-// any part was yielded, whether the consumer stopped the stream, and why the
-// attempt failed.
-func (c *Client) attempt(ctx context.Context, params oai.ChatCompletionNewParams, yield func(llm.Part, error) bool) (yielded, stopped bool, err error) {
+// decoder turns the events of one streamed answer into parts; each API has
+// its own (assembler, responseAssembler), and a fresh one serves each
+// attempt.
+type decoder[E any] interface {
+	// add takes one event and returns the parts it completes, in order, or
+	// the failure the event reports.
+	add(ev *E) ([]llm.Part, error)
+	// finished reports whether the provider said the answer ended: only then
+	// is it whole.
+	finished() bool
+	// end returns the parts that close a finished answer.
+	end() []llm.Part
+}
+
+// attempt makes one streamed call through open, yielding the parts d makes
+// of its events. It reports whether any part was yielded, whether the
+// consumer stopped the stream, and why the attempt failed.
+func attempt[E any](ctx context.Context, c *Client, open func(option.RequestOption) *ssestream.Stream[E], d decoder[E], yield func(llm.Part, error) bool) (yielded, stopped bool, err error) {
 	// The middleware keeps the HTTP status, headers and the start of an
 	// error body: the SDK's error loses them when the body is not OpenAI's
 	// JSON (a proxy's page, {"error": "text"} of compatible servers).
 	var res provider.Response
-	stream := c.service.NewStreaming(ctx, params, option.WithMiddleware(res.Middleware))
+	stream := open(option.WithMiddleware(res.Middleware))
 	defer func() { _ = stream.Close() }()
 
-	var a assembler
 	for stream.Next() {
-		chunk := stream.Current()
-		for _, p := range a.add(&chunk) {
+		ev := stream.Current()
+		parts, err := d.add(&ev)
+		for _, p := range parts {
 			yielded = true
 			if !yield(p, nil) {
 				return yielded, true, nil
 			}
+		}
+		if err != nil {
+			return yielded, false, err
 		}
 	}
 	if err := stream.Err(); err != nil {
@@ -105,16 +151,16 @@ func (c *Client) attempt(ctx context.Context, params oai.ChatCompletionNewParams
 			return yielded, false, ctx.Err()
 		case res.Failed != nil:
 			return yielded, false, c.statusError(res.Failed.StatusCode, res.Failed.Header, res.Body, c.retry.Now())
-		case a.finished():
+		case d.finished():
 			// The answer was whole; only what follows it (the usage chunk)
 			// was lost. Keep the answer.
 		default:
 			return yielded, false, c.classify(err, res.Answered)
 		}
-	} else if !a.finished() {
+	} else if !d.finished() {
 		return yielded, false, c.unavailable("the stream ended before the model finished its answer", nil)
 	}
-	for _, p := range a.end() {
+	for _, p := range d.end() {
 		yielded = true
 		if !yield(p, nil) {
 			return yielded, true, nil

@@ -127,3 +127,37 @@ func scalar(v any) string {
 	}
 	return ""
 }
+
+// eventError classifies a failure the Responses API reports inside a 200
+// stream (a response.failed or an error event) by its code: what says the
+// provider failed or was overloaded is retried, what says the request
+// itself is wrong is not. what says which event it was.
+func (c *Client) eventError(code, msg, what string) *Error {
+	if msg == "" {
+		msg = "no message"
+	}
+	e := &Error{Provider: name, Kind: codeKind(code), Message: c.redact(provider.Clip(what + ": " + msg)), Code: c.redact(provider.Clip(code))}
+	e.Permanent = code == "insufficient_quota"
+	return e
+}
+
+// codeKind classifies an error code of the Responses API. A code that is an
+// HTTP status reads as that status; an unknown code counts as a failure of
+// the provider, so that it is retried a bounded number of times.
+func codeKind(code string) error {
+	if status, err := strconv.Atoi(code); err == nil && status >= 400 && status < 600 {
+		return provider.StatusKind(status)
+	}
+	switch {
+	case code == "rate_limit_exceeded" || code == "insufficient_quota":
+		return ErrRateLimited
+	case code == "invalid_api_key" || code == "unauthorized":
+		return ErrAuth
+	case strings.Contains(code, "invalid") || strings.Contains(code, "image") ||
+		strings.Contains(code, "policy") || strings.Contains(code, "mismatch") ||
+		strings.Contains(code, "context_length") || strings.Contains(code, "not_found") ||
+		strings.Contains(code, "unsupported"):
+		return ErrBadRequest
+	}
+	return ErrUnavailable // server_error, vector_store_timeout, none, unknown
+}

@@ -76,12 +76,14 @@ func jsonError(status int, message, code string, header map[string]string) reply
 
 // received is one request the fake server got.
 type received struct {
+	path   string
 	header http.Header
 	body   []byte
 }
 
-// fake is an OpenAI-compatible server playing replies in order; past the
-// last it answers 500.
+// fake is an OpenAI-compatible server playing replies in order, to Chat
+// Completions and Responses API requests alike; past the last it answers
+// 500.
 type fake struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
@@ -93,14 +95,14 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
 	n := len(f.got)
-	f.got = append(f.got, received{header: r.Header.Clone(), body: body})
+	f.got = append(f.got, received{path: r.URL.Path, header: r.Header.Clone(), body: body})
 	rep := reply{status: http.StatusInternalServerError, body: `{"error":{"message":"no more replies"}}`}
 	if n < len(f.replies) {
 		rep = f.replies[n]
 	}
 	f.mu.Unlock()
 
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+	if r.Method != http.MethodPost || (r.URL.Path != "/v1/chat/completions" && r.URL.Path != "/v1/responses") {
 		http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
 		return
 	}

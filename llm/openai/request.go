@@ -14,22 +14,18 @@ import (
 )
 
 // errorPrefix starts the text of a failed tool result, so that the model
-// knows the call failed: Chat Completions has no error flag on tool messages.
+// knows the call failed (see toolText).
 const errorPrefix = "Error: "
 
-// params maps req to a Chat Completions request.
+// params maps req to a Chat Completions request (a request without hosted
+// tools; see responseParams for the others).
 func (c *Client) params(req *llm.Request) (oai.ChatCompletionNewParams, error) {
 	var p oai.ChatCompletionNewParams
-	p.Model = req.Params.Model
-	if p.Model == "" {
-		p.Model = c.model
+	model, err := c.modelFor(req)
+	if err != nil {
+		return p, err
 	}
-	if p.Model == "" {
-		return p, provider.Refused(name, nil, "no model named: set the recipe's model.name or the provider's default model")
-	}
-	if len(req.Params.HostedTools) > 0 {
-		return p, provider.Refused(name, nil, "hosted tools %v need the Responses API, which this adapter does not speak yet; remove model.hosted_tools or use another provider", req.Params.HostedTools)
-	}
+	p.Model = model
 
 	msgs, err := messages(req)
 	if err != nil {
@@ -60,6 +56,34 @@ func (c *Client) params(req *llm.Request) (oai.ChatCompletionNewParams, error) {
 	return p, nil
 }
 
+// modelFor is the model req names, else the configured default.
+func (c *Client) modelFor(req *llm.Request) (string, error) {
+	if m := req.Params.Model; m != "" {
+		return m, nil
+	}
+	if c.model != "" {
+		return c.model, nil
+	}
+	return "", provider.Refused(name, nil, "no model named: set the recipe's model.name or the provider's default model")
+}
+
+// toolText is the text a tool result is sent as: Chat Completions and the
+// Responses API have no error flag on tool results, so a failed one says so
+// in its text.
+func toolText(m conversation.Message) string {
+	text := m.Text()
+	switch {
+	case text == "" && m.IsError: // only blocks without text (images)
+		text = conversation.PlaceholderFailure
+	case text == "":
+		text = conversation.PlaceholderSuccess
+	}
+	if m.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
+		text = errorPrefix + text
+	}
+	return text
+}
+
 // messages maps the system prompt and the provider view, in order.
 func messages(req *llm.Request) ([]oai.ChatCompletionMessageParamUnion, error) {
 	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
@@ -78,17 +102,7 @@ func messages(req *llm.Request) ([]oai.ChatCompletionMessageParamUnion, error) {
 				out = append(out, a)
 			}
 		case conversation.MessageTool:
-			text := m.Text()
-			switch {
-			case text == "" && m.IsError: // only blocks without text (images)
-				text = conversation.PlaceholderFailure
-			case text == "":
-				text = conversation.PlaceholderSuccess
-			}
-			if m.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
-				text = errorPrefix + text
-			}
-			out = append(out, oai.ToolMessage(text, m.ToolCallID))
+			out = append(out, oai.ToolMessage(toolText(m), m.ToolCallID))
 		default:
 			return nil, provider.Refused(name, nil, "messages[%d] has the unknown role %q", i, m.Role)
 		}
@@ -124,25 +138,37 @@ func assistantMessage(m conversation.Message) (oai.ChatCompletionMessageParamUni
 	return oai.ChatCompletionMessageParamUnion{OfAssistant: &a}, true
 }
 
-// toolParam maps a tool definition to a function tool. The schema's
-// top-level values go out as raw JSON, exactly as written (decoding them to
-// Go values would turn 200 into 2e+02, and the SDK sends json.Number as a
-// string).
+// toolParam maps a tool definition to a function tool.
 func toolParam(t llm.ToolDef) (oai.ChatCompletionToolUnionParam, error) {
 	f := oai.FunctionDefinitionParam{Name: t.Name}
 	if t.Description != "" {
 		f.Description = oai.String(t.Description)
 	}
-	if len(bytes.TrimSpace(t.Schema)) > 0 {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(t.Schema, &fields); err != nil || fields == nil {
-			return oai.ChatCompletionToolUnionParam{}, errors.New("the schema must be a JSON object")
-		}
-		schema := make(oai.FunctionParameters, len(fields))
-		for k, v := range fields {
-			schema[k] = v
-		}
+	schema, err := schemaFields(t.Schema)
+	if err != nil {
+		return oai.ChatCompletionToolUnionParam{}, err
+	}
+	if schema != nil {
 		f.Parameters = schema
 	}
 	return oai.ChatCompletionFunctionTool(f), nil
+}
+
+// schemaFields splits a tool's JSON schema into its top-level fields, nil
+// when there is no schema. The values stay raw JSON, exactly as written
+// (decoding them to Go values would turn 200 into 2e+02, and the SDK sends
+// json.Number as a string).
+func schemaFields(raw json.RawMessage) (map[string]any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, errors.New("the schema must be a JSON object")
+	}
+	schema := make(map[string]any, len(fields))
+	for k, v := range fields {
+		schema[k] = v
+	}
+	return schema, nil
 }

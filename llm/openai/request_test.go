@@ -70,6 +70,9 @@ func TestRequestBody(t *testing.T) {
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests, want 1", len(reqs))
 	}
+	if reqs[0].path != "/v1/chat/completions" {
+		t.Errorf("path = %q, want /v1/chat/completions", reqs[0].path)
+	}
 	if got, want := reqs[0].header.Get("Authorization"), "Bearer "+testKey; got != want {
 		t.Errorf("Authorization header is not the bearer key (got %d bytes)", len(got)) // never print the key
 	}
@@ -137,11 +140,6 @@ func TestRequestParams(t *testing.T) {
 		},
 		{name: "no model anywhere", client: official, req: userRequest("hi"), err: "no model named"},
 		{
-			name: "hosted tools are refused", client: compatible,
-			req: &llm.Request{Params: llm.Params{HostedTools: []string{"web_search"}}},
-			err: "Responses API",
-		},
-		{
 			name: "a schema that is not an object", client: compatible,
 			req: &llm.Request{Tools: []llm.ToolDef{{Name: "t", Schema: json.RawMessage(`[1]`)}}},
 			err: `tools[0] "t": the schema must be a JSON object`,
@@ -189,10 +187,10 @@ func TestRequestErrorNoNetwork(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{}, sse(t, "text.sse"))
 	req := userRequest("hi")
-	req.Params.HostedTools = []string{"web_search"}
+	req.Params.HostedTools = []string{"code_interpreter"}
 	_, err := drain(t, context.Background(), b.client, req)
-	if !errors.Is(err, ErrBadRequest) {
-		t.Fatalf("err = %v, want ErrBadRequest", err)
+	if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), `hosted tool "code_interpreter" is unknown`) {
+		t.Fatalf("err = %v, want ErrBadRequest naming the hosted tool", err)
 	}
 	if n := len(b.fake.requests()); n != 0 {
 		t.Errorf("%d requests sent, want 0", n)

@@ -16,7 +16,8 @@ import (
 // LM Studio) and reasoning (Ollama, OpenRouter, newer vLLM).
 var reasoningFields = [...]string{"reasoning_content", "reasoning"}
 
-// assembler turns the chunks of one streamed answer into parts. Text goes
+// assembler turns the chunks of one streamed Chat Completions answer into
+// parts. Text goes
 // out as it arrives; reasoning is gathered into one block, sent when the
 // answer proper starts; tool calls are gathered from their deltas and sent
 // whole, with usage and the finish reason, by end.
@@ -41,8 +42,9 @@ type callDraft struct {
 
 // add takes one chunk and returns the parts it completes, in order.
 // Anything it does not know (other choices, audio, logprobs, new fields) is
-// skipped.
-func (a *assembler) add(chunk *oai.ChatCompletionChunk) []llm.Part {
+// skipped; a chunk never fails the answer (errors come as SSE error events,
+// which the SDK reports).
+func (a *assembler) add(chunk *oai.ChatCompletionChunk) ([]llm.Part, error) {
 	if chunk.JSON.Usage.Valid() {
 		a.usage = &llm.Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
 	}
@@ -66,7 +68,7 @@ func (a *assembler) add(chunk *oai.ChatCompletionChunk) []llm.Part {
 			a.finish = ch.FinishReason
 		}
 	}
-	return out
+	return out, nil
 }
 
 // reasoningDelta reads a reasoning delta from the fields the SDK does not
