@@ -14,6 +14,7 @@ import (
 	"github.com/engine-brain/brain/engines/chat"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
+	"github.com/engine-brain/brain/tools/mcp"
 )
 
 // Node is one brain node: it takes wakes from the shared queue, runs turns,
@@ -26,7 +27,10 @@ type Node struct {
 	// library holds the recipes and their tool registries; replaced whole
 	// by SetRecipes, so a turn sees one consistent set.
 	library atomic.Pointer[library]
-	catalog tools.Catalog
+	// toolBuilder builds the recipes' tool registries: the built-ins and the
+	// tools of their MCP servers, reached through mcp.
+	toolBuilder chat.ToolBuilder
+	mcp         *mcp.Pool
 	// histories keeps recent logs so that claims read only what is new.
 	histories *histories
 
@@ -65,8 +69,12 @@ func New(cfg Config) (*Node, error) {
 	catalog[tools.ScheduleWakeup] = tools.ScheduleWakeupFactory(n)
 	catalog[tools.CancelWakeup] = tools.CancelWakeupFactory(n)
 	maps.Copy(catalog, cfg.Tools)
-	n.catalog = catalog
-	n.library.Store(newLibrary(cfg.Recipes, catalog))
+	n.mcp, err = mcp.NewPool(mcp.Config{Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("brain: %w", err)
+	}
+	n.toolBuilder = chat.ToolBuilder{Catalog: catalog, MCP: n.mcp, Logger: cfg.Logger.Named("tools")}
+	n.library.Store(newLibrary(cfg.Recipes, n.toolBuilder))
 	return n, nil
 }
 
@@ -153,6 +161,9 @@ func (n *Node) Stop(ctx context.Context) error {
 		<-done
 	}
 	n.turnCancel()
+	if err := n.mcp.Close(); err != nil { // stops the MCP servers' processes
+		n.log.Warn("closing MCP servers failed", zap.Error(err))
+	}
 	n.log.Info("node stopped")
 	return nil
 }

@@ -97,7 +97,7 @@ func (n *Node) Recipes() *recipes.Library { return n.library.Load().recipes }
 // the recipe they started with; the next turn of every process uses the
 // new set.
 func (n *Node) SetRecipes(lib *recipes.Library) {
-	n.library.Store(newLibrary(lib, n.catalog))
+	n.library.Store(newLibrary(lib, n.toolBuilder))
 }
 
 // Get returns a process's record.

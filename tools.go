@@ -1,6 +1,7 @@
 package brain
 
 import (
+	"context"
 	"sync"
 
 	"github.com/engine-brain/brain/engines/chat"
@@ -9,28 +10,54 @@ import (
 )
 
 // library is a set of recipes with their tool registries, each built once
-// on first use: compiling the schemas costs far more than a turn.
+// on first use: compiling the schemas costs far more than a turn, and
+// listing an MCP server's tools means starting it. A registry built while
+// an MCP server was unavailable is not kept: the next turn builds it again
+// (the pool bounds how often it tries the server).
 type library struct {
 	recipes *recipes.Library
-	catalog tools.Catalog
+	builder chat.ToolBuilder
 	mu      sync.Mutex
-	byName  map[string]*tools.Registry
+	byName  map[string]*built
 }
 
-func newLibrary(r *recipes.Library, c tools.Catalog) *library {
-	return &library{recipes: r, catalog: c, byName: make(map[string]*tools.Registry)}
+// built is a recipe's registry, or the build in progress: done closes when
+// reg and err are set.
+type built struct {
+	done chan struct{}
+	reg  *tools.Registry
+	err  error
 }
 
+func newLibrary(r *recipes.Library, b chat.ToolBuilder) *library {
+	return &library{recipes: r, builder: b, byName: make(map[string]*built)}
+}
+
+// tools returns recipe r's registry. Turns of one recipe wait for one
+// build; other recipes' turns do not wait for it (an MCP server may take a
+// while to start).
 func (l *library) tools(r *recipes.Recipe) (*tools.Registry, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if reg, ok := l.byName[r.Name]; ok {
-		return reg, nil
+	if b, ok := l.byName[r.Name]; ok {
+		l.mu.Unlock()
+		<-b.done
+		return b.reg, b.err
 	}
-	reg, err := chat.BuildTools(l.catalog, r)
-	if err != nil {
-		return nil, err
+	b := &built{done: make(chan struct{})}
+	l.byName[r.Name] = b
+	l.mu.Unlock()
+
+	// Bounded by the MCP pool's connect timeout; not cancelled with one
+	// turn, since other turns may wait for it.
+	reg, complete, err := l.builder.Build(context.Background(), r)
+	b.reg, b.err = reg, err
+	close(b.done)
+	if err != nil || !complete {
+		l.mu.Lock()
+		if l.byName[r.Name] == b {
+			delete(l.byName, r.Name)
+		}
+		l.mu.Unlock()
 	}
-	l.byName[r.Name] = reg
-	return reg, nil
+	return reg, err
 }
