@@ -28,6 +28,7 @@ func tiny() Config {
 var figures = []string{
 	"messages posted and drained", "turns", "wall time", "turns/s", "messages/s",
 	"redis commands per turn", "redis round trips per turn", "redis round trips per message",
+	"redis CPU per turn", "node CPU per turn",
 	"Go heap", "process RSS",
 	"messages", "p50", "p90", "p99", "max",
 	"created in", "node heap per idle process", "goroutines", "redis bytes per process",
@@ -124,7 +125,7 @@ func TestRunEmbedded(t *testing.T) {
 		t.Fatalf("run: %v\nreport so far:\n%s", err, out.String())
 	}
 	report := out.String()
-	checkFigures(t, report, "redis commands per turn", "redis bytes per process")
+	checkFigures(t, report, "redis commands per turn", "redis CPU per turn", "redis bytes per process")
 	if n := strings.Count(report, "NOT representative"); n != 2 {
 		t.Errorf("the report says NOT representative %d times, want 2 (top and bottom):\n%s", n, report)
 	}

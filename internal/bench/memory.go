@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // heapAfterGC collects garbage and returns the live Go heap, in bytes.
@@ -41,4 +43,14 @@ func residentSet() (uint64, bool) {
 		return kb * 1024, true
 	}
 	return 0, false
+}
+
+// processCPU returns the CPU time this process has used (user + system),
+// false where getrusage is not available.
+func processCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -66,4 +67,22 @@ func infoField(txt, field string) string {
 		}
 	}
 	return ""
+}
+
+// serverCPU returns the CPU time the Redis server has used (INFO cpu:
+// used_cpu_user + used_cpu_sys), all its threads.
+func serverCPU(ctx context.Context, rdb *redis.Client) (time.Duration, error) {
+	txt, err := rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, fmt.Errorf("INFO cpu: %w", err)
+	}
+	var total float64
+	for _, field := range []string{"used_cpu_user", "used_cpu_sys"} {
+		v, err := strconv.ParseFloat(infoField(txt, field), 64)
+		if err != nil {
+			return 0, fmt.Errorf("INFO cpu: %s %q is not a number", field, infoField(txt, field))
+		}
+		total += v
+	}
+	return time.Duration(total * float64(time.Second)), nil
 }

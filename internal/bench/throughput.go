@@ -17,6 +17,10 @@ type throughputResult struct {
 	commandErr error
 	nodeTrips  int64 // round trips of the node's client
 	frontTrips int64 // round trips of the posters' client
+	redisCPU   time.Duration
+	redisErr   error
+	benchCPU   time.Duration // this process: node, posters and tracker
+	benchOK    bool
 	heap       uint64
 	rss        uint64
 	rssOK      bool
@@ -41,6 +45,8 @@ func (b *bench) throughput(ctx context.Context) (throughputResult, error) {
 
 	calls0, err0 := commandCalls(ctx, b.admin)
 	node0, front0 := node.trips.load(), b.frontTrips.load()
+	redis0, rerr0 := serverCPU(ctx, b.admin)
+	cpu0, ok0 := processCPU()
 	start := time.Now()
 	total := p * m
 	err = parallel(ctx, total, b.cfg.Posters, func(ctx context.Context, i int) error {
@@ -59,6 +65,10 @@ func (b *bench) throughput(ctx context.Context) (throughputResult, error) {
 		return res, fmt.Errorf("bench: throughput: %w", err)
 	}
 	res.wall = time.Since(start)
+	cpu1, ok1 := processCPU()
+	redis1, rerr1 := serverCPU(ctx, b.admin)
+	res.benchCPU, res.benchOK = cpu1-cpu0, ok0 && ok1
+	res.redisCPU, res.redisErr = redis1-redis0, firstErr(rerr0, rerr1)
 	res.turns = done.turns
 	res.nodeTrips = node.trips.load() - node0
 	res.frontTrips = b.frontTrips.load() - front0
@@ -124,6 +134,18 @@ func (r throughputResult) write(rep *report, cfg Config) {
 	rep.line("redis round trips per turn", fmtRatio(r.nodeTrips, int64(r.turns)),
 		"the node's client: 1 per command, 1 per pipeline (idle polling included)")
 	rep.line("redis round trips per message", fmtRatio(r.frontTrips, int64(msgs)), "the posters' client (Send)")
+	if r.redisErr != nil {
+		rep.line("redis CPU per turn", "n/a", r.redisErr.Error())
+	} else {
+		rep.line("redis CPU per turn", fmtDuration(r.redisCPU/time.Duration(max(r.turns, 1))),
+			fmt.Sprintf("INFO cpu, posts included; %.2f cores busy", r.redisCPU.Seconds()/r.wall.Seconds()))
+	}
+	if r.benchOK {
+		rep.line("node CPU per turn", fmtDuration(r.benchCPU/time.Duration(max(r.turns, 1))),
+			fmt.Sprintf("getrusage of this process (node, posters, tracker); %.2f cores busy", r.benchCPU.Seconds()/r.wall.Seconds()))
+	} else {
+		rep.line("node CPU per turn", "n/a", "no getrusage here")
+	}
 
 	rep.title("memory after the throughput phase")
 	rep.line("Go heap", fmtSize(float64(r.heap)), "HeapAlloc after runtime.GC(): node, bench and clients")
