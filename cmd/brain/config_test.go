@@ -380,9 +380,9 @@ func TestLoadServeConfigErrors(t *testing.T) {
 		},
 		{
 			name: "unknown provider type",
-			file: "providers:\n  - {name: gem, type: gemini, api_key_env: GEMINI_API_KEY}\n",
-			env:  map[string]string{"GEMINI_API_KEY": "g-1"},
-			want: []string{`brain.yaml:2:23: providers[0].type: unknown provider type "gemini"; want openai`},
+			file: "providers:\n  - {name: mis, type: mistral, api_key_env: MISTRAL_API_KEY}\n",
+			env:  map[string]string{"MISTRAL_API_KEY": "m-1"},
+			want: []string{`brain.yaml:2:23: providers[0].type: unknown provider type "mistral"; want openai`},
 		},
 		{
 			name: "repeated and reserved provider names",

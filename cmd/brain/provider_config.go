@@ -11,17 +11,21 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/engine-brain/brain/llm/anthropic"
+	"github.com/engine-brain/brain/llm/gemini"
 	"github.com/engine-brain/brain/llm/openai"
 	"github.com/engine-brain/brain/recipes"
 )
 
 // The provider types. providerOpenAI is OpenAI's API and the servers that
 // speak its Chat Completions protocol (Ollama, vLLM, llama.cpp's server,
-// LM Studio); providerAnthropic is Anthropic's Messages API. Each is also
-// the name of the provider its environment variables configure.
+// LM Studio); providerAnthropic is Anthropic's Messages API;
+// providerGemini is Google's Gemini API. Each is also the name of the
+// provider its environment variables configure.
 const (
 	providerOpenAI    = "openai"
 	providerAnthropic = "anthropic"
+	providerGemini    = "gemini"
 )
 
 // The environment variables that configure a provider of each type when the
@@ -31,6 +35,8 @@ const (
 	envOpenAIBaseURL    = "OPENAI_BASE_URL"
 	envAnthropicKey     = "ANTHROPIC_API_KEY"
 	envAnthropicBaseURL = "ANTHROPIC_BASE_URL"
+	envGeminiKey        = "GEMINI_API_KEY"
+	envGeminiBaseURL    = "GEMINI_BASE_URL"
 )
 
 // envProviders are the providers the environment can configure, in the
@@ -38,6 +44,7 @@ const (
 var envProviders = []struct{ typ, keyEnv, baseEnv string }{
 	{providerOpenAI, envOpenAIKey, envOpenAIBaseURL},
 	{providerAnthropic, envAnthropicKey, envAnthropicBaseURL},
+	{providerGemini, envGeminiKey, envGeminiBaseURL},
 }
 
 // maxProviderAttempts bounds max_attempts, as llm/openai does.
@@ -47,9 +54,10 @@ const maxProviderAttempts = 20
 // brain.yaml's providers, or the one the OPENAI_* variables configure.
 type providerConfig struct {
 	Name string
-	Type string // providerOpenAI or providerAnthropic
-	// BaseURL is the root of the API, version path included; "" means the
-	// type's own API (https://api.openai.com/v1).
+	Type string // providerOpenAI, providerAnthropic or providerGemini
+	// BaseURL is the root of the API, version path included for openai
+	// (left out for anthropic and gemini, whose clients add it); "" means
+	// the type's own API (https://api.openai.com/v1).
 	BaseURL string
 	// APIKeyEnv names the variable the key was read from; "" for none.
 	APIKeyEnv string
@@ -167,8 +175,9 @@ func (p providerConfig) check() error {
 	return err
 }
 
-// fromEnv returns the providers that OPENAI_* and ANTHROPIC_* configure, in
-// the order of envProviders. A base URL alone is a server that needs no key.
+// fromEnv returns the providers that OPENAI_*, ANTHROPIC_* and GEMINI_*
+// configure, in the order of envProviders. A base URL alone is a server
+// that needs no key (which only openai's adapter accepts).
 func fromEnv(lookupEnv func(string) (string, bool)) ([]providerConfig, error) {
 	var out []providerConfig
 	var errs []error
@@ -225,10 +234,11 @@ func checkProviderName(s string) error {
 }
 
 func checkProviderType(s string) error {
-	if s != providerOpenAI && s != providerAnthropic {
-		return fmt.Errorf("unknown provider type %q; want openai (OpenAI, or any server that speaks its Chat Completions API: Ollama, vLLM, llama.cpp, LM Studio) or anthropic", s)
+	switch s {
+	case providerOpenAI, providerAnthropic, providerGemini:
+		return nil
 	}
-	return nil
+	return fmt.Errorf("unknown provider type %q; want openai (OpenAI, or any server that speaks its Chat Completions API: Ollama, vLLM, llama.cpp, LM Studio), anthropic or gemini", s)
 }
 
 // checkBaseURL checks the root URL of a provider's API. Messages show the
@@ -275,10 +285,16 @@ func parseAttempts(s string) (int, error) {
 
 // endpoint returns the base URL p reaches, for logs: without a password.
 func (p providerConfig) endpoint() string {
-	if p.BaseURL == "" {
-		return openai.DefaultBaseURL
+	if p.BaseURL != "" {
+		return redactURL(p.BaseURL)
 	}
-	return redactURL(p.BaseURL)
+	switch p.Type {
+	case providerAnthropic:
+		return anthropic.DefaultBaseURL
+	case providerGemini:
+		return gemini.DefaultBaseURL
+	}
+	return openai.DefaultBaseURL
 }
 
 // redactURL returns u without its password.

@@ -11,6 +11,7 @@ import (
 	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/anthropic"
+	"github.com/engine-brain/brain/llm/gemini"
 	"github.com/engine-brain/brain/llm/openai"
 	"github.com/engine-brain/brain/recipes"
 )
@@ -143,6 +144,8 @@ func (p providerConfig) newModel(baseURL string, log *zap.Logger) (llm.Model, er
 		m, err = openai.New(openai.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, MaxAttempts: p.MaxAttempts, Logger: log})
 	case providerAnthropic:
 		m, err = anthropic.New(anthropic.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, MaxAttempts: p.MaxAttempts, Logger: log})
+	case providerGemini:
+		m, err = gemini.New(gemini.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, MaxAttempts: p.MaxAttempts, Logger: log})
 	default:
 		err = fmt.Errorf("unknown type %q", p.Type)
 	}

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/anthropic"
+	"github.com/engine-brain/brain/llm/gemini"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 )
@@ -256,5 +260,175 @@ func TestAnthropicProvider(t *testing.T) {
 	}
 	if err := (providerConfig{Name: "claude", Type: providerAnthropic, APIKey: "k", BaseURL: "https://api.anthropic.com/v1"}).check(); err == nil || !strings.Contains(err.Error(), "leave out the /v1") {
 		t.Fatalf("an anthropic base_url with /v1: %v, want a clear error", err)
+	}
+}
+
+// fakeGemini is a Gemini API server answering every streamGenerateContent
+// call with one respond call whose message is answer; it records the key
+// and path of each request.
+type fakeGemini struct {
+	*httptest.Server
+	mu    sync.Mutex
+	keys  []string
+	paths []string
+}
+
+func newFakeGemini(t *testing.T, answer string) *fakeGemini {
+	t.Helper()
+	f := &fakeGemini{}
+	args, _ := json.Marshal(map[string]string{"message": answer})
+	chunk := `{"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": "respond", "args": ` + string(args) + `}}]}, "finishReason": "STOP"}], "responseId": "r1"}`
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		f.mu.Lock()
+		f.keys = append(f.keys, r.Header.Get("x-goog-api-key"))
+		f.paths = append(f.paths, r.URL.Path)
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: "+chunk+"\r\n\r\n")
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeGemini) last() (key, path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.keys) == 0 {
+		return "", ""
+	}
+	return f.keys[len(f.keys)-1], f.paths[len(f.paths)-1]
+}
+
+func TestGeminiProvider(t *testing.T) {
+	t.Parallel()
+	fake, other := newFakeGemini(t, "from gemini"), newFakeGemini(t, "from a proxy")
+	set, err := newProviderSet([]providerConfig{
+		{Name: "google", Type: providerGemini, BaseURL: fake.URL, APIKeyEnv: "GEMINI_API_KEY", APIKey: "AIza-test", Model: "gemini-2.5-flash"},
+	}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := set.Resolve(recipes.Model{Provider: "google"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.(*gemini.Client); !ok {
+		t.Fatalf("Resolve gave %T, want *gemini.Client", m)
+	}
+	if got := ask(t, m, ""); got != "from gemini" {
+		t.Errorf("answered %q, want the fake's answer", got)
+	}
+	if key, path := fake.last(); key != "AIza-test" || path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent" {
+		t.Errorf("request with key %q to %s; want the provider's key and default model", key, path)
+	}
+
+	// A recipe's base_url and model: the provider's key, at that URL.
+	m, err = set.Resolve(recipes.Model{Provider: "default", Name: "gemini-2.5-pro", BaseURL: other.URL + "/proxy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ask(t, m, "gemini-2.5-pro"); got != "from a proxy" {
+		t.Errorf("answered %q, want the proxy's answer", got)
+	}
+	if key, path := other.last(); key != "AIza-test" || path != "/proxy/v1beta/models/gemini-2.5-pro:streamGenerateContent" {
+		t.Errorf("request with key %q to %s; want the provider's key at the recipe's base_url", key, path)
+	}
+
+	if got := (providerConfig{Type: providerGemini}).endpoint(); got != gemini.DefaultBaseURL {
+		t.Errorf("endpoint %q, want %q", got, gemini.DefaultBaseURL)
+	}
+	for _, tt := range []struct {
+		p    providerConfig
+		want string
+	}{
+		{providerConfig{Name: "google", Type: providerGemini}, "provider google: gemini: api_key is required"},
+		{providerConfig{Name: "google", Type: providerGemini, APIKey: "k", BaseURL: "https://generativelanguage.googleapis.com/v1beta"}, "leave out the version path"},
+	} {
+		if err := tt.p.check(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("check(%+v) = %v, want an error saying %q", tt.p, err, tt.want)
+		}
+	}
+}
+
+func TestProviderFromEnvGemini(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		env    map[string]string
+		want   []providerConfig
+		errHas string
+	}{
+		{
+			name: "GEMINI_API_KEY",
+			env:  map[string]string{"GEMINI_API_KEY": "AIza-env"},
+			want: []providerConfig{{Name: "gemini", Type: providerGemini, APIKeyEnv: "GEMINI_API_KEY", APIKey: "AIza-env"}},
+		},
+		{
+			name: "GEMINI_API_KEY and GEMINI_BASE_URL",
+			env:  map[string]string{"GEMINI_API_KEY": "AIza-env", "GEMINI_BASE_URL": "http://127.0.0.1:8080"},
+			want: []providerConfig{{Name: "gemini", Type: providerGemini, BaseURL: "http://127.0.0.1:8080", APIKeyEnv: "GEMINI_API_KEY", APIKey: "AIza-env"}},
+		},
+		{
+			name: "all three keys: openai, anthropic, then gemini",
+			env:  map[string]string{"GEMINI_API_KEY": "AIza-env", "ANTHROPIC_API_KEY": "sk-ant", "OPENAI_API_KEY": "sk-env"},
+			want: []providerConfig{
+				{Name: "openai", Type: providerOpenAI, APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"},
+				{Name: "anthropic", Type: providerAnthropic, APIKeyEnv: "ANTHROPIC_API_KEY", APIKey: "sk-ant"},
+				{Name: "gemini", Type: providerGemini, APIKeyEnv: "GEMINI_API_KEY", APIKey: "AIza-env"},
+			},
+		},
+		{
+			name:   "GEMINI_BASE_URL alone: Gemini needs a key",
+			env:    map[string]string{"GEMINI_BASE_URL": "http://127.0.0.1:8080"},
+			errHas: "GEMINI_API_KEY, GEMINI_BASE_URL: provider gemini: gemini: api_key is required",
+		},
+		{
+			name:   "a key with a newline",
+			env:    map[string]string{"GEMINI_API_KEY": "AIza-env\n"},
+			errHas: "$GEMINI_API_KEY holds white space",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := fromEnv(envOf(tt.env))
+			if tt.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errHas) {
+					t.Fatalf("fromEnv: %v, want an error saying %q", err, tt.errHas)
+				}
+				if strings.Contains(err.Error(), "AIza-env") {
+					t.Errorf("the error shows the key: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("providers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadServeConfigGemini(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"BRAIN_CONFIG":  writeConfig(t, "providers:\n  - {name: google, type: gemini, api_key_env: MY_GEMINI_KEY, model: gemini-2.5-flash, base_url: \"https://gemini-proxy.example\"}\n"),
+		"MY_GEMINI_KEY": "AIza-file",
+	}
+	got, err := loadServeConfig(nil, envOf(env), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []providerConfig{{Name: "google", Type: providerGemini, BaseURL: "https://gemini-proxy.example", APIKeyEnv: "MY_GEMINI_KEY", APIKey: "AIza-file", Model: "gemini-2.5-flash"}}
+	if diff := cmp.Diff(want, got.Providers); diff != "" {
+		t.Errorf("providers (-want +got):\n%s", diff)
+	}
+
+	env["BRAIN_CONFIG"] = writeConfig(t, "providers:\n  - {name: google, type: gemni, api_key_env: MY_GEMINI_KEY}\n")
+	if _, err := loadServeConfig(nil, envOf(env), io.Discard); err == nil || !strings.Contains(err.Error(), `unknown provider type "gemni"; want openai`) || !strings.Contains(err.Error(), "anthropic or gemini") {
+		t.Errorf("an unknown type: %v, want an error naming gemini among the types", err)
 	}
 }

@@ -10,8 +10,8 @@ import (
 
 // BaseURL parses raw, an adapter's configured base_url, and reports when it
 // is not an absolute http or https URL without query or fragment. Messages
-// start with the provider's name, suggest example and never echo a password
-// the URL may carry.
+// start with the provider's name, suggest example and never echo a password,
+// query or fragment the URL may carry.
 func BaseURL(provider, raw, example string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -19,12 +19,20 @@ func BaseURL(provider, raw, example string) (*url.URL, error) {
 		return nil, fmt.Errorf("%s: base_url is not a valid URL; use e.g. %s", provider, example)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%s: base_url %q: must be an absolute http or https URL, e.g. %s", provider, u.Redacted(), example)
+		return nil, fmt.Errorf("%s: base_url %q: must be an absolute http or https URL, e.g. %s", provider, shown(u), example)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%s: base_url %q: must have no query or fragment", provider, u.Redacted())
+		return nil, fmt.Errorf("%s: base_url %q: must have no query or fragment", provider, shown(u))
 	}
 	return u, nil
+}
+
+// shown is u as an error may show it: no password, and no query or
+// fragment, which may carry a key (Gemini accepts ?key=).
+func shown(u *url.URL) string {
+	c := *u
+	c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = "", false, "", ""
+	return c.Redacted()
 }
 
 // CheckKey reports an API key with white space or control characters in

@@ -18,6 +18,8 @@ func TestBaseURL(t *testing.T) {
 		{"https://host/?x=1", "must have no query or fragment"},
 		{"https://host/#top", "must have no query or fragment"},
 		{"https://user:secret@host/?x=1", "must have no query or fragment"},
+		{"https://host/v1beta?key=secret", `p: base_url "https://host/v1beta": must have no query or fragment`},
+		{"https://host/#secret", "must have no query or fragment"},
 		{"http://[::1", "p: base_url is not a valid URL; use e.g. https://x"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,116 @@
+package gemini
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/llm/provider"
+)
+
+// Defaults of Config.
+const (
+	DefaultBaseURL     = "https://generativelanguage.googleapis.com"
+	DefaultMaxAttempts = provider.DefaultMaxAttempts
+	DefaultMaxWait     = provider.DefaultMaxWait
+)
+
+// apiVersion is the version path the SDK puts after the base URL.
+const apiVersion = "v1beta"
+
+// Config configures a Client. The zero value of each optional field means
+// its default.
+type Config struct {
+	// APIKey authenticates every request (header x-goog-api-key). Required.
+	// It never appears in an error or a log line.
+	APIKey string
+	// BaseURL is the root of the API, without the /v1beta version path,
+	// e.g. a proxy's http://127.0.0.1:8080. Empty means DefaultBaseURL.
+	BaseURL string
+	// Model is used when a request names none (llm.Params.Model), e.g.
+	// "gemini-2.5-flash".
+	Model string
+	// MaxTokens bounds an answer when a request sets no bound
+	// (llm.Params.MaxTokens). Zero sends no bound: the model's own applies.
+	MaxTokens int
+	// OmitThoughts stops asking for thought summaries
+	// (thinkingConfig.includeThoughts), for models that refuse the setting.
+	// By default they are asked for and arrive as reasoning parts.
+	OmitThoughts bool
+	// MaxAttempts bounds the attempts of one call, the first included
+	// (1 means no retry). Zero means DefaultMaxAttempts.
+	MaxAttempts int
+	// MaxWait bounds one wait between attempts. A Retry-After (or the
+	// retryDelay of Google's RetryInfo) asking for longer ends the retries
+	// at once. Zero means DefaultMaxWait.
+	MaxWait time.Duration
+	// HTTPClient sends the requests. Nil means a client without an overall
+	// timeout: streams are long, and the call's context bounds them.
+	HTTPClient *http.Client
+	// Logger receives retry notices (never the key nor payloads). Nil means
+	// no logging.
+	Logger *zap.Logger
+
+	// Now and Sleep are the clock, injected by tests so that no test sleeps.
+	// Now reads Retry-After dates and checks a wait against the context's
+	// deadline; Sleep waits between attempts and must return early, with
+	// ctx.Err(), when ctx is done. Nil means time.Now and a timer.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// validate reports the first problem of c. Messages name the setting and
+// never echo the key.
+func (c *Config) validate() error {
+	if c.BaseURL != "" {
+		if strings.ContainsAny(c.BaseURL, "?#") {
+			// Not echoed: Gemini takes a key as ?key=, and provider.BaseURL
+			// would repeat the query.
+			return errors.New("gemini: base_url must have no query or fragment; the key goes in api_key (GEMINI_API_KEY), never in the URL")
+		}
+		u, err := provider.BaseURL(name, c.BaseURL, DefaultBaseURL)
+		if err != nil {
+			return err
+		}
+		path := strings.TrimSuffix(u.Path, "/")
+		if strings.HasSuffix(path, "/"+apiVersion) || strings.HasSuffix(path, "/v1") {
+			return fmt.Errorf("gemini: base_url %q: leave out the version path (the client adds /%s/models/...)", u.Redacted(), apiVersion)
+		}
+	}
+	if c.APIKey == "" {
+		return errors.New("gemini: api_key is required (set GEMINI_API_KEY)")
+	}
+	if err := provider.CheckKey(name, c.APIKey); err != nil {
+		return err
+	}
+	if c.MaxTokens < 0 {
+		return fmt.Errorf("gemini: max_tokens must be positive, or 0 for the model's own bound (got %d)", c.MaxTokens)
+	}
+	return c.retry().Validate()
+}
+
+// retry is the retry policy c configures, defaults not yet filled in.
+func (c *Config) retry() provider.Retry {
+	return provider.Retry{Provider: name, MaxAttempts: c.MaxAttempts, MaxWait: c.MaxWait, Now: c.Now, Sleep: c.Sleep}
+}
+
+// withDefaults returns c with its defaults filled in.
+func (c Config) withDefaults() Config {
+	if c.BaseURL == "" {
+		c.BaseURL = DefaultBaseURL
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{}
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	r := c.retry().WithDefaults()
+	c.MaxAttempts, c.MaxWait, c.Now, c.Sleep = r.MaxAttempts, r.MaxWait, r.Now, r.Sleep
+	return c
+}

@@ -1,0 +1,285 @@
+package gemini
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/llm"
+)
+
+func TestMain(m *testing.M) {
+	// The SDK imports cloud.google.com/go/auth, whose opencensus dependency
+	// starts a worker in an init function: not ours, and never ending.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+}
+
+// testKey is the API key of every test client. No error or log line may
+// contain it.
+const testKey = "AIzaSyTest-4f8c2a9e7d1b3605"
+
+// testModel is the default model of test clients, and streamPath the path
+// they post to.
+const (
+	testModel  = "gemini-test"
+	streamPath = "/v1beta/models/" + testModel + ":streamGenerateContent"
+)
+
+// reply is one answer of the fake server.
+type reply struct {
+	status int
+	header map[string]string
+	body   string
+	// cutAfter, when > 0, sends only that many bytes of body and then drops
+	// the connection (the response declares the whole length).
+	cutAfter int
+}
+
+// sse is a 200 reply streaming a testdata file.
+func sse(t *testing.T, name string) reply {
+	t.Helper()
+	return reply{status: http.StatusOK, body: readFile(t, name)}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// chunks is a 200 reply streaming the given GenerateContentResponse JSON
+// values, one data line each.
+func chunks(data ...string) reply {
+	var sb strings.Builder
+	for _, d := range data {
+		sb.WriteString("data: " + d + "\r\n\r\n")
+	}
+	return reply{status: http.StatusOK, body: sb.String()}
+}
+
+// apiError is an error body in Google's format, with an ErrorInfo reason
+// when reason is set.
+func apiError(code int, status, message, reason string) string {
+	e := map[string]any{"code": code, "message": message, "status": status}
+	if reason != "" {
+		e["details"] = []any{map[string]any{
+			"@type":    "type.googleapis.com/google.rpc.ErrorInfo",
+			"reason":   reason,
+			"domain":   "googleapis.com",
+			"metadata": map[string]string{"service": "generativelanguage.googleapis.com"},
+		}}
+	}
+	b, _ := json.Marshal(map[string]any{"error": e})
+	return string(b)
+}
+
+// statusOf is the Google status of an HTTP code, as the API sends it.
+func statusOf(code int) string {
+	switch code {
+	case 400:
+		return "INVALID_ARGUMENT"
+	case 401:
+		return "UNAUTHENTICATED"
+	case 403:
+		return "PERMISSION_DENIED"
+	case 404:
+		return "NOT_FOUND"
+	case 429:
+		return "RESOURCE_EXHAUSTED"
+	case 503:
+		return "UNAVAILABLE"
+	}
+	return "INTERNAL"
+}
+
+// errorReply is an error reply with a Google error body.
+func errorReply(code int, message string, header map[string]string) reply {
+	return reply{status: code, header: header, body: apiError(code, statusOf(code), message, "")}
+}
+
+// received is one request the fake server got.
+type received struct {
+	header http.Header
+	query  string
+	body   []byte
+}
+
+// fake is a Gemini API server playing replies in order; past the last it
+// answers 500.
+type fake struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	replies []reply
+	got     []received
+}
+
+func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	n := len(f.got)
+	f.got = append(f.got, received{header: r.Header.Clone(), query: r.URL.RawQuery, body: body})
+	rep := errorReply(http.StatusInternalServerError, "no more replies", nil)
+	if n < len(f.replies) {
+		rep = f.replies[n]
+	}
+	f.mu.Unlock()
+
+	if r.Method != http.MethodPost || r.URL.Path != streamPath {
+		http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+		return
+	}
+	for k, v := range rep.header {
+		w.Header().Set(k, v)
+	}
+	if rep.status == http.StatusOK {
+		w.Header().Set("Content-Type", "text/event-stream")
+	} else if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	}
+	if rep.cutAfter > 0 {
+		w.Header().Set("Content-Length", strconv.Itoa(len(rep.body)))
+		w.WriteHeader(rep.status)
+		_, _ = io.WriteString(w, rep.body[:rep.cutAfter])
+		return // short of Content-Length: the server drops the connection
+	}
+	w.WriteHeader(rep.status)
+	_, _ = io.WriteString(w, rep.body)
+}
+
+// requests returns what the server received.
+func (f *fake) requests() []received {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]received(nil), f.got...)
+}
+
+// bundle is a client wired to a fake server.
+type bundle struct {
+	fake   *fake
+	client *Client
+	logs   *observer.ObservedLogs
+	// waits records every back-off the client asked for.
+	waits func() []time.Duration
+}
+
+// setup starts a fake server playing replies and a client for it whose
+// sleeps return at once (recorded in waits). cfg fields set by the caller
+// are kept.
+func setup(t *testing.T, cfg Config, replies ...reply) bundle {
+	t.Helper()
+	f := &fake{replies: replies}
+	f.srv = httptest.NewServer(f)
+	t.Cleanup(f.srv.Close)
+
+	core, logs := observer.New(zap.DebugLevel)
+	var mu sync.Mutex
+	var waits []time.Duration
+	if cfg.APIKey == "" {
+		cfg.APIKey = testKey
+	}
+	cfg.BaseURL = f.srv.URL
+	if cfg.Model == "" {
+		cfg.Model = testModel
+	}
+	cfg.HTTPClient = f.srv.Client()
+	cfg.Logger = zap.New(core)
+	if cfg.Sleep == nil {
+		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
+			mu.Lock()
+			waits = append(waits, d)
+			mu.Unlock()
+			return ctx.Err()
+		}
+	}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { noKey(t, logs) })
+	return bundle{fake: f, client: c, logs: logs, waits: func() []time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Duration(nil), waits...)
+	}}
+}
+
+// noKey fails t when a log line carries the API key.
+func noKey(t *testing.T, logs *observer.ObservedLogs) {
+	t.Helper()
+	for _, e := range logs.All() {
+		line := e.Message
+		for k, v := range e.ContextMap() {
+			b, _ := json.Marshal(v)
+			line += " " + k + "=" + string(b)
+		}
+		if strings.Contains(line, testKey) {
+			t.Errorf("a log line carries the API key: %s", line)
+		}
+	}
+}
+
+// userRequest is a request of one user message.
+func userRequest(text string) *llm.Request {
+	return &llm.Request{Messages: []conversation.Message{
+		{Role: conversation.MessageUser, Content: []conversation.Block{conversation.TextBlock(text)}},
+	}}
+}
+
+// drain collects every part and the error of a stream.
+func drain(t *testing.T, ctx context.Context, m llm.Model, req *llm.Request) ([]llm.Part, error) {
+	t.Helper()
+	var parts []llm.Part
+	for p, err := range m.Generate(ctx, req) {
+		if err != nil {
+			return parts, err
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
+
+// sigPayload is the payload of a thought signature, as base64 on the wire.
+func sigPayload(b64 string) *conversation.ProviderPayload {
+	return &conversation.ProviderPayload{Provider: "gemini", Format: "thought_signature", Value: json.RawMessage(`"` + b64 + `"`)}
+}
+
+func textPart(s string) llm.Part { return llm.Part{Kind: llm.PartText, Text: s} }
+
+func callPart(id, name, args string, sig string) llm.Part {
+	c := &conversation.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
+	if sig != "" {
+		c.Payload = sigPayload(sig)
+	}
+	return llm.Part{Kind: llm.PartToolCall, ToolCall: c}
+}
+
+func usagePart(in, out int) llm.Part {
+	return llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: in, OutputTokens: out}}
+}
+
+func finishPart(f llm.FinishReason) llm.Part { return llm.Part{Kind: llm.PartFinish, Finish: f} }
+
+func reasoningPart(text, sig string) llm.Part {
+	r := &conversation.Reasoning{Text: text}
+	if sig != "" {
+		r.Payload = sigPayload(sig)
+	}
+	return llm.Part{Kind: llm.PartReasoning, Reasoning: r}
+}
