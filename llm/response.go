@@ -25,6 +25,12 @@ func (r *Response) Empty() bool {
 	return strings.TrimSpace(r.Text) == "" && len(r.ToolCalls) == 0
 }
 
+// Started reports whether any part of an answer arrived: text, reasoning,
+// a tool call or hosted activity.
+func (r *Response) Started() bool {
+	return r.Text != "" || len(r.Reasoning) > 0 || len(r.ToolCalls) > 0 || len(r.Hosted) > 0 || len(r.Citations) > 0
+}
+
 // Collect drains a stream into a Response, joining text deltas. On error it
 // returns what arrived so far with the error; its citations are then marked
 // incomplete (the answer they annotate was cut).

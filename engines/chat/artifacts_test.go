@@ -23,11 +23,15 @@ type rounds struct {
 	parts [][]llm.Part
 	errs  []error
 	n     *int
+	reqs  *[]*llm.Request // when set, the requests are recorded
 }
 
-func (m rounds) Generate(context.Context, *llm.Request) iter.Seq2[llm.Part, error] {
+func (m rounds) Generate(_ context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
 	i := *m.n
 	*m.n++
+	if m.reqs != nil {
+		*m.reqs = append(*m.reqs, req)
+	}
 	return func(yield func(llm.Part, error) bool) {
 		for _, p := range m.parts[i] {
 			if !yield(p, nil) {
@@ -111,34 +115,77 @@ func TestHostedActivityAndCitationsReachTheAnswer(t *testing.T) {
 	}
 }
 
-// A stream cut after some text keeps the text for the model with the
-// citations that arrived, marked incomplete, and ends the turn with a
-// notice; the process waits for the next message.
-func TestCutAnswerKeepsItsCitations(t *testing.T) {
+// An answer cut midway keeps its text for the model, with the citations
+// that arrived marked incomplete, and the round is asked again; the model
+// is sent what it had written.
+func TestCutAnswerIsAskedAgain(t *testing.T) {
 	t.Parallel()
 	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}}}
 	n := 0
+	var reqs []*llm.Request
 	cut := fmt.Errorf("openai: %w: stream cut", provider.ErrUnavailable)
-	model := rounds{n: &n, errs: []error{cut}, parts: [][]llm.Part{{
-		{Kind: llm.PartHosted, Hosted: &searchStarted},
-		{Kind: llm.PartText, Text: "Brain ru"},
-		{Kind: llm.PartCitation, Citation: &citeB},
-	}}}
+	model := rounds{n: &n, reqs: &reqs, errs: []error{cut}, parts: [][]llm.Part{
+		{
+			{Kind: llm.PartHosted, Hosted: &searchStarted},
+			{Kind: llm.PartText, Text: "Brain ru"},
+			{Kind: llm.PartCitation, Citation: &citeB},
+		},
+		{respondCall("Brain runs agents."), {Kind: llm.PartFinish, Finish: llm.FinishToolCalls}},
+	}}
 	turn := oneTurn(t, r, model)
 	out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if out.Next != lifecycle.AwaitUser || n != 2 {
+		t.Fatalf("next %q after %d model calls; want await_user after 2", out.Next, n)
+	}
 	evs := out.Events[len(turn.Current):]
-	if len(evs) != 3 || evs[0].HostedActivity == nil || evs[1].ChatResponse == nil || evs[2].SystemNotice == nil {
-		t.Fatalf("events %+v; want the hosted start, the partial text, a notice", evs)
-	}
 	partial := evs[1].ChatResponse
-	if partial.Text != "Brain ru" || len(partial.Citations) != 1 || !partial.Citations[0].Incomplete || partial.AddressedTo(conversation.RoleUser) {
-		t.Errorf("partial answer %+v; want the text for the assistant with its citation marked incomplete", partial)
+	if evs[0].HostedActivity == nil || partial == nil || partial.Text != "Brain ru" || len(partial.Citations) != 1 ||
+		!partial.Citations[0].Incomplete || partial.AddressedTo(conversation.RoleUser) {
+		t.Fatalf("events %+v; want the hosted start, then the partial text for the assistant with its citation marked incomplete", evs[:2])
 	}
-	if evs[2].SystemNotice.Code != NoticeModelError || out.Next != lifecycle.AwaitUser {
-		t.Errorf("notice %q, next %q; want %q, await_user", evs[2].SystemNotice.Code, out.Next, NoticeModelError)
+	last := reqs[1].Messages[len(reqs[1].Messages)-1]
+	if last.Role != conversation.MessageAssistant || last.Text() != "Brain ru" {
+		t.Errorf("the second request ends with %+v; want the partial answer", last)
+	}
+	if got := evs[len(evs)-1].ToolCallResponse; got == nil || len(got.Citations) != 1 || !got.Citations[0].Incomplete {
+		t.Errorf("the delivered answer's sources: %+v; want the incomplete citation", evs[len(evs)-1])
+	}
+}
+
+// Cut again and again, the turn ends with a notice after MaxCutRetries;
+// a failure before any output (the adapter has retried it) ends it at once.
+func TestCutsAreBounded(t *testing.T) {
+	t.Parallel()
+	cut := fmt.Errorf("openai: %w: stream cut", provider.ErrUnavailable)
+	text := []llm.Part{{Kind: llm.PartText, Text: "Brain ru"}}
+	for name, tc := range map[string]struct {
+		parts [][]llm.Part
+		calls int
+	}{
+		"cut every time":   {parts: [][]llm.Part{text, text, text, text}, calls: MaxCutRetries + 1},
+		"no output at all": {parts: [][]llm.Part{nil, nil}, calls: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}}}
+			n := 0
+			errs := make([]error, len(tc.parts))
+			for i := range errs {
+				errs[i] = cut
+			}
+			turn := oneTurn(t, r, rounds{n: &n, parts: tc.parts, errs: errs})
+			out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := out.Events[len(out.Events)-1].SystemNotice
+			if n != tc.calls || out.Next != lifecycle.AwaitUser || last == nil || last.Code != NoticeModelError {
+				t.Errorf("%d model calls, next %q, last %+v; want %d calls, then a %s notice", n, out.Next, last, tc.calls, NoticeModelError)
+			}
+		})
 	}
 }
 

@@ -23,6 +23,10 @@ const (
 	NoticeModelAuth   = "model_auth"
 )
 
+// MaxCutRetries bounds how often one turn asks a round again after the
+// model's answer was cut midway.
+const MaxCutRetries = 2
+
 // Who caused the events the engine writes (Event.By).
 const (
 	byEngine = "engine"
@@ -82,6 +86,7 @@ type run struct {
 	corrections int
 	rounds      int
 	spawned     int // spawn_worker calls that started a worker this turn
+	cuts        int // rounds asked again after their answer was cut
 	validators  []validators.Validator
 	defs        []llm.ToolDef
 	err         error // a failed checkpoint: the turn is abandoned
@@ -265,11 +270,12 @@ func (r *run) observed(req *llm.Request, resp *llm.Response) {
 	}
 }
 
-// failed ends the turn of a model call that failed after its retries. What
-// the model wrote before the failure is kept for it, with the citations
-// that arrived (marked incomplete). A refused key cannot heal by itself: the
-// process fails, for an operator to fix the key and retry. Anything else
-// leaves it waiting for the next message.
+// failed handles a model call that failed after its adapter's retries.
+// What the model wrote before the failure is kept for it, with the
+// citations that arrived (marked incomplete). An answer cut midway is asked
+// again, up to MaxCutRetries times a turn. A refused key cannot heal by
+// itself: the process fails, for an operator to fix the key and retry.
+// Anything else ends the turn, waiting for the next message.
 func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error) (lifecycle.Event, bool) {
 	if resp.Text != "" {
 		partial := conversation.NewChatMessage(resp.Text, resp.Citations...)
@@ -281,6 +287,12 @@ func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error
 		r.add(byEngine, conversation.NewSystemNotice(NoticeTimeout, fmt.Sprintf(
 			"The turn was stopped after %s (limits.turn_timeout). Send a message to continue.",
 			r.t.Recipe.Limits.Timeout())))
+	case errors.Is(err, provider.ErrUnavailable) && resp.Started() && ctx.Err() == nil && toolCtx.Err() == nil && r.cuts < MaxCutRetries:
+		// An adapter retries a failure before any output itself; an answer
+		// cut midway is asked again here, from the start of the round, with
+		// what arrived of it kept above for the model to go on from.
+		r.cuts++
+		return "", false
 	case errors.Is(err, provider.ErrAuth):
 		text := "The model provider refused the credentials: " + err.Error() +
 			". Fix the provider's API key on the server, then retry the process."
