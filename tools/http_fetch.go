@@ -65,11 +65,15 @@ const httpFetchSchema = `{
 }`
 
 // HTTPFetchConfig is the settings of http_fetch. The zero value fetches
-// from any host with [DefaultHTTPFetchTimeout].
+// from any host at a public address with [DefaultHTTPFetchTimeout].
 type HTTPFetchConfig struct {
 	// AllowHosts, when not empty, are the only host names (without port)
 	// http_fetch fetches from, redirects included; matching is exact and
 	// case-insensitive ("example.com" does not allow "www.example.com").
+	// Listed hosts may have any address, an inner one too. Empty, any host
+	// is fetched whose address is public: loopback, private, link-local
+	// and reserved addresses are refused (checked on the address dialled,
+	// so DNS cannot sneak one in), and no proxy is used.
 	AllowHosts []string
 	// Timeout bounds one fetch, body included; 0 means
 	// [DefaultHTTPFetchTimeout]. The call's context can only shorten it.
@@ -207,6 +211,13 @@ func HTTPFetchTool(client *http.Client, cfg HTTPFetchConfig) (Tool, error) {
 	t.allow = slices.Compact(t.allow)
 	if client == nil {
 		client = &http.Client{}
+	}
+	if len(t.allow) == 0 {
+		guarded, err := publicOnly(client)
+		if err != nil {
+			return nil, err
+		}
+		client = guarded
 	}
 	c := *client // the caller's client is not ours to change
 	next := client.CheckRedirect
@@ -368,6 +379,7 @@ func (t *httpFetchTool) fetch(ctx context.Context, u *url.URL, maxChars int) (Re
 // failure.
 func (t *httpFetchTool) failed(ctx, tctx context.Context, shown string, err error) error {
 	var re *redirectError
+	var blocked *blockedAddressError
 	var ue *url.Error
 	switch {
 	case ctx.Err() != nil:
@@ -379,6 +391,8 @@ func (t *httpFetchTool) failed(ctx, tctx context.Context, shown string, err erro
 		}
 	case errors.As(err, &re):
 		return fmt.Errorf("GET %s: %w", shown, re)
+	case errors.As(err, &blocked):
+		return reason(ErrInvalidArguments, "GET %s: %v", shown, blocked)
 	case errors.As(err, &ue):
 		return fmt.Errorf("GET %s: %w", shown, ue.Err)
 	}

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,9 +85,18 @@ func port(hostport string) string {
 }
 
 // fetchRegistry returns a registry of http_fetch built from config, which
-// fetches through srv's client (closed with srv).
+// fetches through srv's client (closed with srv). A config without
+// allow_hosts gets 127.0.0.1, where srv is: without it, http_fetch keeps to
+// public addresses (TestHTTPFetchPublicOnly).
 func fetchRegistry(t *testing.T, srv *httptest.Server, config map[string]any) *Registry {
 	t.Helper()
+	if _, ok := config["allow_hosts"]; !ok {
+		config = maps.Clone(config)
+		if config == nil {
+			config = map[string]any{}
+		}
+		config["allow_hosts"] = []any{"127.0.0.1"}
+	}
 	tool, err := HTTPFetchFactory(srv.Client())(config)
 	if err != nil {
 		t.Fatalf("HTTPFetchFactory: %v", err)
@@ -395,7 +408,7 @@ func TestHTTPFetchClient(t *testing.T) {
 	client.CheckRedirect = func(*http.Request, []*http.Request) error {
 		return errors.New("this client follows no redirects")
 	}
-	tool, err := HTTPFetchFactory(&client)(nil)
+	tool, err := HTTPFetchFactory(&client)(map[string]any{"allow_hosts": []any{"127.0.0.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -741,5 +754,54 @@ func TestHTTPFetchHTML(t *testing.T) {
 				t.Errorf("Call (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Without allow_hosts, http_fetch reaches public addresses only: the
+// address dialled is checked, whatever name led to it, and the server is
+// never reached.
+func TestHTTPFetchPublicOnly(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "internal secret")
+	}))
+	t.Cleanup(srv.Close)
+	tool, err := HTTPFetchFactory(srv.Client())(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustRegistry(t, tool)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	for _, u := range []string{srv.URL + "/", "http://localhost:" + port + "/", "http://[::ffff:127.0.0.1]:" + port + "/"} {
+		got := r.Call(context.Background(), call(HTTPFetch, `{"url":"`+u+`"}`))
+		if !got.IsError || !strings.Contains(got.Text(), "allow_hosts") || strings.Contains(got.Text(), "secret") {
+			t.Errorf("GET %s = %+v; want an error result naming allow_hosts", u, got)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the inner server was reached %d times", n)
+	}
+	if _, err := HTTPFetchFactory(&http.Client{Transport: roundTripFunc(nil)})(nil); err == nil {
+		t.Error("a transport the guard cannot wrap was accepted without allow_hosts")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestPublicAddresses(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]bool{
+		"8.8.8.8": true, "1.1.1.1": true, "2001:4860:4860::8888": true, "93.184.215.14": true,
+		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
+		"169.254.169.254": false, "100.64.0.1": false, "0.0.0.0": false, "255.255.255.255": false,
+		"::1": false, "::": false, "fe80::1": false, "fd00::1": false, "::ffff:10.0.0.1": false, "224.0.0.1": false,
+	} {
+		if got := public(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("public(%s) = %v, want %v", addr, got, want)
+		}
 	}
 }
