@@ -14,6 +14,10 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/unicode"
 )
 
 // Limits of http_fetch.
@@ -353,7 +357,7 @@ func (t *httpFetchTool) fetch(ctx context.Context, u *url.URL, maxChars int) (Re
 		b = b[:maxFetchBody]
 		b = b[:lastRuneStart(b)]
 	}
-	body := text(b)
+	body := decode(b, resp.Header.Get("Content-Type"), isHTML(ct))
 	if body == "" {
 		return TextResult(fmt.Sprintf("GET %s: %s, with an empty body", shown, resp.Status)), nil
 	}
@@ -419,6 +423,29 @@ func isText(mt string) bool {
 	return strings.HasPrefix(mt, "text/") ||
 		mt == "application/json" || mt == "application/xml" ||
 		strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml")
+}
+
+// decode returns body b as UTF-8 text. Its encoding is the one the
+// response declares (a byte-order mark, the Content-Type's charset, an
+// HTML page's meta tag); an HTML page that declares none is read as UTF-8
+// when it is valid UTF-8, else as windows-1252, as browsers do; other text
+// that declares none is read as UTF-8. Bytes that do not decode become
+// U+FFFD.
+func decode(b []byte, contentType string, html bool) string {
+	var enc encoding.Encoding
+	if html {
+		enc, _, _ = charset.DetermineEncoding(b, contentType)
+	} else if _, params, err := mime.ParseMediaType(contentType); err == nil && params["charset"] != "" {
+		enc, _ = charset.Lookup(params["charset"])
+	}
+	if enc == nil || enc == encoding.Nop || enc == unicode.UTF8 {
+		return text(b)
+	}
+	out, err := enc.NewDecoder().Bytes(b)
+	if err != nil {
+		return text(b)
+	}
+	return text(out)
 }
 
 // text returns b as valid UTF-8, invalid bytes replaced.

@@ -44,6 +44,10 @@ func fetchServer(t *testing.T) *httptest.Server {
 	page("/xml", "application/xml", http.StatusOK, `<a/>`)
 	page("/html", "text/html; charset=utf-8", http.StatusOK, "<html><body><p>Hi</p></body></html>")
 	page("/unicode", "text/plain; charset=utf-8", http.StatusOK, "héllo wörld")
+	page("/latin1", "text/plain; charset=ISO-8859-1", http.StatusOK, "caf\xe9 cr\xe8me")
+	page("/cp1252-html", "text/html", http.StatusOK, "<p>caf\xe9 \x80 5</p>") // no charset: a browser's guess
+	page("/sjis-meta", "text/html", http.StatusOK, "<meta charset=\"shift_jis\"><p>\x93\xfa\x96\x7b</p>")
+	page("/utf8-html", "text/html", http.StatusOK, "<p>café</p>")
 	page("/long", "text/plain", http.StatusOK, strings.Repeat("a", 20001))
 	page("/huge", "text/plain", http.StatusOK, strings.Repeat("a", maxFetchBody+10))
 	page("/huge-euro", "text/plain", http.StatusOK, strings.Repeat("€", maxFetchBody/3+10))
@@ -123,6 +127,26 @@ func TestHTTPFetch(t *testing.T) {
 			name: "text",
 			args: `{"url":"` + u + `/text"}`,
 			want: TextResult("Hello, world."),
+		},
+		{
+			name: "latin-1 declared in the header",
+			args: `{"url":"` + u + `/latin1"}`,
+			want: TextResult("café crème"),
+		},
+		{
+			name: "html without a charset, not UTF-8: windows-1252",
+			args: `{"url":"` + u + `/cp1252-html"}`,
+			want: TextResult("café € 5"),
+		},
+		{
+			name: "html declaring shift_jis in a meta tag",
+			args: `{"url":"` + u + `/sjis-meta"}`,
+			want: TextResult("日本"),
+		},
+		{
+			name: "html without a charset, valid UTF-8",
+			args: `{"url":"` + u + `/utf8-html"}`,
+			want: TextResult("café"),
 		},
 		{
 			name: "json",
