@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -112,5 +113,90 @@ func TestEndToEndProvider(t *testing.T) {
 	}
 	if strings.Contains(log, key) {
 		t.Errorf("the server's log shows the API key:\n%s", log)
+	}
+}
+
+// TestEndToEndHostedSearch runs the built-in web-research recipe through
+// `brain serve` against the fake, whose Responses API searches the web
+// itself: the search is hosted activity in the log, the source the text
+// cites reaches the user with the answer, and the tokens are logged.
+func TestEndToEndHostedSearch(t *testing.T) {
+	t.Parallel()
+	bin := brainBinary(t)
+	const answer = "It is 42, says example.org."
+	fake := newFakeOpenAI(t, answer)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "brain.yaml")
+	configText := "providers:\n  - {name: local, type: openai, base_url: " + fake.URL + "/v1, model: fake-search-model}\n"
+	if err := os.WriteFile(config, []byte(configText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServeEnv(t, bin, dir, nil, "--config", config, "--listen", "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	c := api.NewClient(srv.url, "")
+
+	p, err := c.CreateProcess(ctx, api.CreateRequest{Recipe: "web-research", Input: "What is the answer to everything?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	followUntilBlocked(ctx, t, c, p.ID, "")
+	if reqs := fake.received(); len(reqs) != 1 || reqs[0].Path != "/v1/responses" {
+		t.Fatalf("the fake got %+v; want one request to /v1/responses", reqs)
+	}
+
+	user, err := c.Events(ctx, p.ID, "user", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reply *conversation.ToolCallResponse
+	for _, e := range user.Events {
+		if r := e.ToolCallResponse; r != nil && r.Name == tools.Respond {
+			reply = r
+		}
+	}
+	want := []conversation.Citation{{Source: conversation.Source{URL: fakeSourceURL, Title: fakeSourceTitle}}}
+	if reply == nil || conversation.TextOf(reply.Content) != answer || !slices.EqualFunc(reply.Citations, want, func(a, b conversation.Citation) bool {
+		return a.Source == b.Source && !a.Incomplete
+	}) {
+		t.Fatalf("the user's answer is %+v; want %q citing %s", reply, answer, fakeSourceURL)
+	}
+
+	raw, err := c.Events(ctx, p.ID, "raw", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []conversation.ActivityState
+	var usage *conversation.ModelUsage
+	for _, e := range raw.Events {
+		if h := e.HostedActivity; h != nil && h.Name == "web_search" {
+			states = append(states, h.State)
+		}
+		if e.ModelUsage != nil {
+			usage = e.ModelUsage
+		}
+		if e.ToolCallRequest != nil && e.ToolCallRequest.Name == "web_search" {
+			t.Errorf("the hosted search was logged as a tool call: %+v", e)
+		}
+	}
+	if !slices.Equal(states, []conversation.ActivityState{conversation.ActivityStarted, conversation.ActivityCompleted}) {
+		t.Errorf("hosted web_search states %v, want started, completed", states)
+	}
+	if usage == nil || usage.InputTokens != 300 || usage.OutputTokens != 40 {
+		t.Errorf("model usage %+v, want 300 in, 40 out", usage)
+	}
+	var out, errOut bytes.Buffer
+	env := func(k string) string {
+		if k == "BRAIN_URL" {
+			return srv.url
+		}
+		return ""
+	}
+	if code := runClient(ctx, "logs", []string{"--view", "raw", p.ID}, env, &out, &errOut); code != 0 {
+		t.Fatalf("brain logs --view raw: exit %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "model_usage model: 300 tokens in, 40 out") ||
+		!strings.Contains(out.String(), `hosted_activity model: web_search started {"query":"`+fakeSearchQuery+`"}`) {
+		t.Errorf("brain logs --view raw does not show the usage and the search:\n%s", out.String())
 	}
 }

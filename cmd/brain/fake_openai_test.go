@@ -80,6 +80,10 @@ func newFakeOpenAI(t *testing.T, answer string) *fakeOpenAI {
 }
 
 func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses") {
+		f.serveResponses(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		http.Error(w, `{"error":{"message":"not found","type":"invalid_request_error"}}`, http.StatusNotFound)
 		return
@@ -136,4 +140,58 @@ func (f *fakeOpenAI) received() []fakeRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]fakeRequest(nil), f.requests...)
+}
+
+// Fake web search of serveResponses.
+const (
+	fakeSearchQuery = "answer to everything"
+	fakeSourceURL   = "https://example.org/42"
+	fakeSourceTitle = "On the number 42"
+	fakeCitedText   = "The answer is 42."
+)
+
+// serveResponses answers a Responses API request (the adapter's path when
+// a recipe asks for hosted tools) in that API's event stream: a hosted web
+// search, text citing its source, then a respond call with the fake's
+// answer, and the usage.
+func (f *fakeOpenAI) serveResponses(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		Model string `json:"model"`
+	}
+	_ = json.Unmarshal(body, &req)
+	f.mu.Lock()
+	f.requests = append(f.requests, fakeRequest{Path: r.URL.Path, Auth: r.Header.Get("Authorization"), Body: chatRequest{Model: req.Model, Stream: true}})
+	f.mu.Unlock()
+
+	args, _ := json.Marshal(map[string]any{"message": f.answer, "awaiting_user_input": true})
+	quoted := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	search := `{"id":"ws_fake1","type":"web_search_call","status":"%s","action":{"type":"search","query":"` + fakeSearchQuery + `"}}`
+	note := `{"type":"url_citation","url":"` + fakeSourceURL + `","title":"` + fakeSourceTitle + `","start_index":0,"end_index":` + fmt.Sprint(len(fakeCitedText)) + `}`
+	message := `{"id":"msg_fake1","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":` + quoted(fakeCitedText) + `,"annotations":[` + note + `]}]}`
+	call := `{"id":"fc_fake1","type":"function_call","status":"completed","call_id":"call_fake1","name":"respond","arguments":` + quoted(string(args)) + `}`
+	events := []string{
+		`{"type":"response.created","response":{"id":"resp_fake1","object":"response","status":"in_progress","output":[]}}`,
+		`{"type":"response.output_item.added","output_index":0,"item":` + fmt.Sprintf(search, "in_progress") + `}`,
+		`{"type":"response.web_search_call.in_progress","output_index":0,"item_id":"ws_fake1"}`,
+		`{"type":"response.web_search_call.completed","output_index":0,"item_id":"ws_fake1"}`,
+		`{"type":"response.output_item.done","output_index":0,"item":` + fmt.Sprintf(search, "completed") + `}`,
+		`{"type":"response.output_item.added","output_index":1,"item":{"id":"msg_fake1","type":"message","status":"in_progress","role":"assistant","content":[]}}`,
+		`{"type":"response.output_text.delta","item_id":"msg_fake1","output_index":1,"content_index":0,"delta":` + quoted(fakeCitedText) + `}`,
+		`{"type":"response.output_text.annotation.added","item_id":"msg_fake1","output_index":1,"content_index":0,"annotation_index":0,"annotation":` + note + `}`,
+		`{"type":"response.output_item.done","output_index":1,"item":` + message + `}`,
+		`{"type":"response.output_item.added","output_index":2,"item":` + strings.Replace(call, `"completed"`, `"in_progress"`, 1) + `}`,
+		`{"type":"response.function_call_arguments.done","item_id":"fc_fake1","output_index":2,"arguments":` + quoted(string(args)) + `}`,
+		`{"type":"response.output_item.done","output_index":2,"item":` + call + `}`,
+		`{"type":"response.completed","response":{"id":"resp_fake1","object":"response","status":"completed","output":[` + fmt.Sprintf(search, "completed") + `,` + message + `,` + call + `],"usage":{"input_tokens":300,"output_tokens":40,"total_tokens":340}}}`,
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	for _, e := range events {
+		var typ struct {
+			Type string `json:"type"`
+		}
+		_ = json.Unmarshal([]byte(e), &typ)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ.Type, e)
+	}
 }

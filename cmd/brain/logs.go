@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -147,7 +148,7 @@ func summary(e *conversation.Event) string {
 		return e.SystemNotice.Code + ": " + clip(e.SystemNotice.Text)
 	case e.HostedActivity != nil:
 		h := e.HostedActivity
-		return strings.TrimSpace(fmt.Sprintf("%s %s %s", h.Name, h.State, clip(h.Summary)))
+		return strings.TrimSpace(fmt.Sprintf("%s %s %s", h.Name, h.State, clip(cmp.Or(h.Summary, string(h.Input)))))
 	case e.Presentation != nil:
 		return clip(e.Presentation.Summary)
 	case e.ModelUsage != nil:
