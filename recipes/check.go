@@ -271,6 +271,11 @@ func (c *checker) turnEnd(toolsOK bool) {
 			c.at(where, path, "a worker ends its task with the `finish_task` tool (turn_end defaults to `finish_task`); add `- finish_task` to tools, or set `turn_end: natural`")
 		}
 	}
+	if mode == TurnEndFinishTask && c.r.HasTool(tools.SpawnWorker) {
+		i := slices.IndexFunc(c.r.Tools, func(t ToolRef) bool { return t.Name == tools.SpawnWorker })
+		c.at(c.find("tools", i), joinIndex("tools", i),
+			"a worker that ends with `finish_task` cannot wait for workers of its own: their results would reach a finished process; remove `spawn_worker`, and let the chat process that started this worker start the others")
+	}
 	if c.r.Validation.Enabled && mode == TurnEndNatural {
 		c.at(c.find("validation", "enabled"), "validation.enabled",
 			"validation checks turns that end with a tool call, but with `turn_end: natural` the free text is the answer; set `enabled: false` or choose another turn_end")
