@@ -98,6 +98,14 @@ func (n *Node) Start(ctx context.Context) error {
 	n.loop(intakeCtx, "wakes", 0, n.readWakes)
 	n.loop(intakeCtx, "takeovers", n.cfg.LeaseTTL/2, n.takeOver)
 	n.loop(intakeCtx, "timers", time.Second, n.fireTimers)
+	n.intake.Go(func() {
+		// Once per database: processes from before the owner indexes.
+		if added, err := n.store.IndexOwners(intakeCtx); err != nil && intakeCtx.Err() == nil {
+			n.log.Warn("indexing processes by owner failed; a user's list may miss older processes until a node indexes them", zap.Error(err))
+		} else if added > 0 {
+			n.log.Info("indexed processes by owner", zap.Int("processes", added))
+		}
+	})
 	n.log.Info("node started", zap.Strings("engines", n.cfg.Engines), zap.Int("concurrency", n.cfg.Concurrency))
 	return nil
 }

@@ -110,6 +110,12 @@ func (n *Node) List(ctx context.Context, state lifecycle.State, after string, li
 	return n.store.List(ctx, state, after, limit)
 }
 
+// ListOwned lists the processes owner created, optionally in one state, a
+// page at a time (a filtered page may be short and still have a next).
+func (n *Node) ListOwned(ctx context.Context, owner string, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
+	return n.store.ListOwned(ctx, owner, state, after, limit)
+}
+
 // Log returns a page of a process's conversation log after event id after.
 func (n *Node) Log(ctx context.Context, pid, after string, limit int) ([]conversation.Event, error) {
 	return n.store.Log(ctx, pid, after, limit)

@@ -29,6 +29,8 @@ type fake struct {
 	changed  chan struct{} // closed and replaced when a log grows
 	pingErr  error
 	failWith error // every call but Recipes and Ping fails with it
+	// ownedLists counts ListOwned calls.
+	ownedLists int
 }
 
 func newFake() *fake {
@@ -126,6 +128,19 @@ func (f *fake) Get(_ context.Context, pid string) (store.Record, error) {
 // List pages by creation order; the cursor is "<index>:<id>" of the last
 // record, the shape of the store's.
 func (f *fake) List(_ context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
+	return f.list("", state, after, limit)
+}
+
+// ListOwned is List of owner's processes; it counts its calls.
+func (f *fake) ListOwned(_ context.Context, owner string, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
+	f.mu.Lock()
+	f.ownedLists++
+	f.mu.Unlock()
+	return f.list(owner, state, after, limit)
+}
+
+// list pages the processes of owner ("" = everyone's) in state ("" = all).
+func (f *fake) list(owner string, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failWith != nil {
@@ -144,7 +159,7 @@ func (f *fake) List(_ context.Context, state lifecycle.State, after string, limi
 	next, last := "", -1
 	for i := start; i < len(f.order); i++ {
 		rec, ok := f.procs[f.order[i]]
-		if !ok || (state != "" && rec.Status.State != state) {
+		if !ok || (state != "" && rec.Status.State != state) || (owner != "" && rec.Owner != owner) {
 			continue
 		}
 		if len(recs) == limit {

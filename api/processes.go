@@ -86,10 +86,10 @@ func (s *Server) authorize(ctx context.Context, pid string, who identity) error 
 	return err
 }
 
-// listProcesses lists processes a page at a time. A user's pages are
-// filtered by owner here, reading further pages of the backend (a bounded
-// number of them) to fill the page; this scans other users' processes and
-// is fine until the store indexes processes by owner.
+// listProcesses lists processes a page at a time: all of them for
+// operators and admins, a user's own from the owner index. A page filtered
+// by state may come back short; further pages of the backend (a bounded
+// number) are read to fill it.
 func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, who identity) error {
 	state, err := stateParam(r)
 	if err != nil {
@@ -105,7 +105,13 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, who ident
 	}
 	page := ProcessPage{Processes: []Process{}}
 	for range maxScanRounds {
-		recs, next, err := s.cfg.Backend.List(r.Context(), state, after, limit-len(page.Processes))
+		list := s.cfg.Backend.List
+		if who.role == RoleUser {
+			list = func(ctx context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
+				return s.cfg.Backend.ListOwned(ctx, who.name, state, after, limit)
+			}
+		}
+		recs, next, err := list(r.Context(), state, after, limit-len(page.Processes))
 		if err != nil {
 			return err
 		}

@@ -363,10 +363,21 @@ func TestListOwnership(t *testing.T) {
 	if got, want := strings.Join(ids, ","), "p_alice,p_done,p_paused,p_failed,p_alice2"; got != want {
 		t.Errorf("alice lists %s, want %s", got, want)
 	}
+	b.fake.mu.Lock()
+	owned := b.fake.ownedLists
+	b.fake.mu.Unlock()
+	if owned == 0 {
+		t.Error("a user's list did not come from the owner index")
+	}
 	ids, _ = list(tokOlga, "")
 	if len(ids) != 9 {
 		t.Errorf("olga lists %d processes (%s), want 9", len(ids), ids)
 	}
+	b.fake.mu.Lock()
+	if b.fake.ownedLists != owned {
+		t.Error("an operator's list came from an owner index")
+	}
+	b.fake.mu.Unlock()
 	ids, _ = list(tokAlice, "&state=blocked")
 	if got, want := strings.Join(ids, ","), "p_alice,p_alice2"; got != want {
 		t.Errorf("alice lists BLOCKED %s, want %s", got, want)

@@ -19,6 +19,7 @@
 //	brain:wake:<engine>:<n>     stream  wake queue shard n (crc32(pid) % Shards),
 //	                            consumer group "nodes", field pid
 //	brain:state:<STATE> zset    pid -> created_at ms: the index List walks
+//	brain:owner:<owner> zset    pid -> created_at ms: the index ListOwned walks
 //	brain:timers        zset    "<pid>|<timer id>" -> due unix ms
 //
 // turn and turn_at name the process's current (or last) turn and the

@@ -34,6 +34,9 @@ func timersOf(pid string) string  { return keyPrefix + "{" + pid + "}:timers" }
 
 func stateKey(st lifecycle.State) string { return keyPrefix + "state:" + string(st) }
 
+// ownerKey is the index of the processes of owner, scored by creation time.
+func ownerKey(owner string) string { return keyPrefix + "owner:" + owner }
+
 func wakeKey(engine string, shard int) string {
 	return keyPrefix + "wake:" + engine + ":" + strconv.Itoa(shard)
 }

@@ -32,6 +32,35 @@ func (s *Store) List(ctx context.Context, state lifecycle.State, after string, l
 		}
 		states = []lifecycle.State{st}
 	}
+	keys := make([]string, len(states))
+	for i, st := range states {
+		keys[i] = stateKey(st)
+	}
+	return s.list(ctx, keys, nil, after, limit)
+}
+
+// ListOwned is List of the processes owner created, from their own index:
+// the work is bounded by owner's processes, not everyone's. With a state,
+// a page looks at a bounded number of owner's processes and may come back
+// short with a cursor; follow it for the rest.
+func (s *Store) ListOwned(ctx context.Context, owner string, state lifecycle.State, after string, limit int) ([]Record, string, error) {
+	if owner == "" {
+		return nil, "", fmt.Errorf("store: list: owner is empty")
+	}
+	var keep []any
+	if state != "" {
+		st, err := lifecycle.ParseState(string(state))
+		if err != nil {
+			return nil, "", fmt.Errorf("store: list: %w", err)
+		}
+		keep = []any{string(st)}
+	}
+	return s.list(ctx, []string{ownerKey(owner)}, keep, after, limit)
+}
+
+// list runs list.lua over the index keys, keeping the records in the
+// states of keep (nil: all).
+func (s *Store) list(ctx context.Context, keys []string, keep []any, after string, limit int) ([]Record, string, error) {
 	switch {
 	case limit <= 0:
 		limit = defaultListLimit
@@ -46,11 +75,7 @@ func (s *Store) List(ctx context.Context, state lifecycle.State, after string, l
 		}
 		score, id = ms, pid
 	}
-	keys := make([]string, len(states))
-	for i, st := range states {
-		keys[i] = stateKey(st)
-	}
-	res, err := s.scripts.list.Run(ctx, s.rdb, keys, limit, score, id).Slice()
+	res, err := s.scripts.list.Run(ctx, s.rdb, keys, append([]any{limit, score, id}, keep...)...).Slice()
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list: %w", err)
 	}

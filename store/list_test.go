@@ -101,3 +101,76 @@ func TestCounts(t *testing.T) {
 		t.Fatalf("Counts = %v, want 2 BLOCKED and 1 READY", got)
 	}
 }
+
+// ListOwned walks one owner's processes, in creation order, a state
+// filter leaving short pages with a cursor; IndexOwners adds processes
+// created before the owner index existed, once.
+func TestListOwned(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.processIn(t, "a1", lifecycle.Blocked) // owner alice, as every e.create
+	e.processIn(t, "a2", lifecycle.Ready)
+	if _, err := e.s.Create(e.ctx, store.NewProcess{ID: "b1", Recipe: "r", Engine: engine, Owner: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	e.processIn(t, "a3", lifecycle.Blocked)
+	e.processIn(t, "a4", lifecycle.Done)
+	if _, err := e.s.Create(e.ctx, store.NewProcess{ID: "n1", Recipe: "r", Engine: engine}); err != nil {
+		t.Fatal(err)
+	}
+
+	pages := func(owner string, state lifecycle.State, limit int) [][]string {
+		t.Helper()
+		var out [][]string
+		cursor := ""
+		for range 10 {
+			recs, next, err := e.s.ListOwned(e.ctx, owner, state, cursor, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, ids(recs))
+			if cursor = next; cursor == "" {
+				return out
+			}
+		}
+		t.Fatalf("ListOwned(%s, %q, %d) did not end", owner, state, limit)
+		return nil
+	}
+	check := func(name string, got, want [][]string) {
+		t.Helper()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
+	}
+	check("alice", pages("alice", "", 0), [][]string{{"a1", "a2", "a3", "a4"}})
+	check("alice by 3", pages("alice", "", 3), [][]string{{"a1", "a2", "a3"}, {"a4"}})
+	check("alice BLOCKED by 1", pages("alice", lifecycle.Blocked, 1), [][]string{{"a1"}, {"a3"}, {}})
+	check("alice READY", pages("alice", lifecycle.Ready, 10), [][]string{{"a2"}})
+	check("bob", pages("bob", "", 10), [][]string{{"b1"}})
+	check("nobody's", pages("carol", "", 10), [][]string{{}})
+	if _, _, err := e.s.ListOwned(e.ctx, "", "", "", 10); err == nil {
+		t.Error("ListOwned with no owner: no error")
+	}
+	if _, _, err := e.s.ListOwned(e.ctx, "alice", "SLEEPING", "", 10); err == nil {
+		t.Error("ListOwned of an unknown state: no error")
+	}
+
+	// A database from before the owner indexes: IndexOwners fills them in.
+	if n, err := e.s.IndexOwners(e.ctx); err != nil || n != 5 {
+		t.Fatalf("IndexOwners = %d, %v; want the 5 owned processes", n, err)
+	}
+	if err := e.rdb.Del(e.ctx, "brain:owner:alice", "brain:owner:bob").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.s.IndexOwners(e.ctx); err != nil || n != 0 {
+		t.Fatalf("IndexOwners again = %d, %v; want nothing: it ran once already", n, err)
+	}
+	if err := e.rdb.Del(e.ctx, "brain:owner-index").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.s.IndexOwners(e.ctx); err != nil || n != 5 {
+		t.Fatalf("IndexOwners = %d, %v; want 5", n, err)
+	}
+	check("alice, indexed again", pages("alice", "", 0), [][]string{{"a1", "a2", "a3", "a4"}})
+	check("bob, indexed again", pages("bob", "", 0), [][]string{{"b1"}})
+}

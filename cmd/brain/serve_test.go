@@ -22,6 +22,10 @@ func (emptyNode) List(context.Context, lifecycle.State, string, int) ([]store.Re
 	return nil, "", nil
 }
 
+func (emptyNode) ListOwned(context.Context, string, lifecycle.State, string, int) ([]store.Record, string, error) {
+	return nil, "", nil
+}
+
 func (emptyNode) Ping(context.Context) error { return nil }
 
 // TestMount checks that brain serve's handler serves the console at / and

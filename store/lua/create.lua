@@ -14,6 +14,7 @@ if ARGV[8] ~= '' then redis.call('HSET', p.proc, 'parent', ARGV[8]) end
 if ARGV[10] ~= '' then redis.call('HSET', p.proc, 'owner', ARGV[10]) end
 if ARGV[11] ~= '' then redis.call('HSET', p.proc, 'metadata', ARGV[11]) end
 redis.call('ZADD', state_key(state), p.now, p.pid)
+if ARGV[10] ~= '' then redis.call('ZADD', owner_key(ARGV[10]), p.now, p.pid) end
 local id = ''
 if ARGV[12] == '1' then
   local _
