@@ -58,7 +58,7 @@ func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, who identity
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, processOf(rec))
+	s.writeJSON(w, http.StatusOK, processWithInbox(rec))
 	return nil
 }
 
@@ -117,7 +117,7 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, who ident
 		}
 		for _, rec := range recs {
 			if who.sees(rec) {
-				page.Processes = append(page.Processes, processOf(rec))
+				page.Processes = append(page.Processes, processWithInbox(rec))
 			}
 		}
 		after = next

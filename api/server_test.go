@@ -563,3 +563,22 @@ func TestPanicIsA500(t *testing.T) {
 		t.Error("the panic is not logged")
 	}
 }
+
+// The process and list answers carry the inbox depth; others leave it out.
+func TestInboxDepthReported(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.fake.mu.Lock()
+	b.fake.procs["p_alice"].Inbox = 3
+	b.fake.mu.Unlock()
+	for _, path := range []string{"/v1/processes/p_alice", "/v1/processes?state=blocked"} {
+		w := b.do("GET", path, tokAlice, nil, "")
+		if w.Code != 200 || !strings.Contains(w.Body.String(), `"inbox":3`) {
+			t.Errorf("GET %s: %d %s; want inbox 3", path, w.Code, w.Body)
+		}
+	}
+	w := b.do("POST", "/v1/processes", tokAlice, nil, `{"recipe": "default"}`)
+	if w.Code != 201 || strings.Contains(w.Body.String(), `"inbox"`) {
+		t.Errorf("create: %d %s; want no inbox figure (not read)", w.Code, w.Body)
+	}
+}

@@ -28,6 +28,19 @@ type Process struct {
 	CreatedAt time.Time         `json:"created_at"`
 	UpdatedAt time.Time         `json:"updated_at"`
 	Metadata  map[string]string `json:"metadata,omitempty"`
+	// Inbox counts the messages waiting in the inbox (a BLOCKED process
+	// keeps worker results and schedule ticks there until a user or
+	// operator message wakes it). GET /v1/processes and
+	// GET /v1/processes/{id} report it; other answers leave it out.
+	Inbox *int `json:"inbox,omitempty"`
+}
+
+// processWithInbox is processOf with the inbox depth, for the answers of
+// the store's Get and List, which read it.
+func processWithInbox(r store.Record) Process {
+	p := processOf(r)
+	p.Inbox = &r.Inbox
+	return p
 }
 
 func processOf(r store.Record) Process {

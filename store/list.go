@@ -86,17 +86,14 @@ func (s *Store) list(ctx context.Context, keys []string, keep []any, after strin
 	if ns := str(res[0]); ns != "" {
 		next = ns + ":" + str(res[1])
 	}
-	recs := make([]Record, 0, (len(res)-2)/2)
-	for i := 2; i+1 < len(res); i += 2 {
-		pid := str(res[i])
-		h := hash(res[i+1])
-		if len(h) == 0 {
-			continue // deleted between the index and the record
-		}
-		r, err := parseRecord(pid, h)
+	recs := make([]Record, 0, (len(res)-2)/3)
+	for i := 2; i+2 < len(res); i += 3 {
+		r, err := parseRecord(str(res[i]), hash(res[i+1]))
 		if err != nil {
 			return nil, "", err
 		}
+		n, _ := res[i+2].(int64)
+		r.Inbox = int(n)
 		recs = append(recs, r)
 	}
 	return recs, next, nil

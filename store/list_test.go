@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/store"
 )
@@ -173,4 +174,31 @@ func TestListOwned(t *testing.T) {
 	}
 	check("alice, indexed again", pages("alice", "", 0), [][]string{{"a1", "a2", "a3", "a4"}})
 	check("bob, indexed again", pages("bob", "", 0), [][]string{{"b1"}})
+}
+
+// Get and List report how many messages wait in the inbox.
+func TestInboxDepth(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.processIn(t, "p1", lifecycle.Blocked)
+	e.processIn(t, "p2", lifecycle.Blocked)
+	for range 2 { // a BLOCKED process keeps worker results for its next turn
+		if _, _, err := e.s.Post(e.ctx, "p1", msg(conversation.KindProcessEvent, "process:w", "done")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := e.get(t, "p1"); r.Inbox != 2 {
+		t.Errorf("Get: inbox %d, want 2", r.Inbox)
+	}
+	recs, _, err := e.s.List(e.ctx, lifecycle.Blocked, "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, r := range recs {
+		got[r.ID] = r.Inbox
+	}
+	if diff := cmp.Diff(map[string]int{"p1": 2, "p2": 0}, got); diff != "" {
+		t.Errorf("List inbox depths (-want +got):\n%s", diff)
+	}
 }

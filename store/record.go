@@ -27,6 +27,9 @@ type Record struct {
 	// Queued says the process is on the wake queue.
 	Queued   bool
 	Metadata map[string]string
+	// Inbox counts the messages waiting in the inbox. Get and List read
+	// it; the records of the other calls leave it 0.
+	Inbox int
 }
 
 // Get returns the record of process pid, or ErrNotFound.
@@ -34,14 +37,19 @@ func (s *Store) Get(ctx context.Context, pid string) (Record, error) {
 	if !validID(pid) {
 		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
-	h, err := s.rdb.HGetAll(ctx, procKey(pid)).Result()
-	if err != nil {
+	pipe := s.rdb.Pipeline()
+	fields := pipe.HGetAll(ctx, procKey(pid))
+	inbox := pipe.XLen(ctx, inboxKey(pid))
+	if _, err := pipe.Exec(ctx); err != nil {
 		return Record{}, fmt.Errorf("store: get %s: %w", pid, err)
 	}
+	h := fields.Val()
 	if len(h) == 0 {
 		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
-	return parseRecord(pid, h)
+	r, err := parseRecord(pid, h)
+	r.Inbox = int(inbox.Val())
+	return r, err
 }
 
 // parseRecord builds a Record from the fields of brain:{pid}:proc.

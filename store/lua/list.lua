@@ -2,7 +2,7 @@
 -- or an owner's index), ordered by created_at then id across the keys.
 -- KEYS: the index keys. ARGV: limit, cursor score ('' = start), cursor
 -- id, then the states to keep (none: every state).
--- Returns {next score, next id, id1, record1, id2, record2, ...}; next
+-- Returns {next score, next id, id1, record1, inbox length1, id2, ...}; next
 -- score is '' on the last page. With states to keep, at most 4 × limit + 1
 -- records are looked at: a page may be short and still have a next.
 local limit = tonumber(ARGV[1])
@@ -65,6 +65,7 @@ for i = 1, math.min(#cands, window) do
   if #rec > 0 and (keep == nil or keep[fields(rec).state]) then
     out[#out + 1] = cands[i].id
     out[#out + 1] = rec
+    out[#out + 1] = redis.call('XLEN', keys_of(cands[i].id).inbox)
     taken = taken + 1
   end
 end

@@ -241,7 +241,7 @@
       ps.sort((a, b) => Date.parse(b.updated_at) - Date.parse(a.updated_at));
       const t = el('table', 'procs');
       const head = t.createTHead().insertRow();
-      for (const c of ['Process', 'Recipe', 'Owner', 'Age', 'Updated', '']) head.appendChild(el('th', '', c));
+      for (const c of ['Process', 'Recipe', 'Owner', 'Age', 'Updated', 'Inbox', '']) head.appendChild(el('th', '', c));
       const body = t.createTBody();
       for (const p of ps) {
         const tr = body.insertRow();
@@ -253,6 +253,7 @@
         tr.insertCell().textContent = p.owner || '';
         tr.insertCell().textContent = age(p.created_at);
         tr.insertCell().textContent = age(p.updated_at) + ' ago';
+        tr.insertCell().textContent = p.inbox ? p.inbox + ' waiting' : '';
         const notes = [];
         if (st === 'BLOCKED') notes.push('waiting for a person');
         if (p.paused_from) notes.push('paused from ' + p.paused_from);
@@ -310,7 +311,8 @@
       const st = $('p-state');
       st.textContent = p.state + (p.paused_from ? ' (from ' + p.paused_from + ')' : '');
       st.className = 'state ' + p.state;
-      $('p-recipe').textContent = p.recipe + (p.owner ? ' · ' + p.owner : '') + ' · ' + age(p.created_at) + ' old';
+      $('p-recipe').textContent = p.recipe + (p.owner ? ' · ' + p.owner : '') + ' · ' + age(p.created_at) + ' old' +
+        (p.inbox ? ' · ' + p.inbox + ' message' + (p.inbox === 1 ? '' : 's') + ' waiting in the inbox' : '');
       return true;
     } catch (e) {
       if (e.status !== 401) showError('process: ' + e.message);
