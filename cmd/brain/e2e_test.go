@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/tools/mcp/mcptest"
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/internal/testutil"
 )
@@ -135,6 +136,7 @@ var built struct {
 }
 
 func TestMain(m *testing.M) {
+	mcptest.Main() // the test binary is also the tests' MCP server
 	code := m.Run()
 	if built.dir != "" {
 		_ = os.RemoveAll(built.dir)

@@ -17,6 +17,7 @@ import (
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
+	"github.com/engine-brain/brain/tools/mcp"
 )
 
 // playScript is the file `brain recipe test` plays: the user's messages,
@@ -94,7 +95,17 @@ func playRecipe(ctx context.Context, recipeArg, scriptPath string) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	reg, err := chat.BuildTools(tools.BuiltinCatalog(), r)
+	builder := chat.ToolBuilder{Catalog: tools.BuiltinCatalog()}
+	if len(r.MCPServers) > 0 {
+		// The script's calls of MCP tools reach the recipe's servers.
+		pool, err := mcp.NewPool(mcp.Config{})
+		if err != nil {
+			return nil, err
+		}
+		defer pool.Close()
+		builder.MCP = pool
+	}
+	reg, _, err := builder.Build(ctx, r)
 	if err != nil {
 		return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
 	}

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/engine-brain/brain/tools/mcp/mcptest"
 )
 
 func TestRecipeTestReproducesGolden(t *testing.T) {
@@ -70,6 +73,31 @@ func TestRecipeTestMisuse(t *testing.T) {
 		code := runRecipe(tt.args, &stdout, &stderr)
 		if code != tt.code || !strings.Contains(stderr.String(), tt.want) {
 			t.Errorf("brain recipe %v: exit %d, stderr %q; want %d and %q", tt.args, code, stderr.String(), tt.code, tt.want)
+		}
+	}
+}
+
+// recipe test reaches a recipe's MCP servers: the script's call of an MCP
+// tool runs on the server, under the name the model calls.
+func TestRecipeTestCallsMCPTools(t *testing.T) {
+	t.Parallel()
+	srv := mcptest.Server("srv", mcptest.Tools)
+	dir := t.TempDir()
+	recipe := fmt.Sprintf("name: withmcp\nextends: default\ntools: [respond, srv.echo]\n"+
+		"mcp_servers:\n  - {name: srv, command: %q, args: [%q], env: {%s: %q}}\n",
+		srv.Command, srv.Args[0], "BRAIN_MCPTEST_MODE", srv.Env["BRAIN_MCPTEST_MODE"])
+	script := "messages: [\"say hi\"]\nturns:\n  - rounds:\n" +
+		"      - calls: [{name: srv__echo, args: {text: hi}}]\n" +
+		"      - calls: [{name: respond, args: {message: \"The server said hi.\", awaiting_user_input: true}}]\n"
+	writeRecipe(t, dir, "withmcp.yaml", recipe)
+	writeRecipe(t, dir, "script.yaml", script)
+	var stdout, stderr bytes.Buffer
+	if code := runRecipe([]string{"test", filepath.Join(dir, "withmcp.yaml"), filepath.Join(dir, "script.yaml")}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"tool srv__echo: echo: hi", "assistant: The server said hi.", "final state: BLOCKED"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("transcript lacks %q:\n%s", want, stdout.String())
 		}
 	}
 }
