@@ -68,11 +68,6 @@ type Config struct {
 // never echo the key.
 func (c *Config) validate() error {
 	if c.BaseURL != "" {
-		if strings.ContainsAny(c.BaseURL, "?#") {
-			// Not echoed: Gemini takes a key as ?key=, and provider.BaseURL
-			// would repeat the query.
-			return errors.New("gemini: base_url must have no query or fragment; the key goes in api_key (GEMINI_API_KEY), never in the URL")
-		}
 		u, err := provider.BaseURL(name, c.BaseURL, DefaultBaseURL)
 		if err != nil {
 			return err
