@@ -94,7 +94,7 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	if err != nil {
 		return nil, err
 	}
-	args, err := s.processArgs(w.PID, now)
+	args, err := s.processArgs(w.PID, now, false)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (s *Store) Checkpoint(ctx context.Context, c *Claim, events []conversation.
 	if err != nil {
 		return fmt.Errorf("store: checkpoint %s: %w", c.Record.ID, err)
 	}
-	args, err := s.processArgs(c.Record.ID, now)
+	args, err := s.processArgs(c.Record.ID, now, false)
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 	if err != nil {
 		return Record{}, err
 	}
-	args, err := s.processArgs(pid, now)
+	args, err := s.processArgs(pid, now, true)
 	if err != nil {
 		return Record{}, err
 	}

@@ -68,7 +68,7 @@ func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 		meta = string(b)
 	}
 	now := s.now()
-	args, err := s.processArgs(p.ID, now)
+	args, err := s.processArgs(p.ID, now, true)
 	if err != nil {
 		return Record{}, err
 	}

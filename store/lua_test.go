@@ -124,7 +124,7 @@ func TestTransitionConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := s.processArgs("p1", now)
+	args, err := s.processArgs("p1", now, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup
 	}
 	now := s.now()
 	m = m.stamped(now)
-	args, err := s.processArgs(pid, now)
+	args, err := s.processArgs(pid, now, true)
 	if err != nil {
 		return "", false, err
 	}

@@ -121,9 +121,13 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args .
 }
 
 // processArgs are the first four arguments of every script that works on a
-// process: pid, its wake shard, the time and the template of the
-// user_input state change the wake rule appends.
-func (s *Store) processArgs(pid string, now time.Time) ([]any, error) {
+// process: pid, its wake shard, the time and, for a script that applies
+// the wake rule (wakeRule), the template of the user_input state change
+// the rule appends; the others get "" and save encoding it.
+func (s *Store) processArgs(pid string, now time.Time, wakeRule bool) ([]any, error) {
+	if !wakeRule {
+		return []any{pid, s.shard(pid), now.UnixMilli(), ""}, nil
+	}
 	// The state_change the wake rule appends when a user or operator
 	// message unblocks the process; the script fills in the sender.
 	tpl, err := s.moves.unblock.stateChange(now, "", placeholder("by"))

@@ -75,7 +75,7 @@ func (s *Store) PutTimer(ctx context.Context, t Timer) error {
 	if err != nil {
 		return fmt.Errorf("store: put timer %s: %w", t.ID, err)
 	}
-	args, err := s.processArgs(t.PID, s.now())
+	args, err := s.processArgs(t.PID, s.now(), false)
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (s *Store) FireTimer(ctx context.Context, t Timer, next time.Time) (fired b
 		nextMs = next.UnixMilli()
 	}
 	now := s.now()
-	args, err := s.processArgs(t.PID, now)
+	args, err := s.processArgs(t.PID, now, true)
 	if err != nil {
 		return false, err
 	}

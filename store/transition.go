@@ -50,7 +50,7 @@ func (s *Store) Transition(ctx context.Context, pid string, ev lifecycle.Event, 
 		if err != nil {
 			return lifecycle.Transition{}, Record{}, err
 		}
-		args, err := s.processArgs(pid, now)
+		args, err := s.processArgs(pid, now, true)
 		if err != nil {
 			return lifecycle.Transition{}, Record{}, err
 		}

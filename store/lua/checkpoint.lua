@@ -1,6 +1,6 @@
 -- checkpoint.lua: append events of a running turn, fenced.
 -- KEYS: the process's keys.
--- ARGV: pid, shard, now, unblock template (unused), lease value, token,
+-- ARGV: pid, shard, now, unblock template (unused: ""), lease value, token,
 --       events (JSON) ...
 -- Returns {'OK'} or {'FENCED'}.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])

@@ -2,7 +2,7 @@
 -- its inbox drained into the log; a RUNNING process whose lease is gone (its
 -- node died) is leased again and recovered into its interrupted turn.
 -- KEYS: the process's keys.
--- ARGV: pid, shard, now, unblock template (unused), node, lease ttl ms,
+-- ARGV: pid, shard, now, unblock template (unused: ""), node, lease ttl ms,
 --       turn id, wake stream, wake entry id, templates: turn_start,
 --       state_change wake, state_change recover, inbox_message; known: the
 --       id of the last event the caller already has ('' = none)
