@@ -48,8 +48,8 @@ func (h *histories) history(c *store.Claim) []conversation.Event {
 	return append(kept[:len(kept):len(kept)], c.History...)
 }
 
-// keep remembers the log of pid up to the end of the claimed turn's
-// committed events; the turn's later events come with the next claim.
+// keep remembers the log of pid: history followed by current (a claim's
+// Current, or after its commit all the turn wrote).
 func (h *histories) keep(pid string, history, current []conversation.Event) {
 	if h.max <= 0 {
 		return

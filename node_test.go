@@ -838,4 +838,9 @@ turns:
 	if diff := cmp.Diff(want, last); diff != "" {
 		t.Fatalf("the third turn's model request differs from the log (-log +request):\n%s", diff)
 	}
+	// The node kept the turn's own writes too: the next claim reads none of
+	// them back.
+	if got, want := n.histories.known(rec.ID), full[len(full)-1].ID; got != want {
+		t.Errorf("the kept log ends at %s, the log at %s", got, want)
+	}
 }

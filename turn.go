@@ -72,9 +72,20 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		log.Warn("commit failed", zap.Error(err))
 		return
 	}
+	n.keepTurn(claim)
 	n.cfg.Metrics.observeTurn(claim, out)
 	if n.cfg.OnCommit != nil {
 		n.cfg.OnCommit(rec, out.Events)
+	}
+}
+
+// keepTurn keeps the log of a committed turn whole, its own writes
+// included, when nobody else wrote to it meanwhile: the next claim then
+// reads only what came after (a message's unblocking, the next turn's
+// start), not this turn's events back.
+func (n *Node) keepTurn(claim *store.Claim) {
+	if claim.Gapless {
+		n.histories.keep(claim.Record.ID, claim.History, append(claim.Current[:len(claim.Current):len(claim.Current)], claim.Appended...))
 	}
 }
 
@@ -126,6 +137,7 @@ func (n *Node) fail(ctx context.Context, claim *store.Claim, why string, log *za
 		log.Warn("commit of the failure failed", zap.Error(err))
 		return
 	}
+	n.keepTurn(claim)
 	n.cfg.Metrics.outcome(claim.Record.Recipe, string(lifecycle.Fail))
 	if n.cfg.OnCommit != nil {
 		n.cfg.OnCommit(rec, []conversation.Event{notice})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/engine-brain/brain/conversation"
 )
@@ -35,6 +36,44 @@ type Claim struct {
 	// events; on recovery everything the interrupted turn checkpointed,
 	// then the recover and wake state changes.
 	Current []conversation.Event
+	// Appended are the events the claim's checkpoints and commit wrote
+	// after Current, with their ids, as long as nothing else was written to
+	// the log in between (Gapless): the log is then History, Current and
+	// Appended, and a node that keeps it need not read its own events back
+	// at the next claim. Once another writer came between (an operator's
+	// pause, say), Gapless is false and Appended stops growing.
+	Appended []conversation.Event
+	Gapless  bool
+}
+
+// last returns the id of the last event the claim knows to end the log,
+// or "" once it does not know.
+func (c *Claim) last() string {
+	switch {
+	case !c.Gapless:
+		return ""
+	case len(c.Appended) > 0:
+		return c.Appended[len(c.Appended)-1].ID
+	case len(c.Current) > 0:
+		return c.Current[len(c.Current)-1].ID
+	}
+	return ""
+}
+
+// appended records events written with ids after the claim's last one;
+// gapless says nothing else was written in between.
+func (c *Claim) appended(gapless bool, events []conversation.Event, ids []string, now time.Time) {
+	if !c.Gapless || !gapless || len(ids) < len(events) {
+		c.Gapless = false
+		return
+	}
+	for i, e := range events {
+		if e.At.IsZero() {
+			e.At = now // as encodeEvents stored it
+		}
+		e.ID = ids[i]
+		c.Appended = append(c.Appended, e)
+	}
 }
 
 // leaseValue is what the lease key holds for c.
@@ -121,7 +160,7 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 		return nil, err
 	}
 	c := &Claim{Record: rec, Node: node, Token: token, Wake: w, TurnID: str(res[2]), Recovered: str(res[1]) == "1",
-		HistoryAfter: str(res[6])}
+		HistoryAfter: str(res[6]), Gapless: true} // the log came back to its end
 	turnAt := str(res[3])
 	flat := strs(res[5])
 	log := make([]conversation.Event, 0, len(flat)/2)
@@ -169,17 +208,18 @@ func (s *Store) Checkpoint(ctx context.Context, c *Claim, events []conversation.
 	if err != nil {
 		return err
 	}
-	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10))
+	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), c.last())
 	args = append(args, evs...)
-	status, _, err := s.run(ctx, s.scripts.checkpoint, processKeys(c.Record.ID), args...)
+	status, res, err := s.run(ctx, s.scripts.checkpoint, processKeys(c.Record.ID), args...)
 	switch {
 	case err != nil:
 		return fmt.Errorf("store: checkpoint %s: %w", c.Record.ID, err)
 	case status == "FENCED":
 		return fmt.Errorf("%w: process %s: claim %s", ErrFenced, c.Record.ID, c.leaseValue())
-	case status != "OK":
+	case status != "OK" || len(res) < 1:
 		return fmt.Errorf("store: checkpoint %s: unexpected reply %q", c.Record.ID, status)
 	}
+	c.appended(str(res[0]) == "1", events, strs(res[1:]), now)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -362,4 +363,55 @@ func TestClaimAfter(t *testing.T) {
 	if got := len(c1.Current) + len(c2.History) + len(c2.Current); got != len(full) {
 		t.Errorf("known + history + current = %d events, the log has %d", got, len(full))
 	}
+}
+
+// A claim's Appended holds what its checkpoints and commit wrote, ids and
+// all, so that History, Current and Appended are the whole log; a writer
+// coming in between stops it (Gapless false).
+func TestClaimAppended(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := user("hello")
+	e.create(t, "p1", &in)
+	c := e.claim(t, "p1", "t1")
+	if !c.Gapless {
+		t.Fatal("a fresh claim is not Gapless")
+	}
+	if err := e.s.Checkpoint(e.ctx, c, []conversation.Event{chat("one"), chat("two")}); err != nil {
+		t.Fatal(err)
+	}
+	e.commit(t, c, lifecycle.AwaitUser, chat("three"))
+	kept := append(append(append([]conversation.Event{}, c.History...), c.Current...), c.Appended...)
+	if !c.Gapless || !sameJSON(t, e.log(t, "p1"), kept) {
+		t.Errorf("gapless %v; History+Current+Appended is not the log:\nkept %+v\nlog  %+v", c.Gapless, kept, e.log(t, "p1"))
+	}
+
+	// An operator pauses the process during the next turn: the claim no
+	// longer knows the log's end and says so.
+	if _, _, err := e.s.Post(e.ctx, "p1", user("more")); err != nil {
+		t.Fatal(err)
+	}
+	c = e.claim(t, "p1", "t2")
+	e.transition(t, "p1", lifecycle.Pause)
+	if err := e.s.Checkpoint(e.ctx, c, []conversation.Event{chat("four")}); err != nil {
+		t.Fatal(err)
+	}
+	e.commit(t, c, lifecycle.AwaitUser, chat("five"))
+	if c.Gapless || len(c.Appended) != 0 {
+		t.Errorf("after a pause in between: gapless %v, appended %d; want false, 0", c.Gapless, len(c.Appended))
+	}
+}
+
+// sameJSON reports whether two event lists encode alike.
+func sameJSON(t *testing.T, a, b []conversation.Event) bool {
+	t.Helper()
+	ja, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jb, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(ja) == string(jb)
 }

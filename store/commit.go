@@ -37,7 +37,8 @@ type Notify struct {
 //     sender to the committing process's id.
 //
 // A claim that lost its lease or token gets ErrFenced and writes nothing.
-// It returns the record after the commit.
+// It returns the record after the commit, and adds what it wrote to the
+// claim's Appended (see Claim.Gapless).
 func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Event, ev lifecycle.Event, by string, notify *Notify) (Record, error) {
 	pid := c.Record.ID
 	switch ev {
@@ -84,6 +85,7 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 	} else {
 		args = append(args, "0", "", "", "", "", "", "", "", "")
 	}
+	args = append(args, c.last())
 	args = append(args, evs...)
 	status, res, err := s.run(ctx, s.scripts.commit, keys, args...)
 	switch {
@@ -91,8 +93,19 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 		return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
 	case status == "FENCED":
 		return Record{}, fmt.Errorf("%w: process %s: claim %s", ErrFenced, pid, c.leaseValue())
-	case status != "OK" || len(res) < 1:
+	case status != "OK" || len(res) < 4:
 		return Record{}, fmt.Errorf("store: commit %s: unexpected reply %q", pid, status)
+	}
+	gapless := str(res[1]) == "1"
+	c.appended(gapless, events, strs(res[2]), now)
+	if own := strs(res[3]); c.Gapless {
+		for i := 0; i+1 < len(own); i += 2 {
+			e, err := decodeEvent(own[i], own[i+1])
+			if err != nil {
+				return Record{}, err
+			}
+			c.Appended = append(c.Appended, e)
+		}
 	}
 	return parseRecord(pid, hash(res[0]))
 }

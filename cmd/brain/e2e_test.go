@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/engine-brain/brain/api"
-	"github.com/engine-brain/brain/tools/mcp/mcptest"
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/tools/mcp/mcptest"
 )
 
 // e2eTimeout bounds each wait of the end-to-end test; the whole test takes

@@ -1,10 +1,12 @@
 -- checkpoint.lua: append events of a running turn, fenced.
 -- KEYS: the process's keys.
 -- ARGV: pid, shard, now, unblock template (unused: ""), lease value, token,
---       events (JSON) ...
--- Returns {'OK'} or {'FENCED'}.
+--       the id of the log's last event as the caller knows it ('' = not
+--       known), events (JSON) ...
+-- Returns {'OK', gapless ('1'/'0'), id of each event ...} or {'FENCED'}.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if not fenced(p, ARGV[5], ARGV[6]) then return {'FENCED'} end
-for i = 7, #ARGV do append(p, ARGV[i]) end
+local out = {'OK', ends_at(p, ARGV[7])}
+for i = 8, #ARGV do out[#out + 1] = append(p, ARGV[i]) end
 redis.call('HSET', p.proc, 'updated_at', p.now)
-return {'OK'}
+return out

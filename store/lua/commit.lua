@@ -6,14 +6,19 @@
 -- ARGV: pid, shard, now, unblock template, lease value, token, event,
 --       state_change template (from/to placeholders), wake stream, wake
 --       entry id, notify ('1'/'0'), parent pid, parent shard, kind, from,
---       content, at, idempotency key, idempotency ttl, events (JSON) ...
--- Returns {'FENCED'} or {'OK', record}.
+--       content, at, idempotency key, idempotency ttl, the id of the log's
+--       last event as the caller knows it ('' = not known), events (JSON) ...
+-- Returns {'FENCED'} or {'OK', record, gapless ('1'/'0'), {id of each
+-- event}, {id, JSON, ... of the events the script wrote itself}}; those
+-- last are listed only when gapless.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if not fenced(p, ARGV[5], ARGV[6]) then return {'FENCED'} end
 local event, tpl = ARGV[7], ARGV[8]
 local to = fire(event, 'RUNNING')
 if to == nil then return redis.error_reply('store: commit: event ' .. event .. ' does not end a turn') end
-for i = 20, #ARGV do append(p, ARGV[i]) end
+local gapless = ends_at(p, ARGV[20])
+local ids = {}
+for i = 21, #ARGV do ids[#ids + 1] = append(p, ARGV[i]) end
 
 local state = redis.call('HGET', p.proc, 'state')
 if state == 'RUNNING' then
@@ -44,4 +49,14 @@ if ARGV[11] == '1' then
   local parent = process(ARGV[12], ARGV[13], p.now, p.unblock)
   post(parent, ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19])
 end
-return {'OK', redis.call('HGETALL', p.proc)}
+-- What the script wrote after the caller's events (the state change, an
+-- unblocking one): the caller cannot know it otherwise.
+local own = {}
+if gapless == '1' then
+  local from = ids[#ids] or ARGV[20]
+  for _, e in ipairs(redis.call('XRANGE', p.events, '(' .. from, '+')) do
+    own[#own + 1] = e[1]
+    own[#own + 1] = fields(e[2]).e or ''
+  end
+end
+return {'OK', redis.call('HGETALL', p.proc), gapless, ids, own}

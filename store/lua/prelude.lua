@@ -82,6 +82,16 @@ local function append(p, json)
   return redis.call('XADD', p.events, '*', 'e', json)
 end
 
+-- ends_at returns '1' when the log's last event has id last, else '0' (and
+-- '0' without looking when last is ''): a writer that knows the log up to
+-- last then knows it up to what it appends.
+local function ends_at(p, last)
+  if last == '' then return '0' end
+  local top = redis.call('XREVRANGE', p.events, '+', '-', 'COUNT', 1)
+  if top[1] and top[1][1] == last then return '1' end
+  return '0'
+end
+
 -- set_state moves the process to state to (paused_from is kept only for
 -- PAUSED), bumps its version and moves it in the state index.
 local function set_state(p, from, to, paused_from)
