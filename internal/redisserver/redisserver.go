@@ -92,6 +92,7 @@ func start(bin string) (*Server, error) {
 		"--logfile", "",
 		"--daemonize", "no",
 	)
+	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
