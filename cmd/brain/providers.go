@@ -13,6 +13,7 @@ import (
 	"github.com/engine-brain/brain/llm/anthropic"
 	"github.com/engine-brain/brain/llm/gemini"
 	"github.com/engine-brain/brain/llm/openai"
+	"github.com/engine-brain/brain/llm/provider"
 	"github.com/engine-brain/brain/recipes"
 )
 
@@ -141,11 +142,11 @@ func (p providerConfig) newModel(baseURL string, log *zap.Logger) (llm.Model, er
 	var err error
 	switch p.Type {
 	case providerOpenAI:
-		m, err = openai.New(openai.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, MaxAttempts: p.MaxAttempts, Logger: log})
+		m, err = openai.New(openai.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, Options: provider.Options{MaxAttempts: p.MaxAttempts, Logger: log}})
 	case providerAnthropic:
-		m, err = anthropic.New(anthropic.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, MaxAttempts: p.MaxAttempts, Logger: log})
+		m, err = anthropic.New(anthropic.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, Options: provider.Options{MaxAttempts: p.MaxAttempts, Logger: log}})
 	case providerGemini:
-		m, err = gemini.New(gemini.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, MaxAttempts: p.MaxAttempts, Logger: log})
+		m, err = gemini.New(gemini.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, Options: provider.Options{MaxAttempts: p.MaxAttempts, Logger: log}})
 	default:
 		err = fmt.Errorf("unknown type %q", p.Type)
 	}

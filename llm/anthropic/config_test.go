@@ -3,6 +3,8 @@ package anthropic
 import (
 	"strings"
 	"testing"
+
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // TestConfigValidate checks the messages of invalid configurations, and
@@ -22,8 +24,8 @@ func TestConfigValidate(t *testing.T) {
 		{name: "base URL with the version path", cfg: Config{APIKey: testKey, BaseURL: "https://api.anthropic.com/v1/"}, errHas: "leave out the /v1 version path"},
 		{name: "base URL with a query", cfg: Config{APIKey: testKey, BaseURL: "https://api.anthropic.com?x=1"}, errHas: "must have no query or fragment"},
 		{name: "negative max tokens", cfg: Config{APIKey: testKey, MaxTokens: -1}, errHas: "max_tokens must be positive"},
-		{name: "too many attempts", cfg: Config{APIKey: testKey, MaxAttempts: 21}, errHas: "max_attempts must be between 1 and 20"},
-		{name: "negative wait", cfg: Config{APIKey: testKey, MaxWait: -1}, errHas: "max_wait must not be negative"},
+		{name: "too many attempts", cfg: Config{APIKey: testKey, Options: provider.Options{MaxAttempts: 21}}, errHas: "max_attempts must be between 1 and 20"},
+		{name: "negative wait", cfg: Config{APIKey: testKey, Options: provider.Options{MaxWait: -1}}, errHas: "max_wait must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/llmtest"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // signature is the signature of testdata/thinking.sse.
@@ -62,8 +63,10 @@ func TestConformance(t *testing.T) {
 	}
 	llmtest.Conformance(t, func(t *testing.T, srv llmtest.Server) llm.Model {
 		c, err := New(Config{
-			APIKey: srv.APIKey, BaseURL: srv.URL, Model: "claude-test",
-			MaxAttempts: srv.MaxAttempts, HTTPClient: srv.Client, Sleep: srv.Sleep,
+			APIKey:  srv.APIKey,
+			BaseURL: srv.URL,
+			Model:   "claude-test",
+			Options: provider.Options{MaxAttempts: srv.MaxAttempts, HTTPClient: srv.Client, Sleep: srv.Sleep},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // cut is a recorded stream cut after the n-th event, in the middle of the
@@ -58,7 +59,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name: "529 until the attempts run out names overloaded",
-			cfg:  Config{MaxAttempts: 2},
+			cfg:  Config{Options: provider.Options{MaxAttempts: 2}},
 			replies: func(*testing.T) []reply {
 				o := errorReply(529, "overloaded_error", "Overloaded", nil)
 				return []reply{o, o}
@@ -68,7 +69,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name: "429 with Retry-After as an HTTP date, then success",
-			cfg:  Config{Now: func() time.Time { return epoch }},
+			cfg:  Config{Options: provider.Options{Now: func() time.Time { return epoch }}},
 			replies: func(t *testing.T) []reply {
 				date := epoch.Add(30 * time.Second).Format(http.TimeFormat)
 				return []reply{errorReply(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", map[string]string{"Retry-After": date}), sse(t, "text.sse")}
@@ -77,7 +78,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name: "503 with an HTML page until the attempts run out",
-			cfg:  Config{MaxAttempts: 3},
+			cfg:  Config{Options: provider.Options{MaxAttempts: 3}},
 			replies: func(*testing.T) []reply {
 				page := reply{status: 503, header: map[string]string{"Content-Type": "text/html"}, body: "<html><body>503 Service Temporarily Unavailable</body></html>"}
 				return []reply{page, page, page}
@@ -109,7 +110,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name: "a Retry-After beyond MaxWait ends the retries",
-			cfg:  Config{MaxWait: 10 * time.Second},
+			cfg:  Config{Options: provider.Options{MaxWait: 10 * time.Second}},
 			replies: func(*testing.T) []reply {
 				return []reply{errorReply(429, "rate_limit_error", "slow down", map[string]string{"Retry-After": "60"})}
 			},
@@ -176,7 +177,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name: "MaxAttempts 1 disables retries",
-			cfg:  Config{MaxAttempts: 1},
+			cfg:  Config{Options: provider.Options{MaxAttempts: 1}},
 			replies: func(*testing.T) []reply {
 				return []reply{errorReply(500, "api_error", "Internal server error", nil)}
 			},
@@ -241,11 +242,13 @@ func TestRetryCancelled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	b := setup(t, Config{Sleep: func(ctx context.Context, _ time.Duration) error {
-		cancel()
-		<-ctx.Done()
-		return ctx.Err()
-	}}, errorReply(529, "overloaded_error", "Overloaded", nil), sse(t, "text.sse"))
+	b := setup(t, Config{
+		Options: provider.Options{Sleep: func(ctx context.Context, _ time.Duration) error {
+			cancel()
+			<-ctx.Done()
+			return ctx.Err()
+		}},
+	}, errorReply(529, "overloaded_error", "Overloaded", nil), sse(t, "text.sse"))
 	_, err := drain(t, ctx, b.client, userRequest("hi"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)

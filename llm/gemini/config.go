@@ -1,14 +1,9 @@
 package gemini
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
-	"time"
-
-	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/llm/provider"
 )
@@ -42,26 +37,9 @@ type Config struct {
 	// (thinkingConfig.includeThoughts), for models that refuse the setting.
 	// By default they are asked for and arrive as reasoning parts.
 	OmitThoughts bool
-	// MaxAttempts bounds the attempts of one call, the first included
-	// (1 means no retry). Zero means DefaultMaxAttempts.
-	MaxAttempts int
-	// MaxWait bounds one wait between attempts. A Retry-After (or the
-	// retryDelay of Google's RetryInfo) asking for longer ends the retries
-	// at once. Zero means DefaultMaxWait.
-	MaxWait time.Duration
-	// HTTPClient sends the requests. Nil means a client without an overall
-	// timeout: streams are long, and the call's context bounds them.
-	HTTPClient *http.Client
-	// Logger receives retry notices (never the key nor payloads). Nil means
-	// no logging.
-	Logger *zap.Logger
-
-	// Now and Sleep are the clock, injected by tests so that no test sleeps.
-	// Now reads Retry-After dates and checks a wait against the context's
-	// deadline; Sleep waits between attempts and must return early, with
-	// ctx.Err(), when ctx is done. Nil means time.Now and a timer.
-	Now   func() time.Time
-	Sleep func(ctx context.Context, d time.Duration) error
+	// Options are the retries, the HTTP client, the log and the clock.
+	// (Google's 429 errors carry a retryDelay, read as a Retry-After.)
+	provider.Options
 }
 
 // validate reports the first problem of c. Messages name the setting and
@@ -91,7 +69,7 @@ func (c *Config) validate() error {
 
 // retry is the retry policy c configures, defaults not yet filled in.
 func (c *Config) retry() provider.Retry {
-	return provider.Retry{Provider: name, MaxAttempts: c.MaxAttempts, MaxWait: c.MaxWait, Now: c.Now, Sleep: c.Sleep}
+	return c.Options.Retry(name)
 }
 
 // withDefaults returns c with its defaults filled in.
@@ -99,13 +77,6 @@ func (c Config) withDefaults() Config {
 	if c.BaseURL == "" {
 		c.BaseURL = DefaultBaseURL
 	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{}
-	}
-	if c.Logger == nil {
-		c.Logger = zap.NewNop()
-	}
-	r := c.retry().WithDefaults()
-	c.MaxAttempts, c.MaxWait, c.Now, c.Sleep = r.MaxAttempts, r.MaxWait, r.Now, r.Sleep
+	c.Options = c.Options.WithDefaults()
 	return c
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/llmtest"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // The thought signatures of the recorded streams.
@@ -95,8 +96,10 @@ func TestConformance(t *testing.T) {
 	}
 	llmtest.Conformance(t, func(t *testing.T, srv llmtest.Server) llm.Model {
 		c, err := New(Config{
-			APIKey: srv.APIKey, BaseURL: srv.URL, Model: testModel,
-			MaxAttempts: srv.MaxAttempts, HTTPClient: srv.Client, Sleep: srv.Sleep,
+			APIKey:  srv.APIKey,
+			BaseURL: srv.URL,
+			Model:   testModel,
+			Options: provider.Options{MaxAttempts: srv.MaxAttempts, HTTPClient: srv.Client, Sleep: srv.Sleep},
 		})
 		if err != nil {
 			t.Fatal(err)

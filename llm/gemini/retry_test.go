@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // cut is a recorded stream cut after its n-th chunk, in the middle of the
@@ -75,7 +76,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name:     "503 until the attempts run out names overloaded",
-			cfg:      Config{MaxAttempts: 2},
+			cfg:      Config{Options: provider.Options{MaxAttempts: 2}},
 			replies:  func(*testing.T) []reply { return []reply{overloaded, overloaded} },
 			requests: 2, waitsIn: firstWait, err: ErrUnavailable,
 			errHas: []string{"HTTP 503", "The model is overloaded", "UNAVAILABLE", "gave up after 2 attempts"},
@@ -88,7 +89,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name: "429 with Retry-After as an HTTP date: the header wins",
-			cfg:  Config{Now: func() time.Time { return epoch }},
+			cfg:  Config{Options: provider.Options{Now: func() time.Time { return epoch }}},
 			replies: func(t *testing.T) []reply {
 				r := rateLimited("50s")
 				r.header = map[string]string{"Retry-After": epoch.Add(30 * time.Second).Format(http.TimeFormat)}
@@ -98,7 +99,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name:     "a retryDelay beyond MaxWait ends the retries",
-			cfg:      Config{MaxWait: 10 * time.Second},
+			cfg:      Config{Options: provider.Options{MaxWait: 10 * time.Second}},
 			replies:  func(*testing.T) []reply { return []reply{rateLimited("58.5s")} },
 			requests: 1, err: ErrRateLimited, errHas: []string{"HTTP 429", "exceeded your current quota", "RESOURCE_EXHAUSTED", "retry after 59s, longer than max_wait 10s"},
 		},
@@ -112,7 +113,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name: "502 with an HTML page until the attempts run out",
-			cfg:  Config{MaxAttempts: 3},
+			cfg:  Config{Options: provider.Options{MaxAttempts: 3}},
 			replies: func(*testing.T) []reply {
 				page := reply{status: 502, header: map[string]string{"Content-Type": "text/html"}, body: "<html><body>502 Bad Gateway</body></html>"}
 				return []reply{page, page, page}
@@ -200,7 +201,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name:     "MaxAttempts 1 disables retries",
-			cfg:      Config{MaxAttempts: 1},
+			cfg:      Config{Options: provider.Options{MaxAttempts: 1}},
 			replies:  func(*testing.T) []reply { return []reply{errorReply(500, "An internal error has occurred.", nil)} },
 			requests: 1, err: ErrUnavailable, errHas: []string{"HTTP 500", "An internal error has occurred"},
 		},
@@ -268,7 +269,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 		{status: 500, body: `{"error": "internal: ` + testKey + `"}`},
 	}
 	for i, r := range replies {
-		b := setup(t, Config{MaxAttempts: 1}, r)
+		b := setup(t, Config{Options: provider.Options{MaxAttempts: 1}}, r)
 		_, err := drain(t, context.Background(), b.client, userRequest("hi"))
 		if err == nil {
 			t.Fatalf("reply %d: no error", i)
@@ -288,11 +289,13 @@ func TestRetryCancelled(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	b := setup(t, Config{Sleep: func(ctx context.Context, _ time.Duration) error {
-		cancel()
-		<-ctx.Done()
-		return ctx.Err()
-	}}, errorReply(503, "The model is overloaded.", nil), sse(t, "text.sse"))
+	b := setup(t, Config{
+		Options: provider.Options{Sleep: func(ctx context.Context, _ time.Duration) error {
+			cancel()
+			<-ctx.Done()
+			return ctx.Err()
+		}},
+	}, errorReply(503, "The model is overloaded.", nil), sse(t, "text.sse"))
 	_, err := drain(t, ctx, b.client, userRequest("hi"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)

@@ -11,7 +11,7 @@
 //	func TestConformance(t *testing.T) {
 //		llmtest.Conformance(t, func(t *testing.T, srv llmtest.Server) llm.Model {
 //			m, err := New(Config{APIKey: srv.APIKey, BaseURL: srv.URL, Model: "m",
-//				MaxAttempts: srv.MaxAttempts, HTTPClient: srv.Client, Sleep: srv.Sleep})
+//				Options: provider.Options{MaxAttempts: srv.MaxAttempts, HTTPClient: srv.Client, Sleep: srv.Sleep}})
 //			if err != nil {
 //				t.Fatal(err)
 //			}

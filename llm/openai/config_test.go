@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -28,9 +29,9 @@ func TestConfigValidate(t *testing.T) {
 		{"query in base URL", Config{BaseURL: "http://example.com/v1?x=1"}, "no query or fragment"},
 		{"unparsable base URL", Config{BaseURL: "http://[::1"}, "base_url is not a valid URL"},
 		{"key with a newline", Config{APIKey: testKey + "\n"}, "white space or control characters"},
-		{"negative attempts", Config{APIKey: testKey, MaxAttempts: -1}, "max_attempts must be between 1 and 20, or 0 for the default 4 (got -1)"},
-		{"too many attempts", Config{APIKey: testKey, MaxAttempts: 50}, "(got 50)"},
-		{"negative wait", Config{APIKey: testKey, MaxWait: -1}, "max_wait must not be negative"},
+		{"negative attempts", Config{APIKey: testKey, Options: provider.Options{MaxAttempts: -1}}, "max_attempts must be between 1 and 20, or 0 for the default 4 (got -1)"},
+		{"too many attempts", Config{APIKey: testKey, Options: provider.Options{MaxAttempts: 50}}, "(got 50)"},
+		{"negative wait", Config{APIKey: testKey, Options: provider.Options{MaxWait: -1}}, "max_wait must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,7 +78,7 @@ func TestNoKeyNoAuthorization(t *testing.T) {
 		_, _ = w.Write([]byte(chunks(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`).body))
 	}))
 	defer srv.Close()
-	c, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", HTTPClient: srv.Client()})
+	c, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", Options: provider.Options{HTTPClient: srv.Client()}})
 	if err != nil {
 		t.Fatal(err)
 	}

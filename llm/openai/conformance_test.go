@@ -10,6 +10,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/llmtest"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // TestConformance runs the table every llm.Model adapter must pass.
@@ -79,8 +80,10 @@ func TestConformance(t *testing.T) {
 	}
 	llmtest.Conformance(t, func(t *testing.T, srv llmtest.Server) llm.Model {
 		c, err := New(Config{
-			APIKey: srv.APIKey, BaseURL: srv.URL + "/v1", Model: "gpt-test",
-			MaxAttempts: srv.MaxAttempts, HTTPClient: srv.Client, Sleep: srv.Sleep,
+			APIKey:  srv.APIKey,
+			BaseURL: srv.URL + "/v1",
+			Model:   "gpt-test",
+			Options: provider.Options{MaxAttempts: srv.MaxAttempts, HTTPClient: srv.Client, Sleep: srv.Sleep},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // cut is a recorded stream cut after the n-th event.
@@ -65,7 +66,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name: "429 with Retry-After as an HTTP date, then success",
-			cfg:  Config{Now: func() time.Time { return epoch }},
+			cfg:  Config{Options: provider.Options{Now: func() time.Time { return epoch }}},
 			replies: func(t *testing.T) []reply {
 				date := epoch.Add(30 * time.Second).Format(http.TimeFormat)
 				return []reply{jsonError(429, "slow down", "", map[string]string{"Retry-After": date}), sse(t, "text.sse")}
@@ -89,7 +90,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name: "503 with an HTML page until the attempts run out",
-			cfg:  Config{MaxAttempts: 3},
+			cfg:  Config{Options: provider.Options{MaxAttempts: 3}},
 			replies: func(*testing.T) []reply {
 				page := reply{status: 503, header: map[string]string{"Content-Type": "text/html"}, body: "<html><body>503 Service Temporarily Unavailable</body></html>"}
 				return []reply{page, page, page}
@@ -135,7 +136,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name: "a Retry-After beyond MaxWait ends the retries",
-			cfg:  Config{MaxWait: 10 * time.Second},
+			cfg:  Config{Options: provider.Options{MaxWait: 10 * time.Second}},
 			replies: func(*testing.T) []reply {
 				return []reply{jsonError(429, "slow down", "", map[string]string{"Retry-After": "3600"})}
 			},
@@ -205,7 +206,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name:     "MaxAttempts 1 disables retries",
-			cfg:      Config{MaxAttempts: 1},
+			cfg:      Config{Options: provider.Options{MaxAttempts: 1}},
 			replies:  func(t *testing.T) []reply { return []reply{jsonError(500, "boom", "", nil), sse(t, "text.sse")} },
 			requests: 1, err: ErrUnavailable, errHas: []string{"boom"},
 		},
@@ -290,12 +291,12 @@ func TestConnectionRefused(t *testing.T) {
 
 	var waits []time.Duration
 	c, err := New(Config{
-		BaseURL: url + "/v1", Model: "m", MaxAttempts: 2,
-		HTTPClient: &http.Client{Transport: &http.Transport{}},
-		Sleep: func(ctx context.Context, d time.Duration) error {
+		BaseURL: url + "/v1",
+		Model:   "m",
+		Options: provider.Options{MaxAttempts: 2, HTTPClient: &http.Client{Transport: &http.Transport{}}, Sleep: func(ctx context.Context, d time.Duration) error {
 			waits = append(waits, d)
 			return nil
-		},
+		}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -351,11 +352,13 @@ func TestCancel(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		b := setup(t, Config{Sleep: func(ctx context.Context, d time.Duration) error {
-			cancel() // the turn is stopped while we wait
-			<-ctx.Done()
-			return ctx.Err()
-		}}, jsonError(503, "overloaded", "", nil), sse(t, "text.sse"))
+		b := setup(t, Config{
+			Options: provider.Options{Sleep: func(ctx context.Context, d time.Duration) error {
+				cancel() // the turn is stopped while we wait
+				<-ctx.Done()
+				return ctx.Err()
+			}},
+		}, jsonError(503, "overloaded", "", nil), sse(t, "text.sse"))
 		_, err := drain(t, ctx, b.client, userRequest("hi"))
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
