@@ -20,6 +20,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
 
 func TestMain(m *testing.M) {
@@ -181,53 +182,12 @@ func setup(t *testing.T, cfg Config, replies ...reply) bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { noKey(t, logs) })
+	t.Cleanup(func() { llmtest.NoKeyInLogs(t, logs, testKey) })
 	return bundle{fake: f, client: c, logs: logs, waits: func() []time.Duration {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]time.Duration(nil), waits...)
 	}}
-}
-
-// noKey fails t when a log line carries the API key.
-func noKey(t *testing.T, logs *observer.ObservedLogs) {
-	t.Helper()
-	for _, e := range logs.All() {
-		line := e.Message
-		for k, v := range e.ContextMap() {
-			b, _ := json.Marshal(v)
-			line += " " + k + "=" + string(b)
-		}
-		if strings.Contains(line, testKey) {
-			t.Errorf("a log line carries the API key: %s", line)
-		}
-	}
-}
-
-// userRequest is a request of one user message.
-func userRequest(text string) *llm.Request {
-	return &llm.Request{Messages: []conversation.Message{
-		{Role: conversation.MessageUser, Content: []conversation.Block{conversation.TextBlock(text)}},
-	}}
-}
-
-// drain collects every part and the error of a stream.
-func drain(t *testing.T, ctx context.Context, m llm.Model, req *llm.Request) ([]llm.Part, error) {
-	t.Helper()
-	var parts []llm.Part
-	for p, err := range m.Generate(ctx, req) {
-		if err != nil {
-			return parts, err
-		}
-		parts = append(parts, p)
-	}
-	return parts, nil
-}
-
-func textPart(s string) llm.Part { return llm.Part{Kind: llm.PartText, Text: s} }
-
-func callPart(id, name, args string) llm.Part {
-	return llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}}
 }
 
 func usagePart(in, out int) llm.Part {
@@ -312,11 +272,11 @@ func webSearchParts(t *testing.T) []llm.Part {
 	cited := "Paris is sunny at 18°C today"
 	span := &conversation.Range{Start: len(before), End: len(before) + len(cited)}
 	return []llm.Part{
-		textPart("Let me look"), textPart(" that up."),
+		llmtest.TextPart("Let me look"), llmtest.TextPart(" that up."),
 		hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query": "Paris weather today"}`)}),
 		hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityCompleted, Summary: "2 results", Payload: searchPayload(blocks[2])}),
-		textPart("According to the forecast, "),
-		textPart("Paris is sunny"), textPart(" at 18°C today"),
+		llmtest.TextPart("According to the forecast, "),
+		llmtest.TextPart("Paris is sunny"), llmtest.TextPart(" at 18°C today"),
 		citationPart(conversation.Citation{
 			Source:  conversation.Source{URL: "https://weather.example.com/paris", Title: "Paris weather"},
 			Excerpt: "Today: sunny, high of 18°C, light wind from the west.",
@@ -327,7 +287,7 @@ func webSearchParts(t *testing.T) []llm.Part {
 			Excerpt: "Sat 29: 18° / 9°, sunny",
 			Range:   span, Replay: citationPayload(cites[1]),
 		}),
-		textPart("."),
+		llmtest.TextPart("."),
 		{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 2112, OutputTokens: 164, Hosted: map[string]int{"web_search": 1}}},
 		finishPart(llm.FinishStop),
 	}

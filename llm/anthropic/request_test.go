@@ -11,6 +11,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
 
 func text(role conversation.MessageRole, s string) conversation.Message {
@@ -22,7 +23,7 @@ func text(role conversation.MessageRole, s string) conversation.Message {
 func sent(t *testing.T, cfg Config, req *llm.Request) (map[string]any, map[string]string) {
 	t.Helper()
 	b := setup(t, cfg, sse(t, "text.sse"))
-	if _, err := drain(t, context.Background(), b.client, req); err != nil {
+	if _, err := llmtest.Drain(t, context.Background(), b.client, req); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
 	got := b.fake.requests()
@@ -167,7 +168,7 @@ func TestRequestResultsFirst(t *testing.T) {
 // over the configured ones.
 func TestRequestOverrides(t *testing.T) {
 	t.Parallel()
-	req := userRequest("hi")
+	req := llmtest.UserRequest("hi")
 	req.Params = llm.Params{Model: "claude-other", MaxTokens: 256}
 	body, _ := sent(t, Config{}, req)
 	if body["model"] != "claude-other" || body["max_tokens"] != 256.0 {
@@ -189,12 +190,12 @@ func TestRequestRefused(t *testing.T) {
 	}{
 		{
 			name: "no model", cfg: Config{Model: "-"},
-			req: userRequest("hi"), errHas: "no model named",
+			req: llmtest.UserRequest("hi"), errHas: "no model named",
 		},
 		{
 			name: "a hosted tool this adapter does not know",
 			req: &llm.Request{
-				Messages: userRequest("hi").Messages,
+				Messages: llmtest.UserRequest("hi").Messages,
 				Params:   llm.Params{HostedTools: []string{"web_search", "code_interpreter"}},
 			},
 			errHas: `model.hosted_tools: "code_interpreter" is not a hosted tool of anthropic (supported: web_search)`,
@@ -202,7 +203,7 @@ func TestRequestRefused(t *testing.T) {
 		{
 			name: "a function tool named like the hosted web search",
 			req: &llm.Request{
-				Messages: userRequest("hi").Messages,
+				Messages: llmtest.UserRequest("hi").Messages,
 				Tools:    []llm.ToolDef{{Name: "lookup"}, {Name: "web_search"}},
 				Params:   llm.Params{HostedTools: []string{"web_search"}},
 			},
@@ -220,12 +221,12 @@ func TestRequestRefused(t *testing.T) {
 		},
 		{
 			name:   "a schema that is not an object",
-			req:    &llm.Request{Messages: userRequest("hi").Messages, Tools: []llm.ToolDef{{Name: "a", Schema: json.RawMessage(`[1]`)}}},
+			req:    &llm.Request{Messages: llmtest.UserRequest("hi").Messages, Tools: []llm.ToolDef{{Name: "a", Schema: json.RawMessage(`[1]`)}}},
 			errHas: `tools[0] "a": the schema must be a JSON object`,
 		},
 		{
 			name:   "a schema of another type",
-			req:    &llm.Request{Messages: userRequest("hi").Messages, Tools: []llm.ToolDef{{Name: "a", Schema: json.RawMessage(`{"type":"string"}`)}}},
+			req:    &llm.Request{Messages: llmtest.UserRequest("hi").Messages, Tools: []llm.ToolDef{{Name: "a", Schema: json.RawMessage(`{"type":"string"}`)}}},
 			errHas: `the schema's type must be "object"`,
 		},
 		{
@@ -241,7 +242,7 @@ func TestRequestRefused(t *testing.T) {
 			if tt.cfg.Model == "-" {
 				b.client = withoutModel(b.client)
 			}
-			_, err := drain(t, context.Background(), b.client, tt.req)
+			_, err := llmtest.Drain(t, context.Background(), b.client, tt.req)
 			if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tt.errHas) {
 				t.Fatalf("error %v, want ErrBadRequest with %q", err, tt.errHas)
 			}
@@ -263,7 +264,7 @@ func withoutModel(c *Client) *Client {
 // out as Anthropic's server tool, once, after the function tools.
 func TestRequestHostedWebSearch(t *testing.T) {
 	t.Parallel()
-	req := userRequest("What is the weather in Paris?")
+	req := llmtest.UserRequest("What is the weather in Paris?")
 	req.Tools = []llm.ToolDef{{Name: "respond"}}
 	req.Params.HostedTools = []string{"web_search", "web_search"}
 	body, _ := sent(t, Config{}, req)
@@ -321,15 +322,15 @@ func TestRequestReplaysReasoning(t *testing.T) {
 func TestRedactedRoundTrip(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{}, sse(t, "redacted_thinking.sse"), sse(t, "text.sse"))
-	first, err := llm.Collect(b.client.Generate(context.Background(), userRequest("hi")))
+	first, err := llm.Collect(b.client.Generate(context.Background(), llmtest.UserRequest("hi")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := userRequest("hi")
+	req := llmtest.UserRequest("hi")
 	req.Messages = append(req.Messages,
 		conversation.Message{Role: conversation.MessageAssistant, Reasoning: first.Reasoning, Content: []conversation.Block{conversation.TextBlock(first.Text)}},
 		text(conversation.MessageUser, "more"))
-	if _, err := drain(t, context.Background(), b.client, req); err != nil {
+	if _, err := llmtest.Drain(t, context.Background(), b.client, req); err != nil {
 		t.Fatal(err)
 	}
 	var body struct {

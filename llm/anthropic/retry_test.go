@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 	"github.com/engine-brain/brain/llm/provider"
 )
 
@@ -36,7 +37,7 @@ var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // and what error ends a call.
 func TestRetries(t *testing.T) {
 	t.Parallel()
-	okText := []llm.Part{textPart("Hello"), textPart(", world"), textPart("! How can I help?"), usagePart(25, 12), finishPart(llm.FinishStop)}
+	okText := []llm.Part{llmtest.TextPart("Hello"), llmtest.TextPart(", world"), llmtest.TextPart("! How can I help?"), usagePart(25, 12), finishPart(llm.FinishStop)}
 	firstWait := [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}}
 	tests := []struct {
 		name     string
@@ -132,8 +133,8 @@ func TestRetries(t *testing.T) {
 				return []reply{cut(t, "two_tool_uses.sse", 5), sse(t, "two_tool_uses.sse")}
 			},
 			want: []llm.Part{
-				callPart("toolu_01A09q90qw90lq917835lq9", "get_weather", `{"location": "Paris"}`),
-				callPart("toolu_01B8Rr2m4hLk7dQpZs3xYv1N", "get_time", `{"timezone": "Europe/Paris"}`),
+				llmtest.CallPart("toolu_01A09q90qw90lq917835lq9", "get_weather", `{"location": "Paris"}`),
+				llmtest.CallPart("toolu_01B8Rr2m4hLk7dQpZs3xYv1N", "get_time", `{"timezone": "Europe/Paris"}`),
 				usagePart(610, 104), finishPart(llm.FinishToolCalls),
 			},
 			requests: 2, waitsIn: firstWait,
@@ -141,7 +142,7 @@ func TestRetries(t *testing.T) {
 		{
 			name:     "a stream cut after parts were yielded is an error",
 			replies:  func(t *testing.T) []reply { return []reply{cut(t, "text.sse", 4), sse(t, "text.sse")} },
-			want:     []llm.Part{textPart("Hello")},
+			want:     []llm.Part{llmtest.TextPart("Hello")},
 			requests: 1, err: ErrUnavailable, errHas: []string{"the stream was cut", "not retried: part of the answer was already delivered"},
 		},
 		{
@@ -193,7 +194,7 @@ func TestRetries(t *testing.T) {
 				ctx, cancel = tt.ctx()
 			}
 			defer cancel()
-			got, err := drain(t, ctx, b.client, userRequest("hi"))
+			got, err := llmtest.Drain(t, ctx, b.client, llmtest.UserRequest("hi"))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parts (-want +got):\n%s", diff)
 			}
@@ -249,7 +250,7 @@ func TestRetryCancelled(t *testing.T) {
 			return ctx.Err()
 		}},
 	}, errorReply(529, "overloaded_error", "Overloaded", nil), sse(t, "text.sse"))
-	_, err := drain(t, ctx, b.client, userRequest("hi"))
+	_, err := llmtest.Drain(t, ctx, b.client, llmtest.UserRequest("hi"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
 
 // TestStreams replays recorded streams and checks the parts, in order.
@@ -34,7 +35,7 @@ func TestStreams(t *testing.T) {
 			name:  "plain text, with a ping",
 			reply: func(t *testing.T) reply { return sse(t, "text.sse") },
 			want: []llm.Part{
-				textPart("Hello"), textPart(", world"), textPart("! How can I help?"),
+				llmtest.TextPart("Hello"), llmtest.TextPart(", world"), llmtest.TextPart("! How can I help?"),
 				usagePart(25, 12), finishPart(llm.FinishStop),
 			},
 		},
@@ -42,8 +43,8 @@ func TestStreams(t *testing.T) {
 			name:  "text, then a tool call whose input arrives in many input_json_delta events",
 			reply: func(t *testing.T) reply { return sse(t, "tool_use.sse") },
 			want: []llm.Part{
-				textPart("Okay, let me check"), textPart(" the weather for San Francisco, CA:"),
-				callPart("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", `{"location": "San Francisco, CA", "unit": "fahrenheit"}`),
+				llmtest.TextPart("Okay, let me check"), llmtest.TextPart(" the weather for San Francisco, CA:"),
+				llmtest.CallPart("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", `{"location": "San Francisco, CA", "unit": "fahrenheit"}`),
 				usagePart(472, 89), finishPart(llm.FinishToolCalls),
 			},
 		},
@@ -52,14 +53,14 @@ func TestStreams(t *testing.T) {
 			reply: func(t *testing.T) reply { return sse(t, "thinking.sse") },
 			want: []llm.Part{
 				reasoningPart("The user asks for 2+2. That is 4.", signature),
-				textPart("2 + 2 = "), textPart("4."),
+				llmtest.TextPart("2 + 2 = "), llmtest.TextPart("4."),
 				usagePart(42, 58), finishPart(llm.FinishStop),
 			},
 		},
 		{
 			name:  "server tools other than web search, their results, document citations and unknown kinds are skipped",
 			reply: func(t *testing.T) reply { return sse(t, "unknown_blocks.sse") },
-			want:  []llm.Part{textPart("Still "), textPart("here."), usagePart(2679, 510), finishPart(llm.FinishStop)},
+			want:  []llm.Part{llmtest.TextPart("Still "), llmtest.TextPart("here."), usagePart(2679, 510), finishPart(llm.FinishStop)},
 		},
 		{
 			name:  "a web search is hosted activity, started then completed; cited text's citations follow it, anchored to its block",
@@ -75,7 +76,7 @@ func TestStreams(t *testing.T) {
 				return []llm.Part{
 					hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query": "euro exchange rate"}`)}),
 					hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityFailed, Summary: "max_uses_exceeded", Payload: searchPayload(result)}),
-					textPart("I could not search the web just now."),
+					llmtest.TextPart("I could not search the web just now."),
 					usagePart(2098, 41), finishPart(llm.FinishStop),
 				}
 			}(),
@@ -89,7 +90,7 @@ func TestStreams(t *testing.T) {
 					Value: json.RawMessage(`"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB8URpq+z+"`),
 				}}},
 				reasoningPart("Answer plainly.", "EqQBCgIYAhIMsig2"),
-				textPart("Here is a plain answer."),
+				llmtest.TextPart("Here is a plain answer."),
 				usagePart(96, 212), finishPart(llm.FinishStop),
 			},
 		},
@@ -104,7 +105,7 @@ func TestStreams(t *testing.T) {
 				}, stop("end_turn", 9)...)...)
 			},
 			want: []llm.Part{
-				textPart("Intro. "), textPart("Cited – whole."),
+				llmtest.TextPart("Intro. "), llmtest.TextPart("Cited – whole."),
 				citationPart(conversation.Citation{
 					Source: conversation.Source{URL: "https://example.com/a"}, Excerpt: "whole",
 					Range: &conversation.Range{Start: 7, End: 7 + len("Cited – whole.")}, Replay: citationPayload(whole),
@@ -122,7 +123,7 @@ func TestStreams(t *testing.T) {
 				}, stop("end_turn", 4)...)...)
 			},
 			want: []llm.Part{
-				textPart("Unstopped."),
+				llmtest.TextPart("Unstopped."),
 				citationPart(conversation.Citation{
 					Source: conversation.Source{URL: "https://example.com/a"}, Excerpt: "whole",
 					Range: &conversation.Range{Start: 0, End: len("Unstopped.")}, Replay: citationPayload(whole),
@@ -142,7 +143,7 @@ func TestStreams(t *testing.T) {
 				)
 			},
 			want: []llm.Part{
-				textPart("Searching more."),
+				llmtest.TextPart("Searching more."),
 				{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 30, OutputTokens: 5, Hosted: map[string]int{"web_search": 2}}},
 				finishPart(llm.FinishStop),
 			},
@@ -176,7 +177,7 @@ func TestStreams(t *testing.T) {
 				}, stop("tool_use", 20)...)...)
 			},
 			want: []llm.Part{
-				callPart("toolu_bad", "respond", `{"message": "hi`), callPart("toolu_none", "list", `{}`),
+				llmtest.CallPart("toolu_bad", "respond", `{"message": "hi`), llmtest.CallPart("toolu_none", "list", `{}`),
 				usagePart(10, 20), finishPart(llm.FinishToolCalls),
 			},
 		},
@@ -195,7 +196,7 @@ func TestStreams(t *testing.T) {
 				{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Payload: &conversation.ProviderPayload{
 					Provider: "anthropic", Format: "redacted_thinking", Value: json.RawMessage(`"EmwKAhgBEgy3va3pzix/LafPsn4a"`),
 				}}},
-				textPart("Trunc"), textPart("ated"), usagePart(10, 4096), finishPart(llm.FinishLength),
+				llmtest.TextPart("Trunc"), llmtest.TextPart("ated"), usagePart(10, 4096), finishPart(llm.FinishLength),
 			},
 		},
 		{
@@ -210,7 +211,7 @@ func TestStreams(t *testing.T) {
 					`{"type":"message_stop"}`,
 				)
 			},
-			want: []llm.Part{textPart("Hi."), usagePart(2106, 3), finishPart(llm.FinishStop)},
+			want: []llm.Part{llmtest.TextPart("Hi."), usagePart(2106, 3), finishPart(llm.FinishStop)},
 		},
 		{
 			name: "refusal is content_filter; a text delta without its block start is kept",
@@ -219,14 +220,14 @@ func TestStreams(t *testing.T) {
 					`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"I can't help with that."}}`,
 				}, stop("refusal", 7)...)...)
 			},
-			want: []llm.Part{textPart("I can't help with that."), usagePart(10, 7), finishPart(llm.FinishFiltered)},
+			want: []llm.Part{llmtest.TextPart("I can't help with that."), usagePart(10, 7), finishPart(llm.FinishFiltered)},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, Config{}, tt.reply(t))
-			got, err := drain(t, context.Background(), b.client, userRequest("hi"))
+			got, err := llmtest.Drain(t, context.Background(), b.client, llmtest.UserRequest("hi"))
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
 			}
@@ -245,14 +246,14 @@ func TestStreamStop(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{}, sse(t, "text.sse"))
 	var got []llm.Part
-	for p, err := range b.client.Generate(context.Background(), userRequest("hi")) {
+	for p, err := range b.client.Generate(context.Background(), llmtest.UserRequest("hi")) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, p)
 		break
 	}
-	if diff := cmp.Diff([]llm.Part{textPart("Hello")}, got); diff != "" {
+	if diff := cmp.Diff([]llm.Part{llmtest.TextPart("Hello")}, got); diff != "" {
 		t.Errorf("parts (-want +got):\n%s", diff)
 	}
 }
@@ -278,7 +279,7 @@ func TestStreamCutCitations(t *testing.T) {
 	)
 	r.cutAfter = strings.LastIndex(r.body, "event: ") + 20 // inside the last event
 	b := setup(t, Config{}, r)
-	got, err := llm.Collect(b.client.Generate(context.Background(), userRequest("hi")))
+	got, err := llm.Collect(b.client.Generate(context.Background(), llmtest.UserRequest("hi")))
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("error %v, want ErrUnavailable", err)
 	}

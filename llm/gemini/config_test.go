@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engine-brain/brain/llm/llmtest"
 	"github.com/engine-brain/brain/llm/provider"
 )
 
@@ -58,7 +59,7 @@ func TestNoEnvironment(t *testing.T) {
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:1")
 	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
 	b := setup(t, Config{}, sse(t, "text.sse"))
-	if _, err := drain(t, t.Context(), b.client, userRequest("hi")); err != nil {
+	if _, err := llmtest.Drain(t, t.Context(), b.client, llmtest.UserRequest("hi")); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
 	got := b.fake.requests()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
 
 func TestMain(m *testing.M) {
@@ -212,7 +213,7 @@ func setup(t *testing.T, cfg Config, replies ...reply) bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { noKey(t, logs) })
+	t.Cleanup(func() { llmtest.NoKeyInLogs(t, logs, testKey) })
 	return bundle{fake: f, client: c, logs: logs, waits: func() []time.Duration {
 		mu.Lock()
 		defer mu.Unlock()
@@ -220,47 +221,10 @@ func setup(t *testing.T, cfg Config, replies ...reply) bundle {
 	}}
 }
 
-// noKey fails t when a log line carries the API key.
-func noKey(t *testing.T, logs *observer.ObservedLogs) {
-	t.Helper()
-	for _, e := range logs.All() {
-		line := e.Message
-		for k, v := range e.ContextMap() {
-			b, _ := json.Marshal(v)
-			line += " " + k + "=" + string(b)
-		}
-		if strings.Contains(line, testKey) {
-			t.Errorf("a log line carries the API key: %s", line)
-		}
-	}
-}
-
-// userRequest is a request of one user message.
-func userRequest(text string) *llm.Request {
-	return &llm.Request{Messages: []conversation.Message{
-		{Role: conversation.MessageUser, Content: []conversation.Block{conversation.TextBlock(text)}},
-	}}
-}
-
-// drain collects every part and the error of a stream.
-func drain(t *testing.T, ctx context.Context, m llm.Model, req *llm.Request) ([]llm.Part, error) {
-	t.Helper()
-	var parts []llm.Part
-	for p, err := range m.Generate(ctx, req) {
-		if err != nil {
-			return parts, err
-		}
-		parts = append(parts, p)
-	}
-	return parts, nil
-}
-
 // sigPayload is the payload of a thought signature, as base64 on the wire.
 func sigPayload(b64 string) *conversation.ProviderPayload {
 	return &conversation.ProviderPayload{Provider: "gemini", Format: "thought_signature", Value: json.RawMessage(`"` + b64 + `"`)}
 }
-
-func textPart(s string) llm.Part { return llm.Part{Kind: llm.PartText, Text: s} }
 
 func callPart(id, name, args string, sig string) llm.Part {
 	c := &conversation.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}

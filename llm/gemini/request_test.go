@@ -11,6 +11,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
 
 func text(role conversation.MessageRole, s string) conversation.Message {
@@ -22,7 +23,7 @@ func text(role conversation.MessageRole, s string) conversation.Message {
 func sent(t *testing.T, cfg Config, req *llm.Request) (body map[string]any, header map[string]string, query string) {
 	t.Helper()
 	b := setup(t, cfg, sse(t, "text.sse"))
-	if _, err := drain(t, context.Background(), b.client, req); err != nil {
+	if _, err := llmtest.Drain(t, context.Background(), b.client, req); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
 	got := b.fake.requests()
@@ -150,7 +151,7 @@ func TestRequestMapping(t *testing.T) {
 // googleSearch tool, beside the function declarations.
 func TestRequestWebSearch(t *testing.T) {
 	t.Parallel()
-	req := userRequest("Who won Euro 2024?")
+	req := llmtest.UserRequest("Who won Euro 2024?")
 	req.Tools = []llm.ToolDef{{Name: "respond", Schema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string"}}}`)}}
 	req.Params.HostedTools = []string{"web_search"}
 	body, _, _ := sent(t, Config{OmitThoughts: true, MaxTokens: 1000}, req)
@@ -172,9 +173,9 @@ func TestRequestWebSearch(t *testing.T) {
 func TestRequestModel(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{OmitThoughts: true}, sse(t, "text.sse"))
-	req := userRequest("hi")
+	req := llmtest.UserRequest("hi")
 	req.Params.Model = "gemini-other"
-	_, err := drain(t, context.Background(), b.client, req)
+	_, err := llmtest.Drain(t, context.Background(), b.client, req)
 	// The fake serves only the configured model's path.
 	if err == nil || !strings.Contains(err.Error(), "HTTP 404") {
 		t.Fatalf("error %v, want the fake's 404 for another model's path", err)
@@ -201,24 +202,24 @@ func TestRequestRefused(t *testing.T) {
 	}{
 		{
 			name: "no model", cfg: Config{Model: "-"},
-			req: userRequest("hi"), errHas: "no model named",
+			req: llmtest.UserRequest("hi"), errHas: "no model named",
 		},
 		{
 			name: "a hosted tool other than web_search",
 			req: &llm.Request{
-				Messages: userRequest("hi").Messages,
+				Messages: llmtest.UserRequest("hi").Messages,
 				Params:   llm.Params{HostedTools: []string{"web_search", "code_execution"}},
 			},
 			errHas: `hosted tool "code_execution" is not supported; Gemini runs only "web_search"`,
 		},
 		{
 			name:   "a schema that is not an object",
-			req:    &llm.Request{Messages: userRequest("hi").Messages, Tools: []llm.ToolDef{{Name: "a", Schema: json.RawMessage(`[1]`)}}},
+			req:    &llm.Request{Messages: llmtest.UserRequest("hi").Messages, Tools: []llm.ToolDef{{Name: "a", Schema: json.RawMessage(`[1]`)}}},
 			errHas: `tools[0] "a": the schema must be a JSON object`,
 		},
 		{
 			name:   "a schema of another type",
-			req:    &llm.Request{Messages: userRequest("hi").Messages, Tools: []llm.ToolDef{{Name: "a", Schema: json.RawMessage(`{"type":"string"}`)}}},
+			req:    &llm.Request{Messages: llmtest.UserRequest("hi").Messages, Tools: []llm.ToolDef{{Name: "a", Schema: json.RawMessage(`{"type":"string"}`)}}},
 			errHas: `the schema's type must be "object"`,
 		},
 		{
@@ -241,7 +242,7 @@ func TestRequestRefused(t *testing.T) {
 				cp.model = ""
 				b.client = &cp
 			}
-			_, err := drain(t, context.Background(), b.client, tt.req)
+			_, err := llmtest.Drain(t, context.Background(), b.client, tt.req)
 			if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tt.errHas) {
 				t.Fatalf("error %v, want ErrBadRequest with %q", err, tt.errHas)
 			}
@@ -257,7 +258,7 @@ func TestRequestRefused(t *testing.T) {
 func TestReplayRoundTrip(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{}, sse(t, "function_call.sse"))
-	resp, err := llm.Collect(b.client.Generate(context.Background(), userRequest("Weather in Paris?")))
+	resp, err := llm.Collect(b.client.Generate(context.Background(), llmtest.UserRequest("Weather in Paris?")))
 	if err != nil {
 		t.Fatal(err)
 	}

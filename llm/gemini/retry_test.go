@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 	"github.com/engine-brain/brain/llm/provider"
 )
 
@@ -54,7 +55,7 @@ func rateLimited(delay string) reply {
 // and what error ends a call.
 func TestRetries(t *testing.T) {
 	t.Parallel()
-	okText := []llm.Part{textPart("Hello"), textPart(", world! How can"), textPart(" I help?"), usagePart(9, 21), finishPart(llm.FinishStop)}
+	okText := []llm.Part{llmtest.TextPart("Hello"), llmtest.TextPart(", world! How can"), llmtest.TextPart(" I help?"), usagePart(9, 21), finishPart(llm.FinishStop)}
 	firstWait := [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}}
 	overloaded := errorReply(503, "The model is overloaded. Please try again later.", nil)
 	tests := []struct {
@@ -167,7 +168,7 @@ func TestRetries(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{cut(t, "function_call.sse", 1), sse(t, "function_call.sse")}
 			},
-			want:     []llm.Part{textPart("I'll check the weather")},
+			want:     []llm.Part{llmtest.TextPart("I'll check the weather")},
 			requests: 1, err: ErrUnavailable, errHas: []string{"the stream was cut", "not retried: part of the answer was already delivered"},
 		},
 		{
@@ -215,7 +216,7 @@ func TestRetries(t *testing.T) {
 				ctx, cancel = tt.ctx()
 			}
 			defer cancel()
-			got, err := drain(t, ctx, b.client, userRequest("hi"))
+			got, err := llmtest.Drain(t, ctx, b.client, llmtest.UserRequest("hi"))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parts (-want +got):\n%s", diff)
 			}
@@ -270,7 +271,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 	}
 	for i, r := range replies {
 		b := setup(t, Config{Options: provider.Options{MaxAttempts: 1}}, r)
-		_, err := drain(t, context.Background(), b.client, userRequest("hi"))
+		_, err := llmtest.Drain(t, context.Background(), b.client, llmtest.UserRequest("hi"))
 		if err == nil {
 			t.Fatalf("reply %d: no error", i)
 		}
@@ -296,7 +297,7 @@ func TestRetryCancelled(t *testing.T) {
 			return ctx.Err()
 		}},
 	}, errorReply(503, "The model is overloaded.", nil), sse(t, "text.sse"))
-	_, err := drain(t, ctx, b.client, userRequest("hi"))
+	_, err := llmtest.Drain(t, ctx, b.client, llmtest.UserRequest("hi"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
 
 // TestStreams replays recorded streams and checks the parts, in order.
@@ -34,7 +35,7 @@ func TestStreams(t *testing.T) {
 			name:  "plain text; usage counts thoughts as output",
 			reply: func(t *testing.T) reply { return sse(t, "text.sse") },
 			want: []llm.Part{
-				textPart("Hello"), textPart(", world! How can"), textPart(" I help?"),
+				llmtest.TextPart("Hello"), llmtest.TextPart(", world! How can"), llmtest.TextPart(" I help?"),
 				usagePart(9, 21), finishPart(llm.FinishStop),
 			},
 		},
@@ -42,7 +43,7 @@ func TestStreams(t *testing.T) {
 			name:  "text, then a whole function call with its signature, sent at the end",
 			reply: func(t *testing.T) reply { return sse(t, "function_call.sse") },
 			want: []llm.Part{
-				textPart("I'll check the weather"), textPart(" in Paris for you."),
+				llmtest.TextPart("I'll check the weather"), llmtest.TextPart(" in Paris for you."),
 				callPart("call_aUJmaZ2qBMfUjMcP1b2Y2Qk_0", "get_weather", `{"days":3,"location":"Paris, France","unit":"celsius"}`, sigCall),
 				usagePart(112, 79), finishPart(llm.FinishToolCalls),
 			},
@@ -52,21 +53,21 @@ func TestStreams(t *testing.T) {
 			reply: func(t *testing.T) reply { return sse(t, "thinking.sse") },
 			want: []llm.Part{
 				reasoningPart("**Adding two numbers**\n\nThe user asks for 2+2. That is 4.", sigThought),
-				textPart("2 + 2 = "), textPart("4."),
+				llmtest.TextPart("2 + 2 = "), llmtest.TextPart("4."),
 				usagePart(11, 48), finishPart(llm.FinishStop),
 			},
 		},
 		{
 			name:  "code, inline data and unknown part kinds are skipped",
 			reply: func(t *testing.T) reply { return sse(t, "unknown_parts.sse") },
-			want:  []llm.Part{textPart("Still "), textPart("here."), usagePart(30, 27), finishPart(llm.FinishStop)},
+			want:  []llm.Part{llmtest.TextPart("Still "), llmtest.TextPart("here."), usagePart(30, 27), finishPart(llm.FinishStop)},
 		},
 		{
 			name:  "grounding: search activity, citations with byte ranges, searches counted",
 			reply: func(t *testing.T) reply { return sse(t, "web_search.sse") },
 			want: append(append([]llm.Part{
-				textPart("Spain won Euro 2024, beating England 2–1"),
-				textPart(" in the final. Mikel Oyarzabal scored the winner in the 86th minute."),
+				llmtest.TextPart("Spain won Euro 2024, beating England 2–1"),
+				llmtest.TextPart(" in the final. Mikel Oyarzabal scored the winner in the 86th minute."),
 			}, hostedParts()...),
 				llm.Part{Kind: llm.PartUsage, Usage: &ws.Usage}, finishPart(llm.FinishStop)),
 		},
@@ -88,7 +89,7 @@ func TestStreams(t *testing.T) {
 				)
 			},
 			want: []llm.Part{
-				textPart("I can't"), reasoningPart("", "c2ln"),
+				llmtest.TextPart("I can't"), reasoningPart("", "c2ln"),
 				usagePart(4, 2), finishPart(llm.FinishFiltered),
 			},
 		},
@@ -113,7 +114,7 @@ func TestStreams(t *testing.T) {
 				)
 			},
 			want: []llm.Part{
-				textPart("Café au lait. Tea."),
+				llmtest.TextPart("Café au lait. Tea."),
 				{Kind: llm.PartHosted, Hosted: &conversation.HostedActivity{ActivityID: "", Name: "web_search", State: conversation.ActivityStarted, Input: []byte(`[]`)}},
 				{Kind: llm.PartHosted, Hosted: &conversation.HostedActivity{ActivityID: "", Name: "web_search", State: conversation.ActivityCompleted, Input: []byte(`[]`), Summary: "0 queries, 1 sources"}},
 				{Kind: llm.PartCitation, Citation: &conversation.Citation{Source: conversation.Source{URL: "https://a.example/", Title: "a"}, Range: &conversation.Range{Start: 15, End: 19}}},
@@ -126,7 +127,7 @@ func TestStreams(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, Config{}, tt.reply(t))
-			got, err := drain(t, context.Background(), b.client, userRequest("hi"))
+			got, err := llmtest.Drain(t, context.Background(), b.client, llmtest.UserRequest("hi"))
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
 			}
@@ -156,7 +157,7 @@ func TestCallIDsWithoutResponseID(t *testing.T) {
 	seen := map[string]bool{}
 	valid := regexp.MustCompile(`^call_[0-9a-f]{16}_[01]$`)
 	for range 2 {
-		resp, err := llm.Collect(b.client.Generate(context.Background(), userRequest("hi")))
+		resp, err := llm.Collect(b.client.Generate(context.Background(), llmtest.UserRequest("hi")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,14 +178,14 @@ func TestStreamStop(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{}, sse(t, "text.sse"))
 	var got []llm.Part
-	for p, err := range b.client.Generate(context.Background(), userRequest("hi")) {
+	for p, err := range b.client.Generate(context.Background(), llmtest.UserRequest("hi")) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, p)
 		break
 	}
-	if diff := cmp.Diff([]llm.Part{textPart("Hello")}, got); diff != "" {
+	if diff := cmp.Diff([]llm.Part{llmtest.TextPart("Hello")}, got); diff != "" {
 		t.Errorf("parts (-want +got):\n%s", diff)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 	"github.com/engine-brain/brain/llm/provider"
 )
 
@@ -82,11 +83,11 @@ func TestNoKeyNoAuthorization(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := drain(t, context.Background(), c, userRequest("hi"))
+	got, err := llmtest.Drain(t, context.Background(), c, llmtest.UserRequest("hi"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]llm.Part{textPart("ok"), finishPart(llm.FinishStop)}, got); diff != "" {
+	if diff := cmp.Diff([]llm.Part{llmtest.TextPart("ok"), finishPart(llm.FinishStop)}, got); diff != "" {
 		t.Errorf("parts (-want +got):\n%s", diff)
 	}
 	mu.Lock()
@@ -109,7 +110,7 @@ func TestConcurrentUse(t *testing.T) {
 	errs := make(chan error, n)
 	for range n {
 		wg.Go(func() {
-			resp, err := llm.Collect(b.client.Generate(context.Background(), userRequest("hi")))
+			resp, err := llm.Collect(b.client.Generate(context.Background(), llmtest.UserRequest("hi")))
 			if err == nil && len(resp.ToolCalls) != 2 {
 				t.Errorf("%d tool calls, want 2", len(resp.ToolCalls))
 			}

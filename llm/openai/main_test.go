@@ -19,8 +19,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/engine-brain/brain/conversation"
-	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -177,45 +176,11 @@ func setup(t *testing.T, cfg Config, replies ...reply) bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { noKey(t, logs) })
+	t.Cleanup(func() { llmtest.NoKeyInLogs(t, logs, testKey) })
 	return bundle{fake: f, client: c, logs: logs, waits: waits}
-}
-
-// noKey fails t when a log line carries the API key.
-func noKey(t *testing.T, logs *observer.ObservedLogs) {
-	t.Helper()
-	for _, e := range logs.All() {
-		line := e.Message
-		for k, v := range e.ContextMap() {
-			line += " " + k + "=" + toString(v)
-		}
-		if strings.Contains(line, testKey) {
-			t.Errorf("a log line carries the API key: %s", line)
-		}
-	}
 }
 
 func toString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// userRequest is a request of one user message.
-func userRequest(text string) *llm.Request {
-	return &llm.Request{Messages: []conversation.Message{
-		{Role: conversation.MessageUser, Content: []conversation.Block{conversation.TextBlock(text)}},
-	}}
-}
-
-// drain collects every part and the error of a stream.
-func drain(t *testing.T, ctx context.Context, m llm.Model, req *llm.Request) ([]llm.Part, error) {
-	t.Helper()
-	var parts []llm.Part
-	for p, err := range m.Generate(ctx, req) {
-		if err != nil {
-			return parts, err
-		}
-		parts = append(parts, p)
-	}
-	return parts, nil
 }

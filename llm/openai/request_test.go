@@ -13,6 +13,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
 
 func text(s string) []conversation.Block { return []conversation.Block{conversation.TextBlock(s)} }
@@ -63,7 +64,7 @@ func fullRequest() *llm.Request {
 func TestRequestBody(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{Model: "default-model"}, sse(t, "text.sse"))
-	if _, err := drain(t, context.Background(), b.client, fullRequest()); err != nil {
+	if _, err := llmtest.Drain(t, context.Background(), b.client, fullRequest()); err != nil {
 		t.Fatal(err)
 	}
 	reqs := b.fake.requests()
@@ -116,7 +117,7 @@ func TestRequestParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	withTokens := func(model string) *llm.Request {
-		r := userRequest("hi")
+		r := llmtest.UserRequest("hi")
 		r.Params = llm.Params{Model: model, MaxTokens: 100}
 		return r
 	}
@@ -138,7 +139,7 @@ func TestRequestParams(t *testing.T) {
 			name: "a compatible server gets max_tokens and the default model", client: compatible, req: withTokens(""),
 			want: []string{`"max_tokens":100`, `"model":"llama3"`}, notWant: []string{`max_completion_tokens`},
 		},
-		{name: "no model anywhere", client: official, req: userRequest("hi"), err: "no model named"},
+		{name: "no model anywhere", client: official, req: llmtest.UserRequest("hi"), err: "no model named"},
 		{
 			name: "a schema that is not an object", client: compatible,
 			req: &llm.Request{Tools: []llm.ToolDef{{Name: "t", Schema: json.RawMessage(`[1]`)}}},
@@ -186,9 +187,9 @@ func TestRequestParams(t *testing.T) {
 func TestRequestErrorNoNetwork(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{}, sse(t, "text.sse"))
-	req := userRequest("hi")
+	req := llmtest.UserRequest("hi")
 	req.Params.HostedTools = []string{"code_interpreter"}
-	_, err := drain(t, context.Background(), b.client, req)
+	_, err := llmtest.Drain(t, context.Background(), b.client, req)
 	if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), `hosted tool "code_interpreter" is unknown`) {
 		t.Fatalf("err = %v, want ErrBadRequest naming the hosted tool", err)
 	}

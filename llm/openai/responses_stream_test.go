@@ -12,12 +12,13 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
 
 // searchRequest is a request of one user message with the hosted web
 // search: it goes to the Responses API.
 func searchRequest(text string) *llm.Request {
-	r := userRequest(text)
+	r := llmtest.UserRequest(text)
 	r.Params.HostedTools = []string{"web_search"}
 	return r
 }
@@ -81,7 +82,7 @@ func webSearchParts() []llm.Part {
 		"([toureiffel.paris](https://www.toureiffel.paris/en/the-monument/key-figures?utm_source=openai))",
 		". An adult", " ticket to the top", " costs €35 ",
 		"([fr.wikipedia.org](https://fr.wikipedia.org/wiki/Tour_Eiffel?utm_source=openai))", "."} {
-		parts = append(parts, textPart(d))
+		parts = append(parts, llmtest.TextPart(d))
 	}
 	// OpenAI's character offsets 58-154 and 193-274; ’, — and € take three
 	// bytes each.
@@ -115,7 +116,7 @@ func TestResponseStreams(t *testing.T) {
 					Payload: &conversation.ProviderPayload{Provider: "openai", Format: "reasoning", Value: json.RawMessage(
 						`{"id":"rs_68f1c3b1a2b38190c4d5e6f708192a3b","encrypted_content":"gAAAAABo8cOzR3lqYXRhX2VuY3J5cHRlZF9yZWFzb25pbmdfYmxvYl9mb3JfcmVwbGF5X29ubHk="}`)},
 				}},
-				callPart("call_Kx2mVq8RzT4nLp0sWd6yHj1c", "get_weather", `{"location":"Paris, France","unit":"celsius"}`),
+				llmtest.CallPart("call_Kx2mVq8RzT4nLp0sWd6yHj1c", "get_weather", `{"location":"Paris, France","unit":"celsius"}`),
 				usagePart(342, 151), finishPart(llm.FinishToolCalls),
 			},
 		},
@@ -125,14 +126,14 @@ func TestResponseStreams(t *testing.T) {
 			want: []llm.Part{
 				hostedPart("ws_68f1c4c1bb228190cc33dd44ee55ff66", conversation.ActivityStarted, ""),
 				hostedPart("ws_68f1c4c1bb228190cc33dd44ee55ff66", conversation.ActivityFailed, `{"query":"brain engine release notes"}`),
-				textPart("I could not"), textPart(" search the web"), textPart(" just now."),
+				llmtest.TextPart("I could not"), llmtest.TextPart(" search the web"), llmtest.TextPart(" just now."),
 				usagePart(2104, 12), finishPart(llm.FinishStop),
 			},
 		},
 		{
 			name:  "unknown event and item kinds are skipped",
 			reply: func(t *testing.T) reply { return sse(t, "responses_unknown.sse") },
-			want:  []llm.Part{textPart("Still "), textPart("here."), usagePart(120, 3), finishPart(llm.FinishStop)},
+			want:  []llm.Part{llmtest.TextPart("Still "), llmtest.TextPart("here."), usagePart(120, 3), finishPart(llm.FinishStop)},
 		},
 		{
 			name: "annotations only in the finished items, over two messages",
@@ -150,8 +151,8 @@ func TestResponseStreams(t *testing.T) {
 				)
 			},
 			want: []llm.Part{
-				textPart("Größe: "),
-				textPart("330 m "), textPart("(wiki)"),
+				llmtest.TextPart("Größe: "),
+				llmtest.TextPart("330 m "), llmtest.TextPart("(wiki)"),
 				citationPart("https://de.wikipedia.org/wiki/Eiffelturm", "Eiffelturm", 9+6, 9+12), // "Größe: " is 9 bytes
 				citationPart("https://example.com/out-of-range", "", 21, 21),                      // clamped to the text
 				finishPart(llm.FinishStop),
@@ -171,7 +172,7 @@ func TestResponseStreams(t *testing.T) {
 			want: []llm.Part{
 				hostedPart("ws_a", conversation.ActivityStarted, ""),
 				hostedPart("ws_b", conversation.ActivityStarted, `{"query":"q"}`),
-				textPart("ok"),
+				llmtest.TextPart("ok"),
 				hostedPart("ws_a", conversation.ActivityCompleted, ""),
 				hostedPart("ws_b", conversation.ActivityFailed, `{"query":"q"}`),
 				searchUsagePart(5, 1, 1), finishPart(llm.FinishStop),
@@ -185,7 +186,7 @@ func TestResponseStreams(t *testing.T) {
 					`{"type":"response.incomplete","response":{"id":"r","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[],"usage":{"input_tokens":9,"output_tokens":16,"total_tokens":25}}}`,
 				)
 			},
-			want: []llm.Part{textPart("The tower is"), usagePart(9, 16), finishPart(llm.FinishLength)},
+			want: []llm.Part{llmtest.TextPart("The tower is"), usagePart(9, 16), finishPart(llm.FinishLength)},
 		},
 		{
 			name: "incomplete for the content filter, with a refusal",
@@ -195,7 +196,7 @@ func TestResponseStreams(t *testing.T) {
 					`{"type":"response.incomplete","response":{"id":"r","status":"incomplete","incomplete_details":{"reason":"content_filter"},"output":[]}}`,
 				)
 			},
-			want: []llm.Part{textPart("I can't help with that."), finishPart(llm.FinishFiltered)},
+			want: []llm.Part{llmtest.TextPart("I can't help with that."), finishPart(llm.FinishFiltered)},
 		},
 		{
 			name: "a call without id or arguments, a second call by output index alone",
@@ -209,14 +210,14 @@ func TestResponseStreams(t *testing.T) {
 					`{"type":"response.completed","response":{"id":"r","status":"completed","output":[]}}`,
 				)
 			},
-			want: []llm.Part{callPart("call_0", "get_time", `{}`), callPart("call_b", "b", `{"x":1}`), finishPart(llm.FinishToolCalls)},
+			want: []llm.Part{llmtest.CallPart("call_0", "get_time", `{}`), llmtest.CallPart("call_b", "b", `{"x":1}`), finishPart(llm.FinishToolCalls)},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, Config{}, tt.reply(t))
-			got, err := drain(t, context.Background(), b.client, searchRequest("hi"))
+			got, err := llmtest.Drain(t, context.Background(), b.client, searchRequest("hi"))
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
 			}
@@ -334,7 +335,7 @@ func TestResponseFailures(t *testing.T) {
 					sse(t, "responses_web_search.sse"),
 				}
 			},
-			want: []llm.Part{textPart("Partial")}, requests: 1, err: ErrUnavailable,
+			want: []llm.Part{llmtest.TextPart("Partial")}, requests: 1, err: ErrUnavailable,
 			errHas: []string{"error event in the stream: The model stopped.", "not retried"},
 		},
 		{
@@ -376,7 +377,7 @@ func TestResponseFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, Config{}, tt.replies(t)...)
-			got, err := drain(t, context.Background(), b.client, searchRequest("hi"))
+			got, err := llmtest.Drain(t, context.Background(), b.client, searchRequest("hi"))
 			if tt.err == nil && err != nil {
 				t.Fatalf("Generate: %v", err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
 
 // searchConversation uses every message kind of the provider view, with
@@ -85,7 +86,7 @@ const wantSearchRequest = `{
 func TestResponseRequestBody(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{Model: "default-model"}, sse(t, "responses_web_search.sse"))
-	if _, err := drain(t, context.Background(), b.client, searchConversation()); err != nil {
+	if _, err := llmtest.Drain(t, context.Background(), b.client, searchConversation()); err != nil {
 		t.Fatal(err)
 	}
 	reqs := b.fake.requests()
@@ -130,7 +131,7 @@ func TestResponseParams(t *testing.T) {
 		err     string
 	}{
 		{
-			name: "the default model, no optional settings", req: search(userRequest("hi")),
+			name: "the default model, no optional settings", req: search(llmtest.UserRequest("hi")),
 			want:    []string{`"model":"llama3"`, `"store":false`, `"tools":[{"type":"web_search"}]`},
 			notWant: []string{`"instructions"`, `"temperature"`, `"max_output_tokens"`, `"include"`, `"reasoning"`},
 		},

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 	"github.com/engine-brain/brain/llm/provider"
 )
 
@@ -41,7 +42,7 @@ var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // and what error ends a call.
 func TestRetries(t *testing.T) {
 	t.Parallel()
-	okText := []llm.Part{textPart("Hello"), textPart(", world"), textPart("! How can I help?"), usagePart(19, 10), finishPart(llm.FinishStop)}
+	okText := []llm.Part{llmtest.TextPart("Hello"), llmtest.TextPart(", world"), llmtest.TextPart("! How can I help?"), usagePart(19, 10), finishPart(llm.FinishStop)}
 	tests := []struct {
 		name     string
 		cfg      Config
@@ -158,7 +159,7 @@ func TestRetries(t *testing.T) {
 				return []reply{cut(t, "tool_call.sse", 4), sse(t, "tool_call.sse")}
 			},
 			want: []llm.Part{
-				callPart("call_DdmO9pD3xa9XTPNJ32zg2hcA", "get_weather", `{"location":"Paris, France"}`),
+				llmtest.CallPart("call_DdmO9pD3xa9XTPNJ32zg2hcA", "get_weather", `{"location":"Paris, France"}`),
 				usagePart(81, 17), finishPart(llm.FinishToolCalls),
 			},
 			requests: 2, waitsIn: [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}},
@@ -166,7 +167,7 @@ func TestRetries(t *testing.T) {
 		{
 			name:     "a stream cut after parts were yielded is an error",
 			replies:  func(t *testing.T) []reply { return []reply{cut(t, "text.sse", 2), sse(t, "text.sse")} },
-			want:     []llm.Part{textPart("Hello")},
+			want:     []llm.Part{llmtest.TextPart("Hello")},
 			requests: 1, err: ErrUnavailable, errHas: []string{"the stream was cut", "not retried: part of the answer was already delivered"},
 		},
 		{
@@ -180,7 +181,7 @@ func TestRetries(t *testing.T) {
 		{
 			name:     "a cut after the finish reason keeps the answer",
 			replies:  func(t *testing.T) []reply { return []reply{cut(t, "text.sse", 5)} },
-			want:     []llm.Part{textPart("Hello"), textPart(", world"), textPart("! How can I help?"), finishPart(llm.FinishStop)},
+			want:     []llm.Part{llmtest.TextPart("Hello"), llmtest.TextPart(", world"), llmtest.TextPart("! How can I help?"), finishPart(llm.FinishStop)},
 			requests: 1,
 		},
 		{
@@ -221,7 +222,7 @@ func TestRetries(t *testing.T) {
 			}
 			defer cancel()
 
-			got, err := drain(t, ctx, b.client, userRequest("hi"))
+			got, err := llmtest.Drain(t, ctx, b.client, llmtest.UserRequest("hi"))
 			t.Logf("err: %v", err)
 			if tt.err == nil && err != nil {
 				t.Fatalf("Generate: %v", err)
@@ -267,7 +268,7 @@ func TestRetries(t *testing.T) {
 func TestRetryLogs(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{}, jsonError(429, "key "+testKey+" is rate limited", "", map[string]string{"Retry-After": "1"}), sse(t, "text.sse"))
-	if _, err := drain(t, context.Background(), b.client, userRequest("a secret user message")); err != nil {
+	if _, err := llmtest.Drain(t, context.Background(), b.client, llmtest.UserRequest("a secret user message")); err != nil {
 		t.Fatal(err)
 	}
 	entries := b.logs.FilterMessage("model call failed; retrying").All()
@@ -301,7 +302,7 @@ func TestConnectionRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = drain(t, context.Background(), c, userRequest("hi"))
+	_, err = llmtest.Drain(t, context.Background(), c, llmtest.UserRequest("hi"))
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "the connection failed") {
 		t.Fatalf("err = %v, want ErrUnavailable for a failed connection", err)
 	}
@@ -325,7 +326,7 @@ func TestCancel(t *testing.T) {
 		done := make(chan error, 1)
 		var got []llm.Part
 		go func() {
-			for p, err := range b.client.Generate(ctx, userRequest("hi")) {
+			for p, err := range b.client.Generate(ctx, llmtest.UserRequest("hi")) {
 				if err != nil {
 					done <- err
 					return
@@ -343,7 +344,7 @@ func TestCancel(t *testing.T) {
 		case <-time.After(30 * time.Second): // a guard against hanging, not a timing assertion
 			t.Fatal("Generate did not return after its context was cancelled")
 		}
-		if diff := cmp.Diff([]llm.Part{textPart("Thinking")}, got); diff != "" {
+		if diff := cmp.Diff([]llm.Part{llmtest.TextPart("Thinking")}, got); diff != "" {
 			t.Errorf("parts (-want +got):\n%s", diff)
 		}
 	})
@@ -359,7 +360,7 @@ func TestCancel(t *testing.T) {
 				return ctx.Err()
 			}},
 		}, jsonError(503, "overloaded", "", nil), sse(t, "text.sse"))
-		_, err := drain(t, ctx, b.client, userRequest("hi"))
+		_, err := llmtest.Drain(t, ctx, b.client, llmtest.UserRequest("hi"))
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
@@ -373,7 +374,7 @@ func TestCancel(t *testing.T) {
 		b := setup(t, Config{}, sse(t, "text.sse"))
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := drain(t, ctx, b.client, userRequest("hi"))
+		_, err := llmtest.Drain(t, ctx, b.client, llmtest.UserRequest("hi"))
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}

@@ -2,20 +2,14 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
-
-func textPart(s string) llm.Part { return llm.Part{Kind: llm.PartText, Text: s} }
-
-func callPart(id, name, args string) llm.Part {
-	return llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}}
-}
 
 func usagePart(in, out int) llm.Part {
 	return llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: in, OutputTokens: out}}
@@ -39,7 +33,7 @@ func TestStreams(t *testing.T) {
 			name:  "plain text answer with usage chunk",
 			reply: func(t *testing.T) reply { return sse(t, "text.sse") },
 			want: []llm.Part{
-				textPart("Hello"), textPart(", world"), textPart("! How can I help?"),
+				llmtest.TextPart("Hello"), llmtest.TextPart(", world"), llmtest.TextPart("! How can I help?"),
 				usagePart(19, 10), finishPart(llm.FinishStop),
 			},
 		},
@@ -47,7 +41,7 @@ func TestStreams(t *testing.T) {
 			name:  "one tool call streamed in several argument deltas",
 			reply: func(t *testing.T) reply { return sse(t, "tool_call.sse") },
 			want: []llm.Part{
-				callPart("call_DdmO9pD3xa9XTPNJ32zg2hcA", "get_weather", `{"location":"Paris, France"}`),
+				llmtest.CallPart("call_DdmO9pD3xa9XTPNJ32zg2hcA", "get_weather", `{"location":"Paris, France"}`),
 				usagePart(81, 17), finishPart(llm.FinishToolCalls),
 			},
 		},
@@ -55,8 +49,8 @@ func TestStreams(t *testing.T) {
 			name:  "two parallel tool calls",
 			reply: func(t *testing.T) reply { return sse(t, "parallel_tool_calls.sse") },
 			want: []llm.Part{
-				callPart("call_7bMPjyPBqDyDCs9J0OxW1Xla", "get_weather", `{"location": "Paris"}`),
-				callPart("call_QdXq4SMRiHVGTtKpzl0dQzCk", "get_time", `{"timezone": "Europe/Paris"}`),
+				llmtest.CallPart("call_7bMPjyPBqDyDCs9J0OxW1Xla", "get_weather", `{"location": "Paris"}`),
+				llmtest.CallPart("call_QdXq4SMRiHVGTtKpzl0dQzCk", "get_time", `{"timezone": "Europe/Paris"}`),
 				usagePart(102, 46), finishPart(llm.FinishToolCalls),
 			},
 		},
@@ -65,14 +59,14 @@ func TestStreams(t *testing.T) {
 			reply: func(t *testing.T) reply { return sse(t, "reasoning.sse") },
 			want: []llm.Part{
 				reasoningPart("The user asks for 2+2. That is 4."),
-				textPart("2 + 2 = "), textPart("4."),
+				llmtest.TextPart("2 + 2 = "), llmtest.TextPart("4."),
 				usagePart(13, 24), finishPart(llm.FinishStop),
 			},
 		},
 		{
 			name:  "unknown fields, events, choices and comments are skipped",
 			reply: func(t *testing.T) reply { return sse(t, "unknown_fields.sse") },
-			want:  []llm.Part{textPart("Still "), textPart("here."), finishPart(llm.FinishStop)},
+			want:  []llm.Part{llmtest.TextPart("Still "), llmtest.TextPart("here."), finishPart(llm.FinishStop)},
 		},
 		{
 			name: "reasoning field of Ollama-like servers, ended by a tool call",
@@ -85,7 +79,7 @@ func TestStreams(t *testing.T) {
 			},
 			want: []llm.Part{
 				reasoningPart("Need the weather."),
-				callPart("call_x1", "get_weather", `{"city":"Oslo"}`),
+				llmtest.CallPart("call_x1", "get_weather", `{"city":"Oslo"}`),
 				finishPart(llm.FinishToolCalls), // "stop" with calls: the calls win
 			},
 		},
@@ -97,7 +91,7 @@ func TestStreams(t *testing.T) {
 					`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
 				)
 			},
-			want: []llm.Part{callPart("call_bad", "respond", `{"message": "hi`), finishPart(llm.FinishToolCalls)},
+			want: []llm.Part{llmtest.CallPart("call_bad", "respond", `{"message": "hi`), finishPart(llm.FinishToolCalls)},
 		},
 		{
 			name: "calls all at index 0 with distinct ids, one without arguments or id",
@@ -109,7 +103,7 @@ func TestStreams(t *testing.T) {
 				)
 			},
 			want: []llm.Part{
-				callPart("call_a", "a", `{}`), callPart("call_b", "b", `{"x":1}`), callPart("call_2", "c", `{}`),
+				llmtest.CallPart("call_a", "a", `{}`), llmtest.CallPart("call_b", "b", `{"x":1}`), llmtest.CallPart("call_2", "c", `{}`),
 				finishPart(llm.FinishToolCalls),
 			},
 		},
@@ -121,14 +115,14 @@ func TestStreams(t *testing.T) {
 					`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"length"}]}`,
 				)
 			},
-			want: []llm.Part{textPart("I can't help with that."), finishPart(llm.FinishLength)},
+			want: []llm.Part{llmtest.TextPart("I can't help with that."), finishPart(llm.FinishLength)},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, Config{}, tt.reply(t))
-			got, err := drain(t, context.Background(), b.client, userRequest("hi"))
+			got, err := llmtest.Drain(t, context.Background(), b.client, llmtest.UserRequest("hi"))
 			if err != nil {
 				t.Fatalf("Generate: %v", err)
 			}
@@ -147,7 +141,7 @@ func TestStreams(t *testing.T) {
 func TestStreamCollect(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{}, sse(t, "reasoning.sse"))
-	resp, err := llm.Collect(b.client.Generate(context.Background(), userRequest("2+2?")))
+	resp, err := llm.Collect(b.client.Generate(context.Background(), llmtest.UserRequest("2+2?")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,14 +161,14 @@ func TestStreamStop(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{}, sse(t, "text.sse"))
 	var got []llm.Part
-	for p, err := range b.client.Generate(context.Background(), userRequest("hi")) {
+	for p, err := range b.client.Generate(context.Background(), llmtest.UserRequest("hi")) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, p)
 		break
 	}
-	if diff := cmp.Diff([]llm.Part{textPart("Hello")}, got); diff != "" {
+	if diff := cmp.Diff([]llm.Part{llmtest.TextPart("Hello")}, got); diff != "" {
 		t.Errorf("parts (-want +got):\n%s", diff)
 	}
 }
