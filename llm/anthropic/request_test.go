@@ -26,17 +26,17 @@ func sent(t *testing.T, cfg Config, req *llm.Request) (map[string]any, map[strin
 	if _, err := llmtest.Drain(t, context.Background(), b.client, req); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
-	got := b.fake.requests()
+	got := b.fake.Requests()
 	if len(got) != 1 {
 		t.Fatalf("%d requests, want 1", len(got))
 	}
 	var body map[string]any
-	if err := json.Unmarshal(got[0].body, &body); err != nil {
-		t.Fatalf("request body: %v\n%s", err, got[0].body)
+	if err := json.Unmarshal(got[0].Body, &body); err != nil {
+		t.Fatalf("request body: %v\n%s", err, got[0].Body)
 	}
 	h := map[string]string{}
-	for k := range got[0].header {
-		h[strings.ToLower(k)] = got[0].header.Get(k)
+	for k := range got[0].Header {
+		h[strings.ToLower(k)] = got[0].Header.Get(k)
 	}
 	return body, h
 }
@@ -246,7 +246,7 @@ func TestRequestRefused(t *testing.T) {
 			if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tt.errHas) {
 				t.Fatalf("error %v, want ErrBadRequest with %q", err, tt.errHas)
 			}
-			if n := len(b.fake.requests()); n != 0 {
+			if n := len(b.fake.Requests()); n != 0 {
 				t.Errorf("%d requests, want none", n)
 			}
 		})
@@ -338,7 +338,7 @@ func TestRedactedRoundTrip(t *testing.T) {
 			Content []json.RawMessage `json:"content"`
 		} `json:"messages"`
 	}
-	if err := json.Unmarshal(b.fake.requests()[1].body, &body); err != nil {
+	if err := json.Unmarshal(b.fake.Requests()[1].Body, &body); err != nil {
 		t.Fatal(err)
 	}
 	sentBlock := string(body.Messages[1].Content[0])

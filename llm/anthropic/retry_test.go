@@ -28,7 +28,7 @@ func cut(t *testing.T, name string, events int) reply {
 		}
 		at += i + 2
 	}
-	return reply{status: http.StatusOK, body: b, cutAfter: at + 10}
+	return reply{Status: http.StatusOK, Body: b, CutAfter: at + 10}
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -81,7 +81,7 @@ func TestRetries(t *testing.T) {
 			name: "503 with an HTML page until the attempts run out",
 			cfg:  Config{Options: provider.Options{MaxAttempts: 3}},
 			replies: func(*testing.T) []reply {
-				page := reply{status: 503, header: map[string]string{"Content-Type": "text/html"}, body: "<html><body>503 Service Temporarily Unavailable</body></html>"}
+				page := reply{Status: 503, Header: map[string]string{"Content-Type": "text/html"}, Body: "<html><body>503 Service Temporarily Unavailable</body></html>"}
 				return []reply{page, page, page}
 			},
 			requests: 3, waitsIn: [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}, {500 * time.Millisecond, time.Second}},
@@ -163,7 +163,7 @@ func TestRetries(t *testing.T) {
 			name: "an overloaded error event in the stream is retried",
 			replies: func(t *testing.T) []reply {
 				return []reply{
-					{status: 200, body: "event: error\ndata: " + apiError("overloaded_error", "Overloaded") + "\n\n"},
+					{Status: 200, Body: "event: error\ndata: " + apiError("overloaded_error", "Overloaded") + "\n\n"},
 					sse(t, "text.sse"),
 				}
 			},
@@ -172,7 +172,7 @@ func TestRetries(t *testing.T) {
 		{
 			name: "an invalid_request_error event is not retried",
 			replies: func(t *testing.T) []reply {
-				return []reply{{status: 200, body: "event: error\ndata: " + apiError("invalid_request_error", "messages: roles must alternate") + "\n\n"}}
+				return []reply{{Status: 200, Body: "event: error\ndata: " + apiError("invalid_request_error", "messages: roles must alternate") + "\n\n"}}
 			},
 			requests: 1, err: ErrBadRequest, errHas: []string{"error event in the stream: messages: roles must alternate", "invalid_request_error"},
 		},
@@ -214,7 +214,7 @@ func TestRetries(t *testing.T) {
 					t.Errorf("error %q carries the API key", err)
 				}
 			}
-			if n := len(b.fake.requests()); n != tt.requests {
+			if n := len(b.fake.Requests()); n != tt.requests {
 				t.Errorf("%d requests, want %d", n, tt.requests)
 			}
 			waits := b.waits()
@@ -254,7 +254,7 @@ func TestRetryCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
-	if n := len(b.fake.requests()); n != 1 {
+	if n := len(b.fake.Requests()); n != 1 {
 		t.Errorf("%d requests, want 1", n)
 	}
 }

@@ -234,7 +234,7 @@ func TestStreams(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parts (-want +got):\n%s", diff)
 			}
-			if n := len(b.fake.requests()); n != 1 {
+			if n := len(b.fake.Requests()); n != 1 {
 				t.Errorf("%d requests, want 1", n)
 			}
 		})
@@ -277,7 +277,7 @@ func TestStreamCutCitations(t *testing.T) {
 		`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Half an ans"}}`,
 		`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"wer that never ends"}}`,
 	)
-	r.cutAfter = strings.LastIndex(r.body, "event: ") + 20 // inside the last event
+	r.CutAfter = strings.LastIndex(r.Body, "event: ") + 20 // inside the last event
 	b := setup(t, Config{}, r)
 	got, err := llm.Collect(b.client.Generate(context.Background(), llmtest.UserRequest("hi")))
 	if !errors.Is(err, ErrUnavailable) {
@@ -294,7 +294,7 @@ func TestStreamCutCitations(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("response (-want +got):\n%s", diff)
 	}
-	if n := len(b.fake.requests()); n != 1 {
+	if n := len(b.fake.Requests()); n != 1 {
 		t.Errorf("%d requests, want 1 (part of the answer went out)", n)
 	}
 }

@@ -62,8 +62,8 @@ func TestNoEnvironment(t *testing.T) {
 	if _, err := llmtest.Drain(t, t.Context(), b.client, llmtest.UserRequest("hi")); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
-	got := b.fake.requests()
-	if len(got) != 1 || got[0].header.Get("x-goog-api-key") != testKey {
-		t.Fatalf("requests %d, key header %q; want one request with the configured key", len(got), got[0].header.Get("x-goog-api-key"))
+	got := b.fake.Requests()
+	if len(got) != 1 || got[0].Header.Get("x-goog-api-key") != testKey {
+		t.Fatalf("requests %d, key header %q; want one request with the configured key", len(got), got[0].Header.Get("x-goog-api-key"))
 	}
 }

@@ -1,16 +1,12 @@
 package gemini
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,20 +36,16 @@ const (
 	streamPath = "/v1beta/models/" + testModel + ":streamGenerateContent"
 )
 
-// reply is one answer of the fake server.
-type reply struct {
-	status int
-	header map[string]string
-	body   string
-	// cutAfter, when > 0, sends only that many bytes of body and then drops
-	// the connection (the response declares the whole length).
-	cutAfter int
-}
+// reply is one answer of the fake server; received, a request it got.
+type (
+	reply    = llmtest.Reply
+	received = llmtest.Received
+)
 
 // sse is a 200 reply streaming a testdata file.
 func sse(t *testing.T, name string) reply {
 	t.Helper()
-	return reply{status: http.StatusOK, body: readFile(t, name)}
+	return reply{Status: http.StatusOK, Body: readFile(t, name)}
 }
 
 func readFile(t *testing.T, name string) string {
@@ -72,7 +64,7 @@ func chunks(data ...string) reply {
 	for _, d := range data {
 		sb.WriteString("data: " + d + "\r\n\r\n")
 	}
-	return reply{status: http.StatusOK, body: sb.String()}
+	return reply{Status: http.StatusOK, Body: sb.String()}
 }
 
 // apiError is an error body in Google's format, with an ErrorInfo reason
@@ -112,71 +104,15 @@ func statusOf(code int) string {
 
 // errorReply is an error reply with a Google error body.
 func errorReply(code int, message string, header map[string]string) reply {
-	return reply{status: code, header: header, body: apiError(code, statusOf(code), message, "")}
-}
-
-// received is one request the fake server got.
-type received struct {
-	header http.Header
-	query  string
-	body   []byte
-}
-
-// fake is a Gemini API server playing replies in order; past the last it
-// answers 500.
-type fake struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	replies []reply
-	got     []received
-}
-
-func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	n := len(f.got)
-	f.got = append(f.got, received{header: r.Header.Clone(), query: r.URL.RawQuery, body: body})
-	rep := errorReply(http.StatusInternalServerError, "no more replies", nil)
-	if n < len(f.replies) {
-		rep = f.replies[n]
-	}
-	f.mu.Unlock()
-
-	if r.Method != http.MethodPost || r.URL.Path != streamPath {
-		http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
-		return
-	}
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
-	if rep.status == http.StatusOK {
-		w.Header().Set("Content-Type", "text/event-stream")
-	} else if w.Header().Get("Content-Type") == "" {
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	}
-	if rep.cutAfter > 0 {
-		w.Header().Set("Content-Length", strconv.Itoa(len(rep.body)))
-		w.WriteHeader(rep.status)
-		_, _ = io.WriteString(w, rep.body[:rep.cutAfter])
-		return // short of Content-Length: the server drops the connection
-	}
-	w.WriteHeader(rep.status)
-	_, _ = io.WriteString(w, rep.body)
-}
-
-// requests returns what the server received.
-func (f *fake) requests() []received {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]received(nil), f.got...)
+	return reply{Status: code, Header: header, Body: apiError(code, statusOf(code), message, "")}
 }
 
 // bundle is a client wired to a fake server.
 type bundle struct {
-	fake   *fake
+	fake   *llmtest.Replayer
 	client *Client
 	logs   *observer.ObservedLogs
-	// waits records every back-off the client asked for.
+	// waits returns every back-off the client asked for.
 	waits func() []time.Duration
 }
 
@@ -185,40 +121,30 @@ type bundle struct {
 // are kept.
 func setup(t *testing.T, cfg Config, replies ...reply) bundle {
 	t.Helper()
-	f := &fake{replies: replies}
-	f.srv = httptest.NewServer(f)
-	t.Cleanup(f.srv.Close)
+	f := &llmtest.Replayer{Paths: []string{streamPath}, Replies: replies, Exhausted: errorReply(http.StatusInternalServerError, "no more replies", nil), ErrorContentType: "application/json; charset=UTF-8"}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
 
 	core, logs := observer.New(zap.DebugLevel)
-	var mu sync.Mutex
-	var waits []time.Duration
+	waits := &llmtest.Waits{}
 	if cfg.APIKey == "" {
 		cfg.APIKey = testKey
 	}
-	cfg.BaseURL = f.srv.URL
+	cfg.BaseURL = srv.URL
 	if cfg.Model == "" {
 		cfg.Model = testModel
 	}
-	cfg.HTTPClient = f.srv.Client()
+	cfg.HTTPClient = srv.Client()
 	cfg.Logger = zap.New(core)
 	if cfg.Sleep == nil {
-		cfg.Sleep = func(ctx context.Context, d time.Duration) error {
-			mu.Lock()
-			waits = append(waits, d)
-			mu.Unlock()
-			return ctx.Err()
-		}
+		cfg.Sleep = waits.Sleep
 	}
 	c, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { llmtest.NoKeyInLogs(t, logs, testKey) })
-	return bundle{fake: f, client: c, logs: logs, waits: func() []time.Duration {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]time.Duration(nil), waits...)
-	}}
+	return bundle{fake: f, client: c, logs: logs, waits: waits.All}
 }
 
 // sigPayload is the payload of a thought signature, as base64 on the wire.

@@ -26,18 +26,18 @@ func sent(t *testing.T, cfg Config, req *llm.Request) (body map[string]any, head
 	if _, err := llmtest.Drain(t, context.Background(), b.client, req); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
-	got := b.fake.requests()
+	got := b.fake.Requests()
 	if len(got) != 1 {
 		t.Fatalf("%d requests, want 1", len(got))
 	}
-	if err := json.Unmarshal(got[0].body, &body); err != nil {
-		t.Fatalf("request body: %v\n%s", err, got[0].body)
+	if err := json.Unmarshal(got[0].Body, &body); err != nil {
+		t.Fatalf("request body: %v\n%s", err, got[0].Body)
 	}
 	header = map[string]string{}
-	for k := range got[0].header {
-		header[strings.ToLower(k)] = got[0].header.Get(k)
+	for k := range got[0].Header {
+		header[strings.ToLower(k)] = got[0].Header.Get(k)
 	}
-	return body, header, got[0].query
+	return body, header, got[0].Query
 }
 
 func decode(t *testing.T, s string) map[string]any {
@@ -180,9 +180,9 @@ func TestRequestModel(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "HTTP 404") {
 		t.Fatalf("error %v, want the fake's 404 for another model's path", err)
 	}
-	got := b.fake.requests()
+	got := b.fake.Requests()
 	var body map[string]any
-	if err := json.Unmarshal(got[0].body, &body); err != nil {
+	if err := json.Unmarshal(got[0].Body, &body); err != nil {
 		t.Fatal(err)
 	}
 	// The SDK always sends a generationConfig, empty here.
@@ -246,7 +246,7 @@ func TestRequestRefused(t *testing.T) {
 			if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tt.errHas) {
 				t.Fatalf("error %v, want ErrBadRequest with %q", err, tt.errHas)
 			}
-			if n := len(b.fake.requests()); n != 0 {
+			if n := len(b.fake.Requests()); n != 0 {
 				t.Errorf("%d requests, want none", n)
 			}
 		})

@@ -29,7 +29,7 @@ func cut(t *testing.T, name string, n int) reply {
 		}
 		at += i + 2
 	}
-	return reply{status: http.StatusOK, body: b, cutAfter: at + 10}
+	return reply{Status: http.StatusOK, Body: b, CutAfter: at + 10}
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -48,7 +48,7 @@ func rateLimited(delay string) reply {
 			map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay},
 		},
 	}})
-	return reply{status: 429, body: string(b)}
+	return reply{Status: 429, Body: string(b)}
 }
 
 // TestRetries covers which failures are retried, how long the client waits,
@@ -93,7 +93,7 @@ func TestRetries(t *testing.T) {
 			cfg:  Config{Options: provider.Options{Now: func() time.Time { return epoch }}},
 			replies: func(t *testing.T) []reply {
 				r := rateLimited("50s")
-				r.header = map[string]string{"Retry-After": epoch.Add(30 * time.Second).Format(http.TimeFormat)}
+				r.Header = map[string]string{"Retry-After": epoch.Add(30 * time.Second).Format(http.TimeFormat)}
 				return []reply{r, sse(t, "text.sse")}
 			},
 			want: okText, requests: 2, waits: []time.Duration{30 * time.Second},
@@ -116,7 +116,7 @@ func TestRetries(t *testing.T) {
 			name: "502 with an HTML page until the attempts run out",
 			cfg:  Config{Options: provider.Options{MaxAttempts: 3}},
 			replies: func(*testing.T) []reply {
-				page := reply{status: 502, header: map[string]string{"Content-Type": "text/html"}, body: "<html><body>502 Bad Gateway</body></html>"}
+				page := reply{Status: 502, Header: map[string]string{"Content-Type": "text/html"}, Body: "<html><body>502 Bad Gateway</body></html>"}
 				return []reply{page, page, page}
 			},
 			requests: 3, waitsIn: [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}, {500 * time.Millisecond, time.Second}},
@@ -133,7 +133,7 @@ func TestRetries(t *testing.T) {
 		{
 			name: "400 API_KEY_INVALID is ErrAuth",
 			replies: func(*testing.T) []reply {
-				return []reply{{status: 400, body: apiError(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", "API_KEY_INVALID")}}
+				return []reply{{Status: 400, Body: apiError(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", "API_KEY_INVALID")}}
 			},
 			requests: 1, err: ErrAuth, errHas: []string{"authentication failed (HTTP 400)", "API key not valid", "API_KEY_INVALID"},
 		},
@@ -175,7 +175,7 @@ func TestRetries(t *testing.T) {
 			name: "a cut after the finish reason keeps the answer",
 			replies: func(t *testing.T) []reply {
 				body := readFile(t, "text.sse")
-				return []reply{{status: 200, body: body + "data: {\"candidates\": []}\r\n\r\n", cutAfter: len(body) + 8}}
+				return []reply{{Status: 200, Body: body + "data: {\"candidates\": []}\r\n\r\n", CutAfter: len(body) + 8}}
 			},
 			want: okText, requests: 1,
 		},
@@ -233,7 +233,7 @@ func TestRetries(t *testing.T) {
 					}
 				}
 			}
-			if n := len(b.fake.requests()); n != tt.requests {
+			if n := len(b.fake.Requests()); n != tt.requests {
 				t.Errorf("%d requests, want %d", n, tt.requests)
 			}
 			waits := b.waits()
@@ -262,12 +262,12 @@ func TestRetries(t *testing.T) {
 func TestKeyNeverInErrors(t *testing.T) {
 	t.Parallel()
 	replies := []reply{
-		{status: 400, body: apiError(400, "INVALID_ARGUMENT", "API key not valid: "+testKey, "API_KEY_INVALID")},
-		{status: 400, body: apiError(400, "BAD_"+testKey, "bad", "")},
-		{status: 401, body: apiError(401, "UNAUTHENTICATED", "key "+testKey+" revoked", "KEY_"+testKey)},
+		{Status: 400, Body: apiError(400, "INVALID_ARGUMENT", "API key not valid: "+testKey, "API_KEY_INVALID")},
+		{Status: 400, Body: apiError(400, "BAD_"+testKey, "bad", "")},
+		{Status: 401, Body: apiError(401, "UNAUTHENTICATED", "key "+testKey+" revoked", "KEY_"+testKey)},
 		chunks(apiError(403, "PERMISSION_DENIED", "key "+testKey+" lacks access", "")),
-		{status: 403, header: map[string]string{"Content-Type": "text/plain"}, body: "forbidden for key=" + testKey + "\n"},
-		{status: 500, body: `{"error": "internal: ` + testKey + `"}`},
+		{Status: 403, Header: map[string]string{"Content-Type": "text/plain"}, Body: "forbidden for key=" + testKey + "\n"},
+		{Status: 500, Body: `{"error": "internal: ` + testKey + `"}`},
 	}
 	for i, r := range replies {
 		b := setup(t, Config{Options: provider.Options{MaxAttempts: 1}}, r)
@@ -301,7 +301,7 @@ func TestRetryCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
-	if n := len(b.fake.requests()); n != 1 {
+	if n := len(b.fake.Requests()); n != 1 {
 		t.Errorf("%d requests, want 1", n)
 	}
 }

@@ -140,7 +140,7 @@ func TestStreams(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parts (-want +got):\n%s", diff)
 			}
-			if n := len(b.fake.requests()); n != 1 {
+			if n := len(b.fake.Requests()); n != 1 {
 				t.Errorf("%d requests, want 1", n)
 			}
 		})

@@ -27,12 +27,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -127,64 +124,12 @@ const apiKey = "sk-conformance-5d1e9b7a3c"
 const attempts = 3
 
 // reply is one answer of the fake server.
-type reply struct {
-	status int
-	header map[string]string
-	body   string
-	cut    bool // declare more than body and drop the connection after it
-}
+type reply = Reply
 
-// fake plays replies in order; past the last it answers 500.
-type fake struct {
-	wire    *Wire
-	path    string
-	mu      sync.Mutex
-	replies []reply
-	n       int
-	waits   []time.Duration
-}
-
-func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.Copy(io.Discard, r.Body)
-	if r.Method != http.MethodPost || r.URL.Path != f.path {
-		http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
-		return
-	}
-	f.mu.Lock()
-	rep := reply{status: http.StatusInternalServerError, body: f.wire.ErrorBody(http.StatusInternalServerError, "no more replies")}
-	if f.n < len(f.replies) {
-		rep = f.replies[f.n]
-	}
-	f.n++
-	f.mu.Unlock()
-
-	for k, v := range rep.header {
-		w.Header().Set(k, v)
-	}
-	if rep.status == http.StatusOK {
-		w.Header().Set("Content-Type", "text/event-stream")
-	} else {
-		w.Header().Set("Content-Type", "application/json")
-	}
-	if rep.cut {
-		w.Header().Set("Content-Length", strconv.Itoa(len(rep.body)+1024))
-	}
-	w.WriteHeader(rep.status)
-	_, _ = io.WriteString(w, rep.body)
-	// A cut reply returns short of its Content-Length: net/http drops the
-	// connection.
-}
-
-func (f *fake) requests() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.n
-}
-
-func (f *fake) recorded() []time.Duration {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]time.Duration(nil), f.waits...)
+// cutReply is status 200 with body, declaring more than it sends: the
+// connection drops after body.
+func cutReply(body string) reply {
+	return reply{Status: http.StatusOK, Body: body + strings.Repeat(" ", 1024), CutAfter: len(body)}
 }
 
 // conformanceCase is one row of the table.
@@ -213,12 +158,12 @@ func Conformance(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model
 	if wire.Path == "" || wire.ErrorBody == nil {
 		t.Fatal("llmtest: the wire needs a Path and an ErrorBody")
 	}
-	ok := func(c Case) reply { return reply{status: http.StatusOK, body: wire.Streams[c].Body} }
+	ok := func(c Case) reply { return reply{Status: http.StatusOK, Body: wire.Streams[c].Body} }
 	recorded := func(c Case) func(*Wire) llm.Response {
 		return func(w *Wire) llm.Response { return w.Streams[c].Want }
 	}
 	fail := func(status int, msg string, header map[string]string) reply {
-		return reply{status: status, header: header, body: wire.ErrorBody(status, msg)}
+		return reply{Status: status, Header: header, Body: wire.ErrorBody(status, msg)}
 	}
 	one := func(c Case) func(*Wire) []reply { return func(*Wire) []reply { return []reply{ok(c)} } }
 
@@ -288,7 +233,7 @@ func Conformance(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model
 		{
 			name: "a connection cut mid-stream before any part is retried", needs: CaseCut,
 			replies: func(w *Wire) []reply {
-				return []reply{{status: http.StatusOK, body: w.Streams[CaseCut].Body, cut: true}, ok(CaseText)}
+				return []reply{cutReply(w.Streams[CaseCut].Body), ok(CaseText)}
 			},
 			want:     recorded(CaseText),
 			requests: 2,
@@ -315,10 +260,14 @@ func Conformance(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model
 
 // run plays one case.
 func run(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model, wire *Wire, tc conformanceCase) {
-	f := &fake{wire: wire, path: wire.Path, replies: tc.replies(wire)}
+	path := wire.Path
 	if p := wire.Streams[tc.needs].Path; p != "" {
-		f.path = p
+		path = p
 	}
+	f := &Replayer{Paths: []string{path}, Replies: tc.replies(wire), Exhausted: reply{
+		Status: http.StatusInternalServerError, Body: wire.ErrorBody(http.StatusInternalServerError, "no more replies"),
+	}}
+	waits := &Waits{}
 	hs := httptest.NewServer(f)
 	t.Cleanup(hs.Close)
 	m := newModel(t, Server{
@@ -326,12 +275,7 @@ func run(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model, wire *
 		Client:      hs.Client(),
 		APIKey:      apiKey,
 		MaxAttempts: attempts,
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			f.mu.Lock()
-			f.waits = append(f.waits, d)
-			f.mu.Unlock()
-			return ctx.Err()
-		},
+		Sleep:       waits.Sleep,
 	})
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -362,11 +306,11 @@ func run(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model, wire *
 			tc.check(t, got)
 		}
 	}
-	if n := f.requests(); n != tc.requests {
+	if n := len(f.Requests()); n != tc.requests {
 		t.Errorf("%d requests, want %d", n, tc.requests)
 	}
 	if tc.waits != nil {
-		if diff := cmp.Diff(tc.waits, f.recorded()); diff != "" {
+		if diff := cmp.Diff(tc.waits, waits.All()); diff != "" {
 			t.Errorf("waits (-want +got):\n%s", diff)
 		}
 	}

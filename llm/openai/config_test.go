@@ -76,7 +76,7 @@ func TestNoKeyNoAuthorization(t *testing.T) {
 		auth = append(auth, r.Header.Get("Authorization"))
 		mu.Unlock()
 		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte(chunks(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`).body))
+		_, _ = w.Write([]byte(chunks(`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`).Body))
 	}))
 	defer srv.Close()
 	c, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", Options: provider.Options{HTTPClient: srv.Client()}})

@@ -67,22 +67,22 @@ func TestRequestBody(t *testing.T) {
 	if _, err := llmtest.Drain(t, context.Background(), b.client, fullRequest()); err != nil {
 		t.Fatal(err)
 	}
-	reqs := b.fake.requests()
+	reqs := b.fake.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests, want 1", len(reqs))
 	}
-	if reqs[0].path != "/v1/chat/completions" {
-		t.Errorf("path = %q, want /v1/chat/completions", reqs[0].path)
+	if reqs[0].Path != "/v1/chat/completions" {
+		t.Errorf("path = %q, want /v1/chat/completions", reqs[0].Path)
 	}
-	if got, want := reqs[0].header.Get("Authorization"), "Bearer "+testKey; got != want {
+	if got, want := reqs[0].Header.Get("Authorization"), "Bearer "+testKey; got != want {
 		t.Errorf("Authorization header is not the bearer key (got %d bytes)", len(got)) // never print the key
 	}
-	if got := reqs[0].header.Get("Content-Type"); got != "application/json" {
+	if got := reqs[0].Header.Get("Content-Type"); got != "application/json" {
 		t.Errorf("Content-Type = %q", got)
 	}
 
 	var got any
-	if err := json.Unmarshal(reqs[0].body, &got); err != nil {
+	if err := json.Unmarshal(reqs[0].Body, &got); err != nil {
 		t.Fatalf("body is not JSON: %v", err)
 	}
 	golden := filepath.Join("testdata", "request.golden.json")
@@ -193,7 +193,7 @@ func TestRequestErrorNoNetwork(t *testing.T) {
 	if !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), `hosted tool "code_interpreter" is unknown`) {
 		t.Fatalf("err = %v, want ErrBadRequest naming the hosted tool", err)
 	}
-	if n := len(b.fake.requests()); n != 0 {
+	if n := len(b.fake.Requests()); n != 0 {
 		t.Errorf("%d requests sent, want 0", n)
 	}
 }

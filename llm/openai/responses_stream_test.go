@@ -34,7 +34,7 @@ func events(data ...string) reply {
 		_ = json.Unmarshal([]byte(d), &v) // a malformed event goes out unnamed
 		fmt.Fprintf(&sb, "event: %s\ndata: %s\n\n", v.Type, d)
 	}
-	return reply{status: 200, body: sb.String()}
+	return reply{Status: 200, Body: sb.String()}
 }
 
 func hostedPart(id string, state conversation.ActivityState, input string) llm.Part {
@@ -224,8 +224,8 @@ func TestResponseStreams(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parts (-want +got):\n%s", diff)
 			}
-			reqs := b.fake.requests()
-			if len(reqs) != 1 || reqs[0].path != "/v1/responses" {
+			reqs := b.fake.Requests()
+			if len(reqs) != 1 || reqs[0].Path != "/v1/responses" {
 				t.Errorf("requests %+v, want one to /v1/responses", reqs)
 			}
 		})
@@ -397,7 +397,7 @@ func TestResponseFailures(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parts (-want +got):\n%s", diff)
 			}
-			if n := len(b.fake.requests()); n != tt.requests {
+			if n := len(b.fake.Requests()); n != tt.requests {
 				t.Errorf("%d requests, want %d", n, tt.requests)
 			}
 		})

@@ -89,18 +89,18 @@ func TestResponseRequestBody(t *testing.T) {
 	if _, err := llmtest.Drain(t, context.Background(), b.client, searchConversation()); err != nil {
 		t.Fatal(err)
 	}
-	reqs := b.fake.requests()
+	reqs := b.fake.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests, want 1", len(reqs))
 	}
-	if reqs[0].path != "/v1/responses" {
-		t.Errorf("path = %q, want /v1/responses", reqs[0].path)
+	if reqs[0].Path != "/v1/responses" {
+		t.Errorf("path = %q, want /v1/responses", reqs[0].Path)
 	}
-	if got, want := reqs[0].header.Get("Authorization"), "Bearer "+testKey; got != want {
+	if got, want := reqs[0].Header.Get("Authorization"), "Bearer "+testKey; got != want {
 		t.Errorf("Authorization header is not the bearer key (got %d bytes)", len(got)) // never print the key
 	}
 	var got, want any
-	if err := json.Unmarshal(reqs[0].body, &got); err != nil {
+	if err := json.Unmarshal(reqs[0].Body, &got); err != nil {
 		t.Fatalf("body is not JSON: %v", err)
 	}
 	if err := json.Unmarshal([]byte(wantSearchRequest), &want); err != nil {
@@ -219,7 +219,7 @@ func TestReasoningRoundTrip(t *testing.T) {
 	var body struct {
 		Input []map[string]any `json:"input"`
 	}
-	if err := json.Unmarshal(b.fake.requests()[1].body, &body); err != nil {
+	if err := json.Unmarshal(b.fake.Requests()[1].Body, &body); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{

@@ -33,7 +33,7 @@ func cut(t *testing.T, name string, events int) reply {
 		}
 		at += i + 2
 	}
-	return reply{status: http.StatusOK, body: string(b), cutAfter: at + 10} // mid-event
+	return reply{Status: http.StatusOK, Body: string(b), CutAfter: at + 10} // mid-event
 }
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -93,7 +93,7 @@ func TestRetries(t *testing.T) {
 			name: "503 with an HTML page until the attempts run out",
 			cfg:  Config{Options: provider.Options{MaxAttempts: 3}},
 			replies: func(*testing.T) []reply {
-				page := reply{status: 503, header: map[string]string{"Content-Type": "text/html"}, body: "<html><body>503 Service Temporarily Unavailable</body></html>"}
+				page := reply{Status: 503, Header: map[string]string{"Content-Type": "text/html"}, Body: "<html><body>503 Service Temporarily Unavailable</body></html>"}
 				return []reply{page, page, page}
 			},
 			requests: 3, waitsIn: [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}, {500 * time.Millisecond, time.Second}},
@@ -110,7 +110,7 @@ func TestRetries(t *testing.T) {
 		{
 			name: "404 of a compatible server with a plain error string",
 			replies: func(*testing.T) []reply {
-				return []reply{{status: 404, body: `{"error":"model \"llama9\" not found, try pulling it first"}`}}
+				return []reply{{Status: 404, Body: `{"error":"model \"llama9\" not found, try pulling it first"}`}}
 			},
 			requests: 1, err: ErrBadRequest, errHas: []string{`model "llama9" not found`},
 		},
@@ -173,7 +173,7 @@ func TestRetries(t *testing.T) {
 		{
 			name: "a stream ending cleanly without a finish reason counts as cut",
 			replies: func(t *testing.T) []reply {
-				roleOnly := reply{status: 200, body: `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}` + "\n\n"}
+				roleOnly := reply{Status: 200, Body: `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}` + "\n\n"}
 				return []reply{roleOnly, sse(t, "text.sse")}
 			},
 			want: okText, requests: 2, waitsIn: [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}},
@@ -187,7 +187,7 @@ func TestRetries(t *testing.T) {
 		{
 			name: "a chunk that is not JSON, before any part, is retried",
 			replies: func(t *testing.T) []reply {
-				return []reply{{status: 200, body: "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\ndata: [DONE]\n\n"}, sse(t, "text.sse")}
+				return []reply{{Status: 200, Body: "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\ndata: [DONE]\n\n"}, sse(t, "text.sse")}
 			},
 			want: okText, requests: 2, waitsIn: [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}},
 		},
@@ -243,10 +243,10 @@ func TestRetries(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parts (-want +got):\n%s", diff)
 			}
-			if n := len(b.fake.requests()); n != tt.requests {
+			if n := len(b.fake.Requests()); n != tt.requests {
 				t.Errorf("%d requests, want %d", n, tt.requests)
 			}
-			waits := *b.waits
+			waits := b.waits()
 			if tt.waits != nil {
 				if diff := cmp.Diff(tt.waits, waits); diff != "" {
 					t.Errorf("waits (-want +got):\n%s", diff)
@@ -318,7 +318,7 @@ func TestCancel(t *testing.T) {
 
 	t.Run("mid-stream", func(t *testing.T) {
 		t.Parallel()
-		open := reply{status: 200, hold: true, body: `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Thinking"},"finish_reason":null}]}` + "\n\n"}
+		open := reply{Status: 200, Hold: true, Body: `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Thinking"},"finish_reason":null}]}` + "\n\n"}
 		b := setup(t, Config{}, open)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -364,7 +364,7 @@ func TestCancel(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
-		if n := len(b.fake.requests()); n != 1 {
+		if n := len(b.fake.Requests()); n != 1 {
 			t.Errorf("%d requests, want 1", n)
 		}
 	})
