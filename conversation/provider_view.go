@@ -61,6 +61,19 @@ type Reasoning struct {
 // Text returns the text of m's content (see [TextOf]).
 func (m Message) Text() string { return TextOf(m.Content) }
 
+// ResultText returns the text of tool message m for a provider whose tool
+// results are text: m's text, or, when its blocks hold none (images only),
+// [PlaceholderFailure] or [PlaceholderSuccess].
+func (m Message) ResultText() string {
+	switch text := m.Text(); {
+	case text != "":
+		return text
+	case m.IsError:
+		return PlaceholderFailure
+	}
+	return PlaceholderSuccess
+}
+
 // ProviderView returns what the model is sent for events, in order:
 //
 //   - an inbox message is a user message; one not from a user starts with a

@@ -273,3 +273,20 @@ func TestAudienceOfChatResponses(t *testing.T) {
 		t.Errorf("user view chat responses = %q; want only the delivered one", texts)
 	}
 }
+
+func TestResultText(t *testing.T) {
+	t.Parallel()
+	img := ImageBlock("image/png", "iVBORw0KGgo=")
+	for _, tc := range []struct {
+		m    Message
+		want string
+	}{
+		{Message{Role: MessageTool, Content: []Block{TextBlock("42")}}, "42"},
+		{Message{Role: MessageTool, Content: []Block{img}}, PlaceholderSuccess},
+		{Message{Role: MessageTool, Content: []Block{img}, IsError: true}, PlaceholderFailure},
+	} {
+		if got := tc.m.ResultText(); got != tc.want {
+			t.Errorf("ResultText(%+v) = %q, want %q", tc.m, got, tc.want)
+		}
+	}
+}

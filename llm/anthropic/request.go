@@ -126,18 +126,7 @@ func messages(view []conversation.Message) ([]sdk.MessageParam, error) {
 // blocks, keeping the order within each group: the API wants the results
 // of the previous turn's calls first.
 func resultsFirst(blocks []sdk.ContentBlockParamUnion) []sdk.ContentBlockParamUnion {
-	out := make([]sdk.ContentBlockParamUnion, 0, len(blocks))
-	for _, b := range blocks {
-		if b.OfToolResult != nil {
-			out = append(out, b)
-		}
-	}
-	for _, b := range blocks {
-		if b.OfToolResult == nil {
-			out = append(out, b)
-		}
-	}
-	return out
+	return provider.FirstThose(blocks, func(b sdk.ContentBlockParamUnion) bool { return b.OfToolResult != nil })
 }
 
 // assistantBlocks maps the assistant message at index i: reasoning first,
@@ -184,14 +173,7 @@ func toolInput(args json.RawMessage) any {
 
 // toolResult maps a tool message to a tool_result block.
 func toolResult(m conversation.Message) sdk.ContentBlockParamUnion {
-	text := m.Text()
-	switch {
-	case text == "" && m.IsError: // only blocks without text (images)
-		text = conversation.PlaceholderFailure
-	case text == "":
-		text = conversation.PlaceholderSuccess
-	}
-	return sdk.NewToolResultBlock(m.ToolCallID, text, m.IsError)
+	return sdk.NewToolResultBlock(m.ToolCallID, m.ResultText(), m.IsError)
 }
 
 // toolParam maps a tool definition. The schema's values go out as raw JSON,

@@ -151,18 +151,7 @@ func contents(view []conversation.Message) ([]*genai.Content, error) {
 // responsesFirst moves a user content's function responses before its
 // other parts, keeping the order within each group.
 func responsesFirst(parts []*genai.Part) []*genai.Part {
-	out := make([]*genai.Part, 0, len(parts))
-	for _, p := range parts {
-		if p.FunctionResponse != nil {
-			out = append(out, p)
-		}
-	}
-	for _, p := range parts {
-		if p.FunctionResponse == nil {
-			out = append(out, p)
-		}
-	}
-	return out
+	return provider.FirstThose(parts, func(p *genai.Part) bool { return p.FunctionResponse != nil })
 }
 
 // modelParts maps an assistant message: thoughts first, then text, then
@@ -216,13 +205,7 @@ func arguments(raw json.RawMessage) map[string]any {
 // functionResponse maps a tool message to a functionResponse part, under
 // the keys Gemini documents: "output" for a result, "error" for a failure.
 func functionResponse(m conversation.Message, tool string) *genai.Part {
-	text := m.Text()
-	switch {
-	case text == "" && m.IsError: // only blocks without text (images)
-		text = conversation.PlaceholderFailure
-	case text == "":
-		text = conversation.PlaceholderSuccess
-	}
+	text := m.ResultText()
 	key := "output"
 	if m.IsError {
 		key = "error"

@@ -71,13 +71,7 @@ func (c *Client) modelFor(req *llm.Request) (string, error) {
 // Responses API have no error flag on tool results, so a failed one says so
 // in its text.
 func toolText(m conversation.Message) string {
-	text := m.Text()
-	switch {
-	case text == "" && m.IsError: // only blocks without text (images)
-		text = conversation.PlaceholderFailure
-	case text == "":
-		text = conversation.PlaceholderSuccess
-	}
+	text := m.ResultText()
 	if m.IsError && !strings.HasPrefix(strings.ToLower(text), "error") {
 		text = errorPrefix + text
 	}

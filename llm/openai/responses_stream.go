@@ -232,19 +232,7 @@ func (a *responseAssembler) end() []llm.Part {
 		out = append(out, a.searchEnded(s, state))
 	}
 	for i, c := range a.calls {
-		id := c.id
-		if id == "" {
-			id = fmt.Sprintf("call_%d", i) // the engine pairs results by id
-		}
-		// Arguments go on exactly as sent, valid JSON or not: the engine
-		// tells the model when they are not.
-		args := c.args.String()
-		if strings.TrimSpace(args) == "" {
-			args = "{}"
-		}
-		out = append(out, llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{
-			ID: id, Name: c.name, Arguments: json.RawMessage(args),
-		}})
+		out = append(out, c.part(i))
 	}
 	if a.usage != nil || a.searched > 0 {
 		u := llm.Usage{}

@@ -40,6 +40,21 @@ type callDraft struct {
 	args     strings.Builder
 }
 
+// part is the finished call, the i-th of its answer.
+func (c *callDraft) part(i int) llm.Part {
+	id := c.id
+	if id == "" {
+		id = fmt.Sprintf("call_%d", i) // the engine pairs results by id
+	}
+	// Arguments go on exactly as sent, valid JSON or not: the engine tells
+	// the model when they are not.
+	args := c.args.String()
+	if strings.TrimSpace(args) == "" {
+		args = "{}"
+	}
+	return llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: id, Name: c.name, Arguments: json.RawMessage(args)}}
+}
+
 // add takes one chunk and returns the parts it completes, in order.
 // Anything it does not know (other choices, audio, logprobs, new fields) is
 // skipped; a chunk never fails the answer (errors come as SSE error events,
@@ -128,19 +143,7 @@ func (a *assembler) finished() bool { return a.finish != "" }
 func (a *assembler) end() []llm.Part {
 	out := a.flushReasoning(nil)
 	for i, c := range a.calls {
-		id := c.id
-		if id == "" {
-			id = fmt.Sprintf("call_%d", i) // the engine pairs results by id
-		}
-		// Arguments go on exactly as sent, valid JSON or not: the engine
-		// tells the model when they are not.
-		args := c.args.String()
-		if strings.TrimSpace(args) == "" {
-			args = "{}"
-		}
-		out = append(out, llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{
-			ID: id, Name: c.name, Arguments: json.RawMessage(args),
-		}})
+		out = append(out, c.part(i))
 	}
 	if a.usage != nil {
 		out = append(out, llm.Part{Kind: llm.PartUsage, Usage: a.usage})

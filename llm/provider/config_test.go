@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,13 @@ func TestCheckKey(t *testing.T) {
 		if err != nil && key != "" && strings.Contains(err.Error(), strings.TrimSpace(key)) {
 			t.Errorf("CheckKey error %q echoes the key", err)
 		}
+	}
+}
+
+func TestFirstThose(t *testing.T) {
+	t.Parallel()
+	got := FirstThose([]int{1, 2, 3, 4, 5, 6}, func(n int) bool { return n%2 == 0 })
+	if want := []int{2, 4, 6, 1, 3, 5}; !slices.Equal(got, want) {
+		t.Errorf("FirstThose = %v, want %v", got, want)
 	}
 }
