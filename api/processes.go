@@ -103,14 +103,14 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, who ident
 	if after != "" && !validCursor(after) {
 		return errorf(http.StatusBadRequest, CodeInvalidParameter, "after: %q is not a cursor a page returned as next", after)
 	}
+	list := s.cfg.Backend.List
+	if who.role == RoleUser {
+		list = func(ctx context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
+			return s.cfg.Backend.ListOwned(ctx, who.name, state, after, limit)
+		}
+	}
 	page := ProcessPage{Processes: []Process{}}
 	for range maxScanRounds {
-		list := s.cfg.Backend.List
-		if who.role == RoleUser {
-			list = func(ctx context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
-				return s.cfg.Backend.ListOwned(ctx, who.name, state, after, limit)
-			}
-		}
 		recs, next, err := list(r.Context(), state, after, limit-len(page.Processes))
 		if err != nil {
 			return err
