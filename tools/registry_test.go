@@ -303,3 +303,19 @@ func TestReplayable(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckSchema(t *testing.T) {
+	t.Parallel()
+	if err := CheckSchema(json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)); err != nil {
+		t.Errorf("a valid schema: %v", err)
+	}
+	for raw, want := range map[string]string{
+		``:                 "schema is empty",
+		`{"type":"array"}`: "must describe an object",
+		`{"type":"object","properties":{"q":{"type":"nope"}}}`: "not a valid JSON Schema",
+	} {
+		if err := CheckSchema(json.RawMessage(raw)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckSchema(%q) = %v, want an error saying %q", raw, err, want)
+		}
+	}
+}

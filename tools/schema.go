@@ -32,6 +32,13 @@ func (noLoader) Load(u string) (any, error) {
 	return nil, fmt.Errorf("schemas may refer only to themselves, not to %s", u)
 }
 
+// CheckSchema reports why raw cannot be a tool's argument schema, as
+// NewRegistry would refuse it (without the tool's name), or nil.
+func CheckSchema(raw json.RawMessage) error {
+	_, err := compileSchema("check", raw)
+	return err
+}
+
 // compileSchema compiles a tool's argument schema. Schemas without
 // "$schema" are read as draft 2020-12.
 func compileSchema(name string, raw json.RawMessage) (*argSchema, error) {

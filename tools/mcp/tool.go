@@ -48,26 +48,16 @@ func (c *conn) newListed(t *sdk.Tool) listed {
 	}
 	schema, err := inputSchema(t.InputSchema)
 	if err == nil {
-		// The registry compiles it again; this tells the recipe's author
-		// which server's tool it was.
-		_, err = tools.NewRegistry(tools.Func{Def: tools.Definition{Name: name, Schema: schema}})
+		// The registry checks it again; checked here, the error names the
+		// server's tool for the recipe's author.
+		err = tools.CheckSchema(schema)
 	}
 	if err != nil {
-		l.err = fmt.Errorf("tool %q of MCP server %q has an input schema brain cannot use: %w", t.Name, c.server.Name, unwrapDefinition(err))
+		l.err = fmt.Errorf("tool %q of MCP server %q has an input schema brain cannot use: %w", t.Name, c.server.Name, err)
 		return l
 	}
 	l.tool = &tool{conn: c, name: t.Name, def: tools.Definition{Name: name, Description: t.Description, Schema: schema}}
 	return l
-}
-
-// unwrapDefinition drops the registry's "tools: invalid tool definition:
-// tool NAME:" prefix from err's message.
-func unwrapDefinition(err error) error {
-	msg := err.Error()
-	if i := strings.Index(msg, `": `); i >= 0 && errors.Is(err, tools.ErrInvalidDefinition) {
-		return errors.New(msg[i+3:])
-	}
-	return err
 }
 
 // inputSchema returns a listed tool's input schema as JSON; a missing or
