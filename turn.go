@@ -23,7 +23,8 @@ import (
 // runWake claims the process of wake w and plays its turn: drain (in the
 // claim), engine rounds with a checkpoint after each, commit.
 func (n *Node) runWake(ctx context.Context, w store.Wake) {
-	log := n.log.With(zap.String("process", w.PID))
+	// Lazy: most turns log nothing, and an eager With costs a copy per turn.
+	log := n.log.WithLazy(zap.String("process", w.PID))
 	claim, err := n.store.ClaimAfter(ctx, w, n.cfg.NodeID, "t_"+rand.Text()[:10], n.histories.known(w.PID))
 	if errors.Is(err, store.ErrNothingToDo) || errors.Is(err, store.ErrNotFound) {
 		return // the store has settled the wake
@@ -32,14 +33,16 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		log.Warn("claim failed", zap.Error(err))
 		return
 	}
-	log = log.With(zap.String("recipe", claim.Record.Recipe), zap.String("turn", claim.TurnID))
-	claim.History = n.histories.history(claim)
-	if claim.History == nil && claim.HistoryAfter != "" {
+	log = log.WithLazy(zap.String("recipe", claim.Record.Recipe), zap.String("turn", claim.TurnID))
+	history := n.histories.extend(w.PID, claim.HistoryAfter, claim.History)
+	if history == nil && claim.HistoryAfter != "" {
+		// Cannot happen: the store used the id the kept log ends with.
 		log.Error("the kept history does not match the claim; abandoning the turn")
 		_ = n.store.Release(context.WithoutCancel(ctx), claim)
 		return
 	}
-	n.histories.keep(w.PID, claim.History, claim.Current)
+	claim.History = history
+	n.histories.extend(w.PID, lastID(history), claim.Current)
 	n.cfg.Metrics.observeClaim(claim)
 	if claim.Recovered {
 		log.Info("recovering a turn whose node stopped")
@@ -84,9 +87,14 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 // reads only what came after (a message's unblocking, the next turn's
 // start), not this turn's events back.
 func (n *Node) keepTurn(claim *store.Claim) {
-	if claim.Gapless {
-		n.histories.keep(claim.Record.ID, claim.History, append(claim.Current[:len(claim.Current):len(claim.Current)], claim.Appended...))
+	if !claim.Gapless {
+		return
 	}
+	after := lastID(claim.Current)
+	if after == "" {
+		after = lastID(claim.History)
+	}
+	n.histories.extend(claim.Record.ID, after, claim.Appended)
 }
 
 // play runs the engine. A panic inside becomes an error.

@@ -14,7 +14,7 @@ import (
 
 const benchUsage = `Usage:
   brain bench [--redis URL] [--processes P] [--messages M] [--concurrency C]
-              [--rate R] [--idle N]
+              [--rate R] [--idle N] [--cpuprofile FILE]
 
 Measures one node with a scripted, zero-latency model (every turn: one
 tell_user round, then respond) and prints figures; it never fails because a
@@ -50,6 +50,7 @@ func runBench(ctx context.Context, args []string, log *zap.Logger, stdout, stder
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "turns the node runs at once")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "messages per second offered in the wake latency phase")
 	fs.IntVar(&cfg.Idle, "idle", cfg.Idle, "BLOCKED processes of the idle phase (0 skips it)")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the throughput phase to this file (go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), benchUsage)
 		fs.PrintDefaults()

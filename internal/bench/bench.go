@@ -44,6 +44,9 @@ type Config struct {
 	// Posters is how many goroutines create processes and post the
 	// throughput phase's messages.
 	Posters int
+	// CPUProfile, when set, is a file that receives a pprof CPU profile of
+	// the throughput phase (node, posters and tracker).
+	CPUProfile string
 }
 
 // DefaultConfig returns the configuration of a plain `brain bench`.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -112,7 +114,7 @@ func TestRun(t *testing.T) {
 
 // TestRunEmbedded measures the embedded miniredis, as a machine without
 // redis-server does: the figures come with the note, and what miniredis
-// cannot say is n/a.
+// cannot say is n/a. It asks for a CPU profile too.
 func TestRunEmbedded(t *testing.T) {
 	t.Parallel()
 	tgt, err := openEmbedded()
@@ -120,9 +122,15 @@ func TestRunEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tgt.close()
+	cfg := tiny()
+	cfg.CPUProfile = filepath.Join(t.TempDir(), "cpu.pprof")
 	var out bytes.Buffer
-	if err := run(t.Context(), tiny(), tgt, &out, testLogger(t)); err != nil {
+	if err := run(t.Context(), cfg, tgt, &out, testLogger(t)); err != nil {
 		t.Fatalf("run: %v\nreport so far:\n%s", err, out.String())
+	}
+	prof, err := os.ReadFile(cfg.CPUProfile)
+	if err != nil || !bytes.HasPrefix(prof, []byte{0x1f, 0x8b}) {
+		t.Errorf("CPU profile: %d bytes, %v; want a gzipped pprof profile", len(prof), err)
 	}
 	report := out.String()
 	checkFigures(t, report, "redis commands per turn", "redis CPU per turn", "redis bytes per process")

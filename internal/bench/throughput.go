@@ -46,6 +46,11 @@ func (b *bench) throughput(ctx context.Context) (throughputResult, error) {
 	calls0, err0 := commandCalls(ctx, b.admin)
 	node0, front0 := node.trips.load(), b.frontTrips.load()
 	redis0, rerr0 := serverCPU(ctx, b.admin)
+	stopProfile, err := startCPUProfile(b.cfg.CPUProfile)
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = stopProfile() }() // on the error paths
 	cpu0, ok0 := processCPU()
 	start := time.Now()
 	total := p * m
@@ -66,6 +71,9 @@ func (b *bench) throughput(ctx context.Context) (throughputResult, error) {
 	}
 	res.wall = time.Since(start)
 	cpu1, ok1 := processCPU()
+	if err := stopProfile(); err != nil {
+		return res, err
+	}
 	redis1, rerr1 := serverCPU(ctx, b.admin)
 	res.benchCPU, res.benchOK = cpu1-cpu0, ok0 && ok1
 	res.redisCPU, res.redisErr = redis1-redis0, firstErr(rerr0, rerr1)
