@@ -15,23 +15,24 @@ local tpl_start, tpl_wake, tpl_recover, tpl_inbox = ARGV[10], ARGV[11], ARGV[12]
 local known = ARGV[14] or ''
 local wake = stream .. ' ' .. entry
 
-if redis.call('EXISTS', p.proc) == 0 then
+local r = rec(p)
+if not r.state then
   drop_wake(stream, entry)
   return {'NOTFOUND'}
 end
-local holder = redis.call('HGET', p.proc, 'wake')
+local holder = r.wake
 if redis.call('EXISTS', p.lease) == 1 then
   -- A turn is running. Its own wake stays pending so that another node
   -- recovers the process if this one dies; any other wake is redundant: the
   -- running turn's commit applies the wake rule again.
   if holder ~= wake then
     drop_wake(stream, entry)
-    redis.call('HDEL', p.proc, 'queued')
+    dequeue(p)
   end
   return {'BUSY'}
 end
-redis.call('HDEL', p.proc, 'queued')
-local state = redis.call('HGET', p.proc, 'state')
+dequeue(p)
+local state = r.state
 if state ~= 'READY' and state ~= 'RUNNING' then
   drop_wake(stream, entry)
   return {'IDLE', state}
@@ -43,31 +44,35 @@ if holder and holder ~= wake then
   drop_wake(string.sub(holder, 1, sp - 1), string.sub(holder, sp + 1))
 end
 local token = redis.call('HINCRBY', p.proc, 'fence', 1)
+r.fence = tostring(token)
 redis.call('SET', p.lease, node .. '|' .. token, 'PX', ttl)
 local recovered = '0'
+local turn_at
 if state == 'READY' then
   set_state(p, state, fire('wake', state))
-  redis.call('HSET', p.proc, 'turn', turn, 'turn_at', append(p, render(tpl_start, {turn = turn})))
+  turn_at = append(p, render(tpl_start, {turn = turn}))
   append(p, render(tpl_wake, {turn = turn}))
   -- The drain: each pending message becomes an inbox_message event and
   -- leaves the inbox in this same step, so it is drained exactly once.
+  local drained = {}
   for _, e in ipairs(redis.call('XRANGE', p.inbox, '-', '+')) do
     local msg = fields(e[2])
     append(p, render(tpl_inbox, {
       turn = turn, id = e[1], kind = msg.kind or '', from = msg.from or '',
       content = msg.content or '', by = sender(msg) or '',
     }))
-    redis.call('XDEL', p.inbox, e[1])
+    drained[#drained + 1] = e[1]
   end
+  if #drained > 0 then redis.call('XDEL', p.inbox, unpack(drained)) end
 else
   -- Recovery: no drain (messages that arrived meanwhile wait for the next
   -- wake, which the commit's wake rule enqueues).
   recovered = '1'
-  local interrupted = redis.call('HGET', p.proc, 'turn')
-  if interrupted then
-    turn = interrupted
+  if r.turn then
+    turn = r.turn
+    turn_at = redis.call('HGET', p.proc, 'turn_at')
   else
-    redis.call('HSET', p.proc, 'turn', turn, 'turn_at', append(p, render(tpl_start, {turn = turn})))
+    turn_at = append(p, render(tpl_start, {turn = turn}))
   end
   local ready = fire('recover', state)
   set_state(p, state, ready)
@@ -75,12 +80,12 @@ else
   set_state(p, ready, fire('wake', ready))
   append(p, render(tpl_wake, {turn = turn}))
 end
-redis.call('HSET', p.proc, 'wake', wake)
+redis.call('HSET', p.proc, 'turn', turn, 'turn_at', turn_at, 'wake', wake)
+r.turn, r.wake = turn, wake
 
 -- The log from the first event the caller lacks: a node that keeps the
 -- history of the processes it ran gets only what is new. Only history can
 -- be skipped: the turn's own events always come back.
-local turn_at = redis.call('HGET', p.proc, 'turn_at')
 local from, after = '-', ''
 if known ~= '' and id_before(known, turn_at) then
   from, after = '(' .. known, known

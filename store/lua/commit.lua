@@ -20,14 +20,16 @@ local gapless = ends_at(p, ARGV[20])
 local ids = {}
 for i = 21, #ARGV do ids[#ids + 1] = append(p, ARGV[i]) end
 
-local state = redis.call('HGET', p.proc, 'state')
+local r = rec(p)
+local state = r.state
 if state == 'RUNNING' then
   set_state(p, state, to)
   append(p, render(tpl, {from = state, to = to}))
-elseif state == 'PAUSED' and redis.call('HGET', p.proc, 'paused_from') == 'RUNNING' then
+elseif state == 'PAUSED' and r.paused_from == 'RUNNING' then
   if to == 'READY' or to == 'BLOCKED' then
     -- Paused during the turn: stay paused; resume lands where the turn led.
     redis.call('HSET', p.proc, 'paused_from', to, 'updated_at', p.now)
+    r.paused_from = to
     redis.call('HINCRBY', p.proc, 'version', 1)
   else
     -- A finished or failed turn leaves nothing to hold.
@@ -41,6 +43,7 @@ end
 
 redis.call('DEL', p.lease)
 redis.call('HDEL', p.proc, 'wake')
+r.wake = false
 redis.call('HSET', p.proc, 'updated_at', p.now)
 drop_wake(ARGV[9], ARGV[10])
 wake_rule(p)

@@ -92,27 +92,59 @@ local function ends_at(p, last)
   return '0'
 end
 
--- set_state moves the process to state to (paused_from is kept only for
+-- The record fields the functions here read. rec loads them with one
+-- HMGET the first time a script asks (a missing field is false, as HGET
+-- gives) and the functions that write them keep p.rec current, so a script
+-- reads its record once. A script that writes one of them itself must
+-- update p.rec too.
+local REC_FIELDS = {'state', 'queued', 'engine', 'created_at', 'paused_from', 'fence', 'wake', 'turn'}
+local function rec(p)
+  if p.rec == nil then
+    local vals = redis.call('HMGET', p.proc, unpack(REC_FIELDS))
+    p.rec = {}
+    for i, name in ipairs(REC_FIELDS) do p.rec[name] = vals[i] end
+  end
+  return p.rec
+end
+
+-- set_state moves the process to state to (paused_from exists only while
 -- PAUSED), bumps its version and moves it in the state index.
 local function set_state(p, from, to, paused_from)
-  redis.call('HSET', p.proc, 'state', to, 'updated_at', p.now)
+  local r = rec(p)
   if to == 'PAUSED' and paused_from ~= nil and paused_from ~= '' then
-    redis.call('HSET', p.proc, 'paused_from', paused_from)
+    redis.call('HSET', p.proc, 'state', to, 'updated_at', p.now, 'paused_from', paused_from)
+    r.paused_from = paused_from
   else
-    redis.call('HDEL', p.proc, 'paused_from')
+    redis.call('HSET', p.proc, 'state', to, 'updated_at', p.now)
+    if r.paused_from then
+      redis.call('HDEL', p.proc, 'paused_from')
+      r.paused_from = false
+    end
   end
+  r.state = to
   redis.call('HINCRBY', p.proc, 'version', 1)
   if from ~= to then
     redis.call('ZREM', state_key(from), p.pid)
-    redis.call('ZADD', state_key(to), redis.call('HGET', p.proc, 'created_at'), p.pid)
+    redis.call('ZADD', state_key(to), r.created_at, p.pid)
   end
 end
 
 -- enqueue puts the process on its wake stream unless it is there already.
 local function enqueue(p)
-  if redis.call('HGET', p.proc, 'queued') == '1' then return end
+  local r = rec(p)
+  if r.queued == '1' then return end
   redis.call('HSET', p.proc, 'queued', '1')
-  redis.call('XADD', wake_key(redis.call('HGET', p.proc, 'engine'), p.shard), '*', 'pid', p.pid)
+  r.queued = '1'
+  redis.call('XADD', wake_key(r.engine, p.shard), '*', 'pid', p.pid)
+end
+
+-- dequeue records that the process is off its wake stream.
+local function dequeue(p)
+  local r = rec(p)
+  if r.queued then
+    redis.call('HDEL', p.proc, 'queued')
+    r.queued = false
+  end
 end
 
 -- drop_wake acknowledges a wake entry and deletes it from its stream.
@@ -131,7 +163,7 @@ end
 -- one BLOCKED applies this rule), so only the new message can unblock it
 -- and the inbox need not be scanned.
 local function wake_rule(p, added)
-  local state = redis.call('HGET', p.proc, 'state')
+  local state = rec(p).state
   if state == 'READY' then
     if redis.call('XLEN', p.inbox) > 0 then enqueue(p) end
   elseif state == 'BLOCKED' then
@@ -156,7 +188,8 @@ end
 -- post adds a message to the inbox of p and applies the wake rule. It
 -- returns a status (OK, DUP, NOTFOUND, CLOSED) and the message id.
 local function post(p, kind, from, content, at, idem_key, idem_ttl)
-  if redis.call('EXISTS', p.proc) == 0 then return 'NOTFOUND', '' end
+  local state = rec(p).state
+  if not state then return 'NOTFOUND', '' end
   if idem_key ~= '' then
     local first = redis.call('HGET', p.idem, idem_key)
     if first then
@@ -164,7 +197,6 @@ local function post(p, kind, from, content, at, idem_key, idem_ttl)
       return 'DUP', first
     end
   end
-  local state = redis.call('HGET', p.proc, 'state')
   if state == 'DONE' or state == 'FAILED' then return 'CLOSED', '' end
   local id = redis.call('XADD', p.inbox, '*', 'kind', kind, 'from', from, 'content', content, 'at', at)
   if idem_key ~= '' then
@@ -178,7 +210,7 @@ end
 -- fenced reports whether the lease and the fencing token of p are still
 -- those of the claim that holds lease value and token.
 local function fenced(p, value, token)
-  return redis.call('GET', p.lease) == value and redis.call('HGET', p.proc, 'fence') == token
+  return redis.call('GET', p.lease) == value and rec(p).fence == token
 end
 
 -- ----- end of prelude -----
