@@ -115,29 +115,8 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 		turnID = "t_" + strings.ToLower(newID()[2:])
 	}
 	now := s.now()
-	by := "node:" + node
-	start, err := encodeEvent(stamped(conversation.NewTurnStart("wake"), now, placeholder("turn"), by))
-	if err != nil {
-		return nil, err
-	}
-	wake, err := s.moves.wake.stateChange(now, placeholder("turn"), by)
-	if err != nil {
-		return nil, err
-	}
-	recov, err := s.moves.recover.stateChange(now, placeholder("turn"), by)
-	if err != nil {
-		return nil, err
-	}
-	inbox, err := encodeEvent(stamped(conversation.NewInboxMessage(placeholder("id"), conversation.Kind(placeholder("kind")),
-		placeholder("from"), placeholder("content")), now, placeholder("turn"), placeholder("by")))
-	if err != nil {
-		return nil, err
-	}
-	args, err := s.processArgs(w.PID, now, false)
-	if err != nil {
-		return nil, err
-	}
-	args = append(args, node, s.cfg.LeaseTTL.Milliseconds(), turnID, w.Stream, w.EntryID, start, wake, recov, inbox, known)
+	args := s.processArgs(w.PID, now)
+	args = append(args, node, s.cfg.LeaseTTL.Milliseconds(), turnID, w.Stream, w.EntryID, known)
 	status, res, err := s.run(ctx, s.scripts.claim, processKeys(w.PID), args...)
 	switch {
 	case err != nil:
@@ -204,10 +183,7 @@ func (s *Store) Checkpoint(ctx context.Context, c *Claim, events []conversation.
 	if err != nil {
 		return fmt.Errorf("store: checkpoint %s: %w", c.Record.ID, err)
 	}
-	args, err := s.processArgs(c.Record.ID, now, false)
-	if err != nil {
-		return err
-	}
+	args := s.processArgs(c.Record.ID, now)
 	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), c.last())
 	args = append(args, evs...)
 	status, res, err := s.run(ctx, s.scripts.checkpoint, processKeys(c.Record.ID), args...)

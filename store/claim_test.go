@@ -26,6 +26,7 @@ func TestClaimDrains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	claimedAt := e.clock.t // Claim read the clock last
 	if c.Record.Status.State != lifecycle.Running || c.Token != 1 || c.TurnID != "t1" || c.Recovered || c.Node != "n1" || c.Wake != w {
 		t.Errorf("claim = %s token %d turn %s recovered %v node %s wake %+v", c.Record.Status, c.Token, c.TurnID, c.Recovered, c.Node, c.Wake)
 	}
@@ -48,8 +49,8 @@ func TestClaimDrains(t *testing.T) {
 		if err := ev.Validate(); err != nil {
 			t.Errorf("event %s: %v", ev.ID, err)
 		}
-		if ev.At.IsZero() || ev.ID == "" {
-			t.Errorf("event %+v lacks an id or a time", ev)
+		if ev.ID == "" || !ev.At.Equal(claimedAt) {
+			t.Errorf("event %+v: want an id and the claim's time %s", ev, claimedAt)
 		}
 	}
 	if got := e.inbox(t, "p1"); len(got) != 0 {

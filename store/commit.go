@@ -55,16 +55,9 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 	if err != nil {
 		return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
 	}
-	change, err := encodeEvent(stamped(conversation.NewStateChange(placeholder("from"), placeholder("to"), string(ev)), now, c.TurnID, by))
-	if err != nil {
-		return Record{}, err
-	}
-	args, err := s.processArgs(pid, now, true)
-	if err != nil {
-		return Record{}, err
-	}
+	args := s.processArgs(pid, now)
 	keys := processKeys(pid)
-	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), string(ev), change, c.Wake.Stream, c.Wake.EntryID)
+	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), string(ev), by, c.Wake.Stream, c.Wake.EntryID)
 	if notify != nil {
 		if !validID(notify.PID) {
 			return Record{}, fmt.Errorf("store: commit %s: notify: %q is not a process id", pid, notify.PID)

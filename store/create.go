@@ -68,10 +68,7 @@ func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 		meta = string(b)
 	}
 	now := s.now()
-	args, err := s.processArgs(p.ID, now, true)
-	if err != nil {
-		return Record{}, err
-	}
+	args := s.processArgs(p.ID, now)
 	state := lifecycle.Blocked
 	in := Message{}
 	hasInput := "0"

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
@@ -70,35 +72,78 @@ type move struct {
 	event    lifecycle.Event
 }
 
-// fixedMoves are the transitions whose events Go prepares for the scripts:
-// user_input (the wake rule), wake and recover (Claim). Their states are
-// asked of lifecycle once, by New, so that the events always say what the
-// lifecycle table says.
-type fixedMoves struct {
-	unblock, wake, recover move
+// fixedMove asks lifecycle where event leads from state, so that the
+// events the scripts write always say what the lifecycle table says.
+func fixedMove(from lifecycle.State, ev lifecycle.Event) (move, error) {
+	tr, _, err := lifecycle.Fire(context.Background(), lifecycle.Status{State: from}, ev, "store", time.Unix(0, 1))
+	if err != nil {
+		return move{}, fmt.Errorf("store: lifecycle refuses %s from %s: %w", ev, from, err)
+	}
+	return move{from: tr.From, to: tr.To, event: tr.Event}, nil
 }
 
-func newFixedMoves() (fixedMoves, error) {
-	ask := func(from lifecycle.State, ev lifecycle.Event) (move, error) {
-		tr, _, err := lifecycle.Fire(context.Background(), lifecycle.Status{State: from}, ev, "store", time.Unix(0, 1))
-		if err != nil {
-			return move{}, fmt.Errorf("store: lifecycle refuses %s from %s: %w", ev, from, err)
+// templates are the events the scripts write themselves, encoded once: all
+// that varies between calls (the time, the turn, who, the states of a
+// commit, an inbox message) is a placeholder the script renders. They are
+// part of the scripts' source (scripts.go), so no call sends or encodes
+// them.
+type templates struct {
+	// unblock is the user_input state change of the wake rule.
+	unblock string
+	// turnStart, wake and inbox start a turn (Claim); recover precedes the
+	// wake of a recovered one.
+	turnStart, wake, recover, inbox string
+	// change is the state change that ends a turn (Commit).
+	change string
+}
+
+// atPlaceholderTime stands for the time in a template while it is encoded;
+// its JSON string is then replaced by the "at" placeholder. No event of
+// ours happens a nanosecond after the year 1 began.
+var atPlaceholderTime = time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)
+
+// encodeTemplate encodes e with turn and by as given and its time as the
+// placeholder "at".
+func encodeTemplate(e conversation.Event, turn, by string) (string, error) {
+	s, err := encodeEvent(stamped(e, atPlaceholderTime, turn, by))
+	if err != nil {
+		return "", err
+	}
+	stamp, _ := json.Marshal(atPlaceholderTime)
+	at, _ := json.Marshal(placeholder("at"))
+	if strings.Count(s, string(stamp)) != 1 {
+		return "", fmt.Errorf("store: template %s: its time is not where expected", e.Type)
+	}
+	return strings.Replace(s, string(stamp), string(at), 1), nil
+}
+
+func newTemplates() (templates, error) {
+	var t templates
+	var errs []error
+	state := func(from lifecycle.State, ev lifecycle.Event, turn, by string) string {
+		m, err := fixedMove(from, ev)
+		if err == nil {
+			var s string
+			s, err = encodeTemplate(conversation.NewStateChange(string(m.from), string(m.to), string(m.event)), turn, by)
+			if err == nil {
+				return s
+			}
 		}
-		return move{from: tr.From, to: tr.To, event: tr.Event}, nil
+		errs = append(errs, err)
+		return ""
 	}
-	var m fixedMoves
-	var err error
-	if m.unblock, err = ask(lifecycle.Blocked, lifecycle.UserInput); err != nil {
-		return m, err
+	event := func(e conversation.Event, turn, by string) string {
+		s, err := encodeTemplate(e, turn, by)
+		errs = append(errs, err)
+		return s
 	}
-	if m.wake, err = ask(lifecycle.Ready, lifecycle.Wake); err != nil {
-		return m, err
-	}
-	m.recover, err = ask(lifecycle.Running, lifecycle.Recover)
-	return m, err
-}
-
-// stateChange returns the state_change event of m, stamped.
-func (m move) stateChange(at time.Time, turn, by string) (string, error) {
-	return encodeEvent(stamped(conversation.NewStateChange(string(m.from), string(m.to), string(m.event)), at, turn, by))
+	turn, by := placeholder("turn"), placeholder("by")
+	t.unblock = state(lifecycle.Blocked, lifecycle.UserInput, "", by)
+	t.turnStart = event(conversation.NewTurnStart("wake"), turn, by)
+	t.wake = state(lifecycle.Ready, lifecycle.Wake, turn, by)
+	t.recover = state(lifecycle.Running, lifecycle.Recover, turn, by)
+	t.inbox = event(conversation.NewInboxMessage(placeholder("id"), conversation.Kind(placeholder("kind")),
+		placeholder("from"), placeholder("content")), turn, by)
+	t.change = event(conversation.NewStateChange(placeholder("from"), placeholder("to"), placeholder("event")), turn, by)
+	return t, errors.Join(errs...)
 }

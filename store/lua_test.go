@@ -18,7 +18,11 @@ import (
 // evalPrelude runs body after the prelude, as every script does.
 func evalPrelude(t *testing.T, rdb *redis.Client, body string, args ...any) any {
 	t.Helper()
-	res, err := rdb.Eval(context.Background(), prelude()+"\n"+body, nil, args...).Result()
+	tpl, err := newTemplates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := rdb.Eval(context.Background(), prelude(tpl)+"\n"+body, nil, args...).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatalf("eval: %v", err)
 	}
@@ -70,17 +74,13 @@ return {k.proc, k.inbox, k.events, k.idem, k.lease, k.timers,
 	}
 }
 
-// TestRender checks that events filled in by Lua decode in Go to the values
-// given, whatever characters those hold.
+// TestRender checks that events filled in by Lua from a template decode in
+// Go to the values given, whatever characters those hold.
 func TestRender(t *testing.T) {
 	t.Parallel()
 	rdb := testutil.Redis(t)
-	at := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
-	tpl, err := encodeEvent(stamped(conversation.NewInboxMessage(placeholder("id"), conversation.Kind(placeholder("kind")),
-		placeholder("from"), placeholder("content")), at, placeholder("turn"), placeholder("by")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	at := time.Date(2025, 1, 2, 3, 4, 5, 6, time.FixedZone("CET", 3600))
+	args := (&Store{cfg: Config{Shards: 1}}).processArgs("p1", at)
 	tests := []struct{ name, from, content string }{
 		{"plain", "user:alice", "hello"},
 		{"json syntax", `a"b\c`, `{"x": [1, "2"]}` + "\n\t/</script>"},
@@ -91,13 +91,14 @@ func TestRender(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			out, _ := evalPrelude(t, rdb, `return render(ARGV[1], {id = ARGV[2], kind = 'user', from = ARGV[3], content = ARGV[4], turn = 't1', by = ARGV[3]})`,
-				tpl, "1-1", tt.from, tt.content).(string)
+			out, _ := evalPrelude(t, rdb, `local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+return render(p, TPL.inbox, {id = ARGV[5], kind = 'user', from = ARGV[6], content = ARGV[7], turn = 't1', by = ARGV[6]})`,
+				append(args, "1-1", tt.from, tt.content)...).(string)
 			var got conversation.Event
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatalf("rendered JSON %s: %v", out, err)
 			}
-			want := stamped(conversation.NewInboxMessage("1-1", conversation.KindUser, tt.from, tt.content), at, "t1", tt.from)
+			want := stamped(conversation.NewInboxMessage("1-1", conversation.KindUser, tt.from, tt.content), at.UTC(), "t1", tt.from)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("rendered event (-want +got):\n%s", diff)
 			}
@@ -120,14 +121,11 @@ func TestTransitionConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	change, err := move{lifecycle.Blocked, lifecycle.Paused, lifecycle.Pause}.stateChange(now, "", "operator:bob")
+	change, err := encodeEvent(stamped(conversation.NewStateChange("BLOCKED", "PAUSED", "pause"), now, "", "operator:bob"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := s.processArgs("p1", now, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	args := s.processArgs("p1", now)
 	args = append(args, r.Version-1, "BLOCKED", "PAUSED", "BLOCKED", change, "0")
 	status, _, err := s.run(ctx, s.scripts.transition, processKeys("p1"), args...)
 	if err != nil || status != "CONFLICT" {
@@ -142,5 +140,18 @@ func TestTransitionConflict(t *testing.T) {
 	}
 	if n, _ := rdb.XLen(ctx, eventsKey("p1")).Result(); n != 0 {
 		t.Errorf("log has %d events after a refused transition, want 0", n)
+	}
+}
+
+// TestLuaString checks that luaString quotes any text so that Lua reads it
+// back byte for byte.
+func TestLuaString(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	for _, s := range []string{"", `{"a":"\u0000at"}`, "a]]b]=]c]==", "line\nbreak\\n", "\nleading newline", "\x00"} {
+		got, err := rdb.Eval(context.Background(), "return "+luaString(s), nil).Text()
+		if err != nil || got != s {
+			t.Errorf("Lua read %s back as %q (%v), want %q", luaString(s), got, err, s)
+		}
 	}
 }

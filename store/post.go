@@ -61,10 +61,7 @@ func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup
 	}
 	now := s.now()
 	m = m.stamped(now)
-	args, err := s.processArgs(pid, now, true)
-	if err != nil {
-		return "", false, err
-	}
+	args := s.processArgs(pid, now)
 	args = append(args, string(m.Kind), m.From, m.Content, m.At.UnixMilli(), m.IdempotencyKey, idempotencyTTL.Milliseconds())
 	status, res, err := s.run(ctx, s.scripts.post, processKeys(pid), args...)
 	if err != nil {

@@ -2,6 +2,8 @@ package store
 
 import (
 	"embed"
+	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -19,11 +21,35 @@ type scripts struct {
 	list, putTimer, dueTimers, fireTimer *redis.Script
 }
 
-// prelude is the Lua every script starts with.
-func prelude() string { return mustRead("lua/prelude.lua") }
+// prelude is the Lua every script starts with: the event templates as the
+// constant table TPL, then lua/prelude.lua.
+func prelude(t templates) string {
+	var b strings.Builder
+	b.WriteString("-- The events scripts write themselves (store/event.go templates).\nlocal TPL = {\n")
+	for _, kv := range [][2]string{
+		{"unblock", t.unblock}, {"turn_start", t.turnStart}, {"wake", t.wake},
+		{"recover", t.recover}, {"inbox", t.inbox}, {"change", t.change},
+	} {
+		fmt.Fprintf(&b, "  %s = %s,\n", kv[0], luaString(kv[1]))
+	}
+	b.WriteString("}\n")
+	b.WriteString(mustRead("lua/prelude.lua"))
+	return b.String()
+}
 
-func newScripts() *scripts {
-	pre := prelude()
+// luaString returns s as a Lua long string literal, which takes its bytes
+// as they are: [[...]], with as many = as keep s from closing it early.
+// Lua drops a newline right after the opening bracket, so one is added.
+func luaString(s string) string {
+	eq := ""
+	for strings.Contains(s+"]", "]"+eq+"]") {
+		eq += "="
+	}
+	return "[" + eq + "[\n" + s + "]" + eq + "]"
+}
+
+func newScripts(t templates) *scripts {
+	pre := prelude(t)
 	load := func(name string) *redis.Script {
 		return redis.NewScript(pre + "\n" + mustRead("lua/"+name+".lua"))
 	}

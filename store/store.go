@@ -81,7 +81,6 @@ type Store struct {
 	rdb     redis.UniversalClient
 	cfg     Config
 	scripts *scripts
-	moves   fixedMoves
 
 	mu     sync.Mutex
 	groups map[string]bool // wake streams whose consumer group exists
@@ -97,11 +96,11 @@ func New(rdb redis.UniversalClient, cfg Config) (*Store, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	moves, err := newFixedMoves()
+	tpl, err := newTemplates()
 	if err != nil {
 		return nil, err
 	}
-	return &Store{rdb: rdb, cfg: cfg, scripts: newScripts(), moves: moves, groups: make(map[string]bool)}, nil
+	return &Store{rdb: rdb, cfg: cfg, scripts: newScripts(tpl), groups: make(map[string]bool)}, nil
 }
 
 func (s *Store) now() time.Time { return s.cfg.Clock() }
@@ -121,20 +120,10 @@ func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args .
 }
 
 // processArgs are the first four arguments of every script that works on a
-// process: pid, its wake shard, the time and, for a script that applies
-// the wake rule (wakeRule), the template of the user_input state change
-// the rule appends; the others get "" and save encoding it.
-func (s *Store) processArgs(pid string, now time.Time, wakeRule bool) ([]any, error) {
-	if !wakeRule {
-		return []any{pid, s.shard(pid), now.UnixMilli(), ""}, nil
-	}
-	// The state_change the wake rule appends when a user or operator
-	// message unblocks the process; the script fills in the sender.
-	tpl, err := s.moves.unblock.stateChange(now, "", placeholder("by"))
-	if err != nil {
-		return nil, err
-	}
-	return []any{pid, s.shard(pid), now.UnixMilli(), tpl}, nil
+// process: pid, its wake shard, the time in unix ms (for records and
+// indexes) and as events carry it (the templates' "at").
+func (s *Store) processArgs(pid string, now time.Time) []any {
+	return []any{pid, s.shard(pid), now.UnixMilli(), now.UTC().Format(time.RFC3339Nano)} // as encodeEvent writes At
 }
 
 // str returns the string of a script reply element ("" for nil).

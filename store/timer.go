@@ -75,10 +75,7 @@ func (s *Store) PutTimer(ctx context.Context, t Timer) error {
 	if err != nil {
 		return fmt.Errorf("store: put timer %s: %w", t.ID, err)
 	}
-	args, err := s.processArgs(t.PID, s.now(), false)
-	if err != nil {
-		return err
-	}
+	args := s.processArgs(t.PID, s.now())
 	args = append(args, t.ID, t.Due.UnixMilli(), spec)
 	status, _, err := s.run(ctx, s.scripts.putTimer, append(processKeys(t.PID), timersKey), args...)
 	switch {
@@ -187,10 +184,7 @@ func (s *Store) FireTimer(ctx context.Context, t Timer, next time.Time) (fired b
 		nextMs = next.UnixMilli()
 	}
 	now := s.now()
-	args, err := s.processArgs(t.PID, now, true)
-	if err != nil {
-		return false, err
-	}
+	args := s.processArgs(t.PID, now)
 	args = append(args, t.ID, t.Due.UnixMilli(), nextMs, spec, "timer:"+t.ID, t.Message, now.UnixMilli())
 	status, _, err := s.run(ctx, s.scripts.fireTimer, append(processKeys(t.PID), timersKey), args...)
 	if err != nil {

@@ -50,10 +50,7 @@ func (s *Store) Transition(ctx context.Context, pid string, ev lifecycle.Event, 
 		if err != nil {
 			return lifecycle.Transition{}, Record{}, err
 		}
-		args, err := s.processArgs(pid, now, true)
-		if err != nil {
-			return lifecycle.Transition{}, Record{}, err
-		}
+		args := s.processArgs(pid, now)
 		args = append(args, rec.Version, string(rec.Status.State), string(st.State), string(st.PausedFrom), change, wake)
 		status, res, err := s.run(ctx, s.scripts.transition, processKeys(pid), args...)
 		switch {

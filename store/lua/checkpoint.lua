@@ -1,6 +1,6 @@
 -- checkpoint.lua: append events of a running turn, fenced.
 -- KEYS: the process's keys.
--- ARGV: pid, shard, now, unblock template (unused: ""), lease value, token,
+-- ARGV: pid, shard, now, at, lease value, token,
 --       the id of the log's last event as the caller knows it ('' = not
 --       known), events (JSON) ...
 -- Returns {'OK', gapless ('1'/'0'), id of each event ...} or {'FENCED'}.

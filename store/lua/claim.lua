@@ -2,18 +2,17 @@
 -- its inbox drained into the log; a RUNNING process whose lease is gone (its
 -- node died) is leased again and recovered into its interrupted turn.
 -- KEYS: the process's keys.
--- ARGV: pid, shard, now, unblock template (unused: ""), node, lease ttl ms,
---       turn id, wake stream, wake entry id, templates: turn_start,
---       state_change wake, state_change recover, inbox_message; known: the
---       id of the last event the caller already has ('' = none)
+-- ARGV: pid, shard, now, at, node, lease ttl ms, turn id, wake stream, wake
+--       entry id, known: the id of the last event the caller already has
+--       ('' = none)
 -- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or
 -- {'OK', token, recovered, turn, turn_at, record, log (id, json, ...)}.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local node, ttl, turn = ARGV[5], ARGV[6], ARGV[7]
 local stream, entry = ARGV[8], ARGV[9]
-local tpl_start, tpl_wake, tpl_recover, tpl_inbox = ARGV[10], ARGV[11], ARGV[12], ARGV[13]
-local known = ARGV[14] or ''
+local known = ARGV[10] or ''
 local wake = stream .. ' ' .. entry
+local by = 'node:' .. node
 
 local r = rec(p)
 if not r.state then
@@ -50,14 +49,14 @@ local recovered = '0'
 local turn_at
 if state == 'READY' then
   set_state(p, state, fire('wake', state))
-  turn_at = append(p, render(tpl_start, {turn = turn}))
-  append(p, render(tpl_wake, {turn = turn}))
+  turn_at = append(p, render(p, TPL.turn_start, {turn = turn, by = by}))
+  append(p, render(p, TPL.wake, {turn = turn, by = by}))
   -- The drain: each pending message becomes an inbox_message event and
   -- leaves the inbox in this same step, so it is drained exactly once.
   local drained = {}
   for _, e in ipairs(redis.call('XRANGE', p.inbox, '-', '+')) do
     local msg = fields(e[2])
-    append(p, render(tpl_inbox, {
+    append(p, render(p, TPL.inbox, {
       turn = turn, id = e[1], kind = msg.kind or '', from = msg.from or '',
       content = msg.content or '', by = sender(msg) or '',
     }))
@@ -72,13 +71,13 @@ else
     turn = r.turn
     turn_at = redis.call('HGET', p.proc, 'turn_at')
   else
-    turn_at = append(p, render(tpl_start, {turn = turn}))
+    turn_at = append(p, render(p, TPL.turn_start, {turn = turn, by = by}))
   end
   local ready = fire('recover', state)
   set_state(p, state, ready)
-  append(p, render(tpl_recover, {turn = turn}))
+  append(p, render(p, TPL.recover, {turn = turn, by = by}))
   set_state(p, ready, fire('wake', ready))
-  append(p, render(tpl_wake, {turn = turn}))
+  append(p, render(p, TPL.wake, {turn = turn, by = by}))
 end
 redis.call('HSET', p.proc, 'turn', turn, 'turn_at', turn_at, 'wake', wake)
 r.turn, r.wake = turn, wake

@@ -3,9 +3,8 @@
 -- to what is left in the inbox, and post a finished worker's result to its
 -- parent.
 -- KEYS: the process's keys, then the parent's keys when notifying.
--- ARGV: pid, shard, now, unblock template, lease value, token, event,
---       state_change template (from/to placeholders), wake stream, wake
---       entry id, notify ('1'/'0'), parent pid, parent shard, kind, from,
+-- ARGV: pid, shard, now, at, lease value, token, event, by (who ends the
+--       turn), wake stream, wake entry id, notify ('1'/'0'), parent pid, parent shard, kind, from,
 --       content, at, idempotency key, idempotency ttl, the id of the log's
 --       last event as the caller knows it ('' = not known), events (JSON) ...
 -- Returns {'FENCED'} or {'OK', record, gapless ('1'/'0'), {id of each
@@ -13,7 +12,7 @@
 -- last are listed only when gapless.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if not fenced(p, ARGV[5], ARGV[6]) then return {'FENCED'} end
-local event, tpl = ARGV[7], ARGV[8]
+local event, by = ARGV[7], ARGV[8]
 local to = fire(event, 'RUNNING')
 if to == nil then return redis.error_reply('store: commit: event ' .. event .. ' does not end a turn') end
 local gapless = ends_at(p, ARGV[20])
@@ -24,7 +23,7 @@ local r = rec(p)
 local state = r.state
 if state == 'RUNNING' then
   set_state(p, state, to)
-  append(p, render(tpl, {from = state, to = to}))
+  append(p, render(p, TPL.change, {from = state, to = to, event = event, turn = r.turn or '', by = by}))
 elseif state == 'PAUSED' and r.paused_from == 'RUNNING' then
   if to == 'READY' or to == 'BLOCKED' then
     -- Paused during the turn: stay paused; resume lands where the turn led.
@@ -34,7 +33,7 @@ elseif state == 'PAUSED' and r.paused_from == 'RUNNING' then
   else
     -- A finished or failed turn leaves nothing to hold.
     set_state(p, state, to)
-    append(p, render(tpl, {from = state, to = to}))
+    append(p, render(p, TPL.change, {from = state, to = to, event = event, turn = r.turn or '', by = by}))
   end
 end
 -- Any other state (DONE, FAILED, READY or BLOCKED after a pause and a
@@ -49,7 +48,7 @@ drop_wake(ARGV[9], ARGV[10])
 wake_rule(p)
 
 if ARGV[11] == '1' then
-  local parent = process(ARGV[12], ARGV[13], p.now, p.unblock)
+  local parent = process(ARGV[12], ARGV[13], p.now, p.at)
   post(parent, ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19])
 end
 -- What the script wrote after the caller's events (the state change, an

@@ -1,6 +1,6 @@
 -- create.lua: a new process, with its optional first message.
 -- KEYS: the process's keys (keys.go processKeys).
--- ARGV: pid, shard, now, unblock template, state, recipe, engine, parent,
+-- ARGV: pid, shard, now, at, state, recipe, engine, parent,
 --       depth, owner, metadata, has input ('1'/'0'), kind, from, content,
 --       at, idempotency key, idempotency ttl
 -- Returns {'EXISTS'} or {'OK', input message id, record}.

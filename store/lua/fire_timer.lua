@@ -1,7 +1,7 @@
 -- fire_timer.lua: fire a due timer once: only the caller that still finds
 -- it due at the same time rearms or removes it and posts its message.
 -- KEYS: the process's keys, then the global timer index.
--- ARGV: pid, shard, now, unblock template, timer id, due ms, next ms ('0'
+-- ARGV: pid, shard, now, at, timer id, due ms, next ms ('0'
 --       = remove), next spec, from, content, at
 -- Returns {'FIRED', message id}, {'NOTDUE'} or {'GONE'}.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])

@@ -1,6 +1,6 @@
 -- post.lua: one inbox message, with the wake rule.
 -- KEYS: the process's keys.
--- ARGV: pid, shard, now, unblock template, kind, from, content, at,
+-- ARGV: pid, shard, now, at, kind, from, content, at,
 --       idempotency key, idempotency ttl
 -- Returns {status, message id}: OK, DUP, NOTFOUND or CLOSED.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])

@@ -17,11 +17,11 @@ local function keys_of(pid)
 end
 
 -- process returns the context the functions below work on: the keys of
--- process pid, its wake shard, the time (unix ms, from the Go clock) and the
--- template of the state_change event the wake rule appends (see unblock).
-local function process(pid, shard, now, unblock)
+-- process pid, its wake shard and the time from the Go clock, as unix ms
+-- (now, for records and indexes) and as events carry it (at).
+local function process(pid, shard, now, at)
   local p = keys_of(pid)
-  p.pid, p.shard, p.now, p.unblock = pid, shard, now, unblock
+  p.pid, p.shard, p.now, p.at = pid, shard, now, at
   return p
 end
 
@@ -45,10 +45,12 @@ local function fire(event, from)
   return row[from]
 end
 
--- render fills the placeholders of an event Go prepared: each JSON string
--- "\u0000name" becomes the JSON encoding of vals[name]. Go builds the whole
--- event; Lua only supplies what it alone knows (a sender, a turn id).
-local function render(tpl, vals)
+-- render fills the placeholders of a template (TPL): each JSON string
+-- "\u0000name" becomes the JSON encoding of vals[name], and "\u0000at" that
+-- of p's time. Go builds the whole event; Lua only supplies what changes
+-- between calls (a sender, a turn id, the time).
+local function render(p, tpl, vals)
+  vals.at = p.at
   return (string.gsub(tpl, '"\\u0000(%a+)"', function(name)
     local v = vals[name]
     if v == nil then return nil end
@@ -177,7 +179,7 @@ local function wake_rule(p, added)
     for _, msg in ipairs(msgs) do
       if msg.kind == 'user' or msg.kind == 'operator' then
         set_state(p, state, fire('user_input', state))
-        append(p, render(p.unblock, {by = sender(msg)}))
+        append(p, render(p, TPL.unblock, {by = sender(msg)}))
         enqueue(p)
         return
       end

@@ -1,6 +1,6 @@
 -- put_timer.lua: create or replace a timer of a live process.
 -- KEYS: the process's keys, then the global timer index.
--- ARGV: pid, shard, now, unblock template (unused: ""), timer id, due ms, spec
+-- ARGV: pid, shard, now, at, timer id, due ms, spec
 -- Returns {'OK'}, {'NOTFOUND'} or {'CLOSED'}.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local state = redis.call('HGET', p.proc, 'state')
