@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"go.uber.org/zap"
 
@@ -66,6 +67,7 @@ func runBench(ctx context.Context, args []string, log *zap.Logger, stdout, stder
 		fs.Usage()
 		return 2
 	}
+	tuneGC(os.Getenv) // measure what serve runs with
 	err := bench.Run(ctx, cfg, stdout, log)
 	switch {
 	case err == nil:

@@ -64,6 +64,7 @@ func runServe(ctx context.Context, args []string, log *zap.Logger, _, stderr io.
 	if warn != "" {
 		log.Warn(warn)
 	}
+	tuneGC(os.Getenv)
 	if err := serve(ctx, cfg, log); err != nil {
 		fmt.Fprintf(stderr, "brain serve: %v\n", err)
 		return 1

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -84,4 +85,14 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		}
 		return nil
 	}, nil
+}
+
+// gcPercent returns the GOGC in force, or "?" when the runtime does not say.
+func gcPercent() string {
+	sample := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return "?"
+	}
+	return strconv.FormatUint(sample[0].Value.Uint64(), 10)
 }

@@ -124,7 +124,8 @@ func (b *bench) between(ctx context.Context) error {
 // header writes what the figures are from.
 func (b *bench) header(rep *report) {
 	rep.title("brain bench")
-	rep.line("go", fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0)), "")
+	rep.line("go", fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d, GOGC %s", runtime.Version(), runtime.GOOS, runtime.GOARCH,
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), gcPercent()), "")
 	rep.line("redis", b.tgt.describe(), "")
 	rep.line("model", "scripted, zero latency: tell_user, then respond (awaiting the user)", "")
 	rep.line("recipe", recipe, "")
