@@ -29,16 +29,20 @@
 //
 // # Atomic steps
 //
-// Every change is one Lua script (lua/*.lua, embedded), run with EVALSHA
-// and loaded on first use; every call is one round trip, except Transition
-// (a read, then a compare-and-set on the record's version) and the first
-// wake read of an engine (which creates its consumer groups). The scripts
-// share one prelude (lua/prelude.lua) holding the key layout, the part of
-// the lifecycle table they fire, the wake rule and the post semantics, so
-// each exists once. Events the scripts append are built in Go, with
-// placeholders for the few values only the script knows (who sent the
-// message that unblocks a process, the id of an interrupted turn); the
-// prelude fills those in.
+// Every change is one Lua script (lua/*.lua, embedded); every call is one
+// round trip, except Transition (a read, then a compare-and-set on the
+// record's version) and the first wake read of an engine (which creates
+// its consumer groups). The scripts share one prelude (lua/prelude.lua)
+// holding the key layout, the part of the lifecycle table they fire, the
+// wake rule and the post semantics, so each exists once. On Redis 7 they
+// are the functions of one library, brain_<hash of the code> (FCALL),
+// loaded on first use and again when the server lost it; each version of
+// brain loads its own, so old ones stay until FUNCTION DELETE. A server
+// without functions (older, miniredis) or whose ACL denies them runs the
+// same scripts with EVALSHA. The events scripts write themselves are
+// templates Go encodes once and bakes into the prelude (TPL), with
+// placeholders for what changes between calls (the time, the turn, who
+// sent the message that unblocks a process); the prelude fills them in.
 //
 // # The wake rule
 //

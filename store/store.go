@@ -107,7 +107,7 @@ func (s *Store) now() time.Time { return s.cfg.Clock() }
 
 // run runs a script and returns its reply, which every script makes an
 // array whose first element is a status word.
-func (s *Store) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) (string, []any, error) {
+func (s *Store) run(ctx context.Context, sc *script, keys []string, args ...any) (string, []any, error) {
 	res, err := sc.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return "", nil, err
