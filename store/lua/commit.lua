@@ -3,9 +3,10 @@
 -- to what is left in the inbox, and post a finished worker's result to its
 -- parent.
 -- KEYS: the process's keys, then the parent's keys when notifying.
--- ARGV: pid, shard, now, at, lease value, token, event, by (who ends the
---       turn), wake stream, wake entry id, notify ('1'/'0'), parent pid, parent shard, kind, from,
---       content, at, idempotency key, idempotency ttl, the id of the log's
+-- ARGV: pid, shard, now (ms), at (events' time), lease value, token,
+--       event, by (who ends the turn), wake stream, wake entry id, notify
+--       ('1'/'0'), parent pid, parent shard, kind, from, content, message
+--       at (ms), idempotency key, idempotency ttl, the id of the log's
 --       last event as the caller knows it ('' = not known), events (JSON) ...
 -- Returns {'FENCED'} or {'OK', record, gapless ('1'/'0'), {id of each
 -- event}, {id, JSON, ... of the events the script wrote itself}}; those

@@ -1,8 +1,8 @@
 -- create.lua: a new process, with its optional first message.
 -- KEYS: the process's keys (keys.go processKeys).
--- ARGV: pid, shard, now, at, state, recipe, engine, parent,
---       depth, owner, metadata, has input ('1'/'0'), kind, from, content,
---       at, idempotency key, idempotency ttl
+-- ARGV: pid, shard, now (ms), at (events' time), state, recipe, engine,
+--       parent, depth, owner, metadata, has input ('1'/'0'), kind, from,
+--       content, message at (ms), idempotency key, idempotency ttl
 -- Returns {'EXISTS'} or {'OK', input message id, record}.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if redis.call('EXISTS', p.proc) == 1 then return {'EXISTS'} end

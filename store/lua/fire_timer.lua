@@ -1,8 +1,8 @@
 -- fire_timer.lua: fire a due timer once: only the caller that still finds
 -- it due at the same time rearms or removes it and posts its message.
 -- KEYS: the process's keys, then the global timer index.
--- ARGV: pid, shard, now, at, timer id, due ms, next ms ('0'
---       = remove), next spec, from, content, at
+-- ARGV: pid, shard, now (ms), at (events' time), timer id, due ms, next
+--       ms ('0' = remove), next spec, from, content, message at (ms)
 -- Returns {'FIRED', message id}, {'NOTDUE'} or {'GONE'}.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[5]

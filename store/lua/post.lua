@@ -1,7 +1,7 @@
 -- post.lua: one inbox message, with the wake rule.
 -- KEYS: the process's keys.
--- ARGV: pid, shard, now, at, kind, from, content, at,
---       idempotency key, idempotency ttl
+-- ARGV: pid, shard, now (ms), at (events' time), kind, from, content,
+--       message at (ms), idempotency key, idempotency ttl
 -- Returns {status, message id}: OK, DUP, NOTFOUND or CLOSED.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local status, id = post(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
