@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -127,7 +128,7 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 		return nil, fmt.Errorf("%w: process %s: a turn is running under a live lease", ErrNothingToDo, w.PID)
 	case status == "IDLE":
 		return nil, fmt.Errorf("%w: process %s is %s", ErrNothingToDo, w.PID, str(res[0]))
-	case status != "OK" || len(res) < 7:
+	case status != "OK" || len(res) < 8:
 		return nil, fmt.Errorf("store: claim %s: unexpected reply %q", w.PID, status)
 	}
 	token, err := strconv.ParseInt(str(res[0]), 10, 64)
@@ -141,19 +142,11 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	c := &Claim{Record: rec, Node: node, Token: token, Wake: w, TurnID: str(res[2]), Recovered: str(res[1]) == "1",
 		HistoryAfter: str(res[6]), Gapless: true} // the log came back to its end
 	turnAt := str(res[3])
-	flat := strs(res[5])
-	log := make([]conversation.Event, 0, len(flat)/2)
-	split := -1
-	for i := 0; i+1 < len(flat); i += 2 {
-		if flat[i] == turnAt {
-			split = len(log)
-		}
-		e, err := decodeEvent(flat[i], flat[i+1])
-		if err != nil {
-			return nil, err
-		}
-		log = append(log, e)
+	log, err := s.events(strs(res[5]), res[7], now)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim %s: %w", w.PID, err)
 	}
+	split := slices.IndexFunc(log, func(e conversation.Event) bool { return e.ID == turnAt })
 	if split < 0 {
 		return nil, fmt.Errorf("store: claim %s: the turn's turn_start %s is not in the log", w.PID, turnAt)
 	}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -381,7 +382,18 @@ func TestClaimAppended(t *testing.T) {
 	if err := e.s.Checkpoint(e.ctx, c, []conversation.Event{chat("one"), chat("two")}); err != nil {
 		t.Fatal(err)
 	}
-	e.commit(t, c, lifecycle.AwaitUser, chat("three"))
+	// A message during the turn: the commit's wake rule unblocks the
+	// process at once, one more event the commit writes itself.
+	if _, _, err := e.s.Post(e.ctx, "p1", user("meanwhile")); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.commit(t, c, lifecycle.AwaitUser, chat("three")); r.Status.State != lifecycle.Ready {
+		t.Fatalf("after the commit: %s, want READY (unblocked by the message)", r.Status)
+	}
+	if got := describe(c.Appended[len(c.Appended)-2:]); !slices.Equal(got, []string{
+		"state RUNNING->BLOCKED await_user by model [t1]", "state BLOCKED->READY user_input by user:alice"}) {
+		t.Errorf("the commit's own events = %q", got)
+	}
 	kept := append(append(append([]conversation.Event{}, c.History...), c.Current...), c.Appended...)
 	if !c.Gapless || !sameJSON(t, e.log(t, "p1"), kept) {
 		t.Errorf("gapless %v; History+Current+Appended is not the log:\nkept %+v\nlog  %+v", c.Gapless, kept, e.log(t, "p1"))

@@ -86,19 +86,17 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 		return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
 	case status == "FENCED":
 		return Record{}, fmt.Errorf("%w: process %s: claim %s", ErrFenced, pid, c.leaseValue())
-	case status != "OK" || len(res) < 4:
+	case status != "OK" || len(res) < 5:
 		return Record{}, fmt.Errorf("store: commit %s: unexpected reply %q", pid, status)
 	}
 	gapless := str(res[1]) == "1"
 	c.appended(gapless, events, strs(res[2]), now)
-	if own := strs(res[3]); c.Gapless {
-		for i := 0; i+1 < len(own); i += 2 {
-			e, err := decodeEvent(own[i], own[i+1])
-			if err != nil {
-				return Record{}, err
-			}
-			c.Appended = append(c.Appended, e)
+	if c.Gapless {
+		own, err := s.events(strs(res[3]), res[4], now)
+		if err != nil {
+			return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
 		}
+		c.Appended = append(c.Appended, own...)
 	}
 	return parseRecord(pid, hash(res[0]))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,31 @@ func decodeEvent(id, data string) (conversation.Event, error) {
 	}
 	e.ID = id
 	return e, nil
+}
+
+// events returns the log entries a script replied with (see entries in
+// the prelude): flat holds id, JSON pairs, and where the JSON is empty the
+// script wrote the event from a template at time at and the next row of
+// made says with which values.
+func (s *Store) events(flat []string, made any, at time.Time) ([]conversation.Event, error) {
+	rows, _ := made.([]any)
+	out := make([]conversation.Event, 0, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		id, data := flat[i], flat[i+1]
+		var e conversation.Event
+		var err error
+		if data == "" && len(rows) > 0 {
+			e, err = s.tpl.build(id, strs(rows[0]), at)
+			rows = rows[1:]
+		} else {
+			e, err = decodeEvent(id, data)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // encodeEvents validates and encodes the events a turn appends, stamping a
@@ -86,15 +112,88 @@ func fixedMove(from lifecycle.State, ev lifecycle.Event) (move, error) {
 // that varies between calls (the time, the turn, who, the states of a
 // commit, an inbox message) is a placeholder the script renders. They are
 // part of the scripts' source (scripts.go), so no call sends or encodes
-// them.
+// them; and a script that returns events it wrote from a template returns
+// the values it rendered, from which build makes the event without
+// decoding its JSON.
 type templates struct {
-	// unblock is the user_input state change of the wake rule.
-	unblock string
-	// turnStart, wake and inbox start a turn (Claim); recover precedes the
-	// wake of a recovered one.
-	turnStart, wake, recover, inbox string
-	// change is the state change that ends a turn (Commit).
-	change string
+	json  map[string]string // by name: the TPL table of the scripts
+	moves map[string]move   // the state changes of the lifecycle table
+}
+
+// templateValues are the templates by name, with the values each takes
+// besides its time ("at", which every template has):
+//   - unblock: the user_input state change of the wake rule;
+//   - turn_start, wake, inbox: a turn's start (Claim); recover precedes the
+//     wake of a recovered turn;
+//   - change: the state change that ends a turn (Commit).
+var templateValues = map[string][]string{
+	"unblock":    {"by"},
+	"turn_start": {"turn", "by"},
+	"wake":       {"turn", "by"},
+	"recover":    {"turn", "by"},
+	"inbox":      {"turn", "by", "id", "kind", "from", "content"},
+	"change":     {"turn", "by", "from", "to", "event"},
+}
+
+func newTemplates() (templates, error) {
+	t := templates{json: make(map[string]string), moves: make(map[string]move)}
+	var errs []error
+	for name, ask := range map[string]struct {
+		from lifecycle.State
+		ev   lifecycle.Event
+	}{"unblock": {lifecycle.Blocked, lifecycle.UserInput}, "wake": {lifecycle.Ready, lifecycle.Wake}, "recover": {lifecycle.Running, lifecycle.Recover}} {
+		m, err := fixedMove(ask.from, ask.ev)
+		t.moves[name] = m
+		errs = append(errs, err)
+	}
+	for name, keys := range templateValues {
+		e := t.event(name, func(k string) string {
+			if slices.Contains(keys, k) {
+				return placeholder(k)
+			}
+			return ""
+		})
+		s, err := encodeTemplate(e)
+		t.json[name] = s
+		errs = append(errs, err)
+	}
+	return t, errors.Join(errs...)
+}
+
+// event returns the event of template name with the values v gives, at no
+// time: placeholders when encoding the template, a script's values when
+// building what it wrote.
+func (t templates) event(name string, v func(string) string) conversation.Event {
+	var e conversation.Event
+	switch name {
+	case "turn_start":
+		e = conversation.NewTurnStart("wake")
+	case "inbox":
+		e = conversation.NewInboxMessage(v("id"), conversation.Kind(v("kind")), v("from"), v("content"))
+	case "change":
+		e = conversation.NewStateChange(v("from"), v("to"), v("event"))
+	default: // unblock, wake, recover
+		m := t.moves[name]
+		e = conversation.NewStateChange(string(m.from), string(m.to), string(m.event))
+	}
+	e.Turn, e.By = v("turn"), v("by")
+	return e
+}
+
+// build returns the event with stream id id that a script wrote from a
+// template at time at, from what it returned: the id, the template's name,
+// then its values as name, value pairs.
+func (t templates) build(id string, made []string, at time.Time) (conversation.Event, error) {
+	if len(made) < 2 || made[0] != id || t.json[made[1]] == "" || len(made)%2 != 0 {
+		return conversation.Event{}, fmt.Errorf("store: event %s: the script's reply says it wrote %q from a template", id, made)
+	}
+	vals := make(map[string]string, len(made)/2)
+	for i := 2; i+1 < len(made); i += 2 {
+		vals[made[i]] = made[i+1]
+	}
+	e := t.event(made[1], func(k string) string { return vals[k] })
+	e.ID, e.At = id, at.UTC() // as the JSON would say
+	return e, nil
 }
 
 // atPlaceholderTime stands for the time in a template while it is encoded;
@@ -102,10 +201,10 @@ type templates struct {
 // ours happens a nanosecond after the year 1 began.
 var atPlaceholderTime = time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC)
 
-// encodeTemplate encodes e with turn and by as given and its time as the
-// placeholder "at".
-func encodeTemplate(e conversation.Event, turn, by string) (string, error) {
-	s, err := encodeEvent(stamped(e, atPlaceholderTime, turn, by))
+// encodeTemplate encodes e with its time as the placeholder "at".
+func encodeTemplate(e conversation.Event) (string, error) {
+	e.At = atPlaceholderTime
+	s, err := encodeEvent(e)
 	if err != nil {
 		return "", err
 	}
@@ -115,35 +214,4 @@ func encodeTemplate(e conversation.Event, turn, by string) (string, error) {
 		return "", fmt.Errorf("store: template %s: its time is not where expected", e.Type)
 	}
 	return strings.Replace(s, string(stamp), string(at), 1), nil
-}
-
-func newTemplates() (templates, error) {
-	var t templates
-	var errs []error
-	state := func(from lifecycle.State, ev lifecycle.Event, turn, by string) string {
-		m, err := fixedMove(from, ev)
-		if err == nil {
-			var s string
-			s, err = encodeTemplate(conversation.NewStateChange(string(m.from), string(m.to), string(m.event)), turn, by)
-			if err == nil {
-				return s
-			}
-		}
-		errs = append(errs, err)
-		return ""
-	}
-	event := func(e conversation.Event, turn, by string) string {
-		s, err := encodeTemplate(e, turn, by)
-		errs = append(errs, err)
-		return s
-	}
-	turn, by := placeholder("turn"), placeholder("by")
-	t.unblock = state(lifecycle.Blocked, lifecycle.UserInput, "", by)
-	t.turnStart = event(conversation.NewTurnStart("wake"), turn, by)
-	t.wake = state(lifecycle.Ready, lifecycle.Wake, turn, by)
-	t.recover = state(lifecycle.Running, lifecycle.Recover, turn, by)
-	t.inbox = event(conversation.NewInboxMessage(placeholder("id"), conversation.Kind(placeholder("kind")),
-		placeholder("from"), placeholder("content")), turn, by)
-	t.change = event(conversation.NewStateChange(placeholder("from"), placeholder("to"), placeholder("event")), turn, by)
-	return t, errors.Join(errs...)
 }

@@ -6,6 +6,8 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -28,11 +30,8 @@ type scripts struct {
 func prelude(t templates) string {
 	var b strings.Builder
 	b.WriteString("-- The events scripts write themselves (store/event.go templates).\nlocal TPL = {\n")
-	for _, kv := range [][2]string{
-		{"unblock", t.unblock}, {"turn_start", t.turnStart}, {"wake", t.wake},
-		{"recover", t.recover}, {"inbox", t.inbox}, {"change", t.change},
-	} {
-		fmt.Fprintf(&b, "  %s = %s,\n", kv[0], luaString(kv[1]))
+	for _, name := range slices.Sorted(maps.Keys(t.json)) {
+		fmt.Fprintf(&b, "  %s = %s,\n", name, luaString(t.json[name]))
 	}
 	b.WriteString("}\n")
 	b.WriteString(mustRead("lua/prelude.lua"))

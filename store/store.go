@@ -81,6 +81,7 @@ type Store struct {
 	rdb     redis.UniversalClient
 	cfg     Config
 	scripts *scripts
+	tpl     templates
 
 	mu     sync.Mutex
 	groups map[string]bool // wake streams whose consumer group exists
@@ -100,7 +101,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{rdb: rdb, cfg: cfg, scripts: newScripts(tpl), groups: make(map[string]bool)}, nil
+	return &Store{rdb: rdb, cfg: cfg, scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
 }
 
 func (s *Store) now() time.Time { return s.cfg.Clock() }

@@ -6,7 +6,8 @@
 --       entry id, known: the id of the last event the caller already has
 --       ('' = none)
 -- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or
--- {'OK', token, recovered, turn, turn_at, record, log (id, json, ...)}.
+-- {'OK', token, recovered, turn, turn_at, record, log (id, json, ...),
+-- after, made} (see entries in the prelude).
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local node, ttl, turn = ARGV[5], ARGV[6], ARGV[7]
 local stream, entry = ARGV[8], ARGV[9]
@@ -49,17 +50,17 @@ local recovered = '0'
 local turn_at
 if state == 'READY' then
   set_state(p, state, fire('wake', state))
-  turn_at = append(p, render(p, TPL.turn_start, {turn = turn, by = by}))
-  append(p, render(p, TPL.wake, {turn = turn, by = by}))
+  turn_at = write(p, 'turn_start', {turn = turn, by = by})
+  write(p, 'wake', {turn = turn, by = by})
   -- The drain: each pending message becomes an inbox_message event and
   -- leaves the inbox in this same step, so it is drained exactly once.
   local drained = {}
   for _, e in ipairs(redis.call('XRANGE', p.inbox, '-', '+')) do
     local msg = fields(e[2])
-    append(p, render(p, TPL.inbox, {
+    write(p, 'inbox', {
       turn = turn, id = e[1], kind = msg.kind or '', from = msg.from or '',
       content = msg.content or '', by = sender(msg) or '',
-    }))
+    })
     drained[#drained + 1] = e[1]
   end
   if #drained > 0 then redis.call('XDEL', p.inbox, unpack(drained)) end
@@ -71,13 +72,13 @@ else
     turn = r.turn
     turn_at = redis.call('HGET', p.proc, 'turn_at')
   else
-    turn_at = append(p, render(p, TPL.turn_start, {turn = turn, by = by}))
+    turn_at = write(p, 'turn_start', {turn = turn, by = by})
   end
   local ready = fire('recover', state)
   set_state(p, state, ready)
-  append(p, render(p, TPL.recover, {turn = turn, by = by}))
+  write(p, 'recover', {turn = turn, by = by})
   set_state(p, ready, fire('wake', ready))
-  append(p, render(p, TPL.wake, {turn = turn, by = by}))
+  write(p, 'wake', {turn = turn, by = by})
 end
 redis.call('HSET', p.proc, 'turn', turn, 'turn_at', turn_at, 'wake', wake)
 r.turn, r.wake = turn, wake
@@ -89,10 +90,6 @@ local from, after = '-', ''
 if known ~= '' and id_before(known, turn_at) then
   from, after = '(' .. known, known
 end
-local log = {}
-for _, e in ipairs(redis.call('XRANGE', p.events, from, '+')) do
-  log[#log + 1] = e[1]
-  log[#log + 1] = fields(e[2]).e or ''
-end
+local log, made = entries(p, redis.call('XRANGE', p.events, from, '+'))
 return {'OK', tostring(token), recovered, turn, turn_at,
-  redis.call('HGETALL', p.proc), log, after}
+  redis.call('HGETALL', p.proc), log, after, made}

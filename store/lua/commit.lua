@@ -9,8 +9,8 @@
 --       at (ms), idempotency key, idempotency ttl, the id of the log's
 --       last event as the caller knows it ('' = not known), events (JSON) ...
 -- Returns {'FENCED'} or {'OK', record, gapless ('1'/'0'), {id of each
--- event}, {id, JSON, ... of the events the script wrote itself}}; those
--- last are listed only when gapless.
+-- event}, {id, JSON, ... of the events the script wrote itself}, made}
+-- (see entries in the prelude); those last are listed only when gapless.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if not fenced(p, ARGV[5], ARGV[6]) then return {'FENCED'} end
 local event, by = ARGV[7], ARGV[8]
@@ -24,7 +24,7 @@ local r = rec(p)
 local state = r.state
 if state == 'RUNNING' then
   set_state(p, state, to)
-  append(p, render(p, TPL.change, {from = state, to = to, event = event, turn = r.turn or '', by = by}))
+  write(p, 'change', {from = state, to = to, event = event, turn = r.turn or '', by = by})
 elseif state == 'PAUSED' and r.paused_from == 'RUNNING' then
   if to == 'READY' or to == 'BLOCKED' then
     -- Paused during the turn: stay paused; resume lands where the turn led.
@@ -34,7 +34,7 @@ elseif state == 'PAUSED' and r.paused_from == 'RUNNING' then
   else
     -- A finished or failed turn leaves nothing to hold.
     set_state(p, state, to)
-    append(p, render(p, TPL.change, {from = state, to = to, event = event, turn = r.turn or '', by = by}))
+    write(p, 'change', {from = state, to = to, event = event, turn = r.turn or '', by = by})
   end
 end
 -- Any other state (DONE, FAILED, READY or BLOCKED after a pause and a
@@ -54,12 +54,9 @@ if ARGV[11] == '1' then
 end
 -- What the script wrote after the caller's events (the state change, an
 -- unblocking one): the caller cannot know it otherwise.
-local own = {}
+local own, made = {}, {}
 if gapless == '1' then
   local from = ids[#ids] or ARGV[20]
-  for _, e in ipairs(redis.call('XRANGE', p.events, '(' .. from, '+')) do
-    own[#own + 1] = e[1]
-    own[#own + 1] = fields(e[2]).e or ''
-  end
+  own, made = entries(p, redis.call('XRANGE', p.events, '(' .. from, '+'))
 end
-return {'OK', redis.call('HGETALL', p.proc), gapless, ids, own}
+return {'OK', redis.call('HGETALL', p.proc), gapless, ids, own, made}

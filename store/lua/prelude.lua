@@ -84,6 +84,41 @@ local function append(p, json)
   return redis.call('XADD', p.events, '*', 'e', json)
 end
 
+-- write appends the event template name renders with vals and notes what
+-- it made (p.made), so that a reply can carry the values instead of the
+-- JSON (see entries).
+local function write(p, name, vals)
+  local id = append(p, render(p, TPL[name], vals))
+  p.made = p.made or {}
+  p.made[id] = {name, vals}
+  return id
+end
+
+-- entries turns XRANGE entries of the log into a reply: a flat list of id
+-- and JSON, and a list of what this script made from templates (write):
+-- for those the JSON is '' and the next row of made holds the id, the
+-- template's name and its values (name, value, ...), from which Go builds
+-- the event instead of decoding it.
+local function entries(p, range)
+  local log, made = {}, {}
+  for _, e in ipairs(range) do
+    local m = p.made and p.made[e[1]]
+    log[#log + 1] = e[1]
+    if m then
+      log[#log + 1] = ''
+      local row = {e[1], m[1]}
+      for k, v in pairs(m[2]) do
+        row[#row + 1] = k
+        row[#row + 1] = v
+      end
+      made[#made + 1] = row
+    else
+      log[#log + 1] = fields(e[2]).e or ''
+    end
+  end
+  return log, made
+end
+
 -- ends_at returns '1' when the log's last event has id last, else '0' (and
 -- '0' without looking when last is ''): a writer that knows the log up to
 -- last then knows it up to what it appends.
@@ -179,7 +214,7 @@ local function wake_rule(p, added)
     for _, msg in ipairs(msgs) do
       if msg.kind == 'user' or msg.kind == 'operator' then
         set_state(p, state, fire('user_input', state))
-        append(p, render(p, TPL.unblock, {by = sender(msg)}))
+        write(p, 'unblock', {by = sender(msg)})
         enqueue(p)
         return
       end
