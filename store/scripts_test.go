@@ -86,10 +86,10 @@ func TestScriptsRunAsFunctions(t *testing.T) {
 // functions (the embedded miniredis) and on one whose ACL denies them.
 func TestScriptsWithoutFunctions(t *testing.T) {
 	t.Parallel()
-	t.Run("miniredis", func(t *testing.T) {
-		t.Parallel()
-		mr := miniredis.RunT(t)
-		rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	// fallsBack runs a turn on addr as user and checks the scripts ran with
+	// EVAL.
+	fallsBack := func(t *testing.T, addr, user, password string) {
+		rdb := redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: password})
 		t.Cleanup(func() { _ = rdb.Close() })
 		s, err := New(rdb, Config{})
 		if err != nil {
@@ -97,26 +97,20 @@ func TestScriptsWithoutFunctions(t *testing.T) {
 		}
 		aTurn(t, s)
 		if !s.scripts.post.lib.evalOnly.Load() {
-			t.Error("scripts did not fall back to EVAL on miniredis")
+			t.Error("the scripts did not fall back to EVAL")
 		}
+	}
+	t.Run("miniredis", func(t *testing.T) {
+		t.Parallel()
+		fallsBack(t, miniredis.RunT(t).Addr(), "", "")
 	})
 	t.Run("ACL denies functions", func(t *testing.T) {
 		t.Parallel()
 		srv := testutil.StartRedis(t)
-		admin := srv.Client(t)
-		ctx := context.Background()
-		if err := admin.Do(ctx, "ACL", "SETUSER", "brain", "on", ">secret", "~*", "&*", "+@all", "-fcall", "-function").Err(); err != nil {
-			t.Fatal(err)
-		}
-		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "brain", Password: "secret"})
-		t.Cleanup(func() { _ = rdb.Close() })
-		s, err := New(rdb, Config{})
+		err := srv.Client(t).Do(context.Background(), "ACL", "SETUSER", "brain", "on", ">secret", "~*", "&*", "+@all", "-fcall", "-function").Err()
 		if err != nil {
 			t.Fatal(err)
 		}
-		aTurn(t, s)
-		if !s.scripts.post.lib.evalOnly.Load() {
-			t.Error("scripts did not fall back to EVAL when FCALL is denied")
-		}
+		fallsBack(t, srv.Addr, "brain", "secret")
 	})
 }
