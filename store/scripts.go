@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -121,7 +122,8 @@ func (l *library) load(ctx context.Context, rdb redis.UniversalClient) error {
 
 // A script runs as a function of its library (FCALL), loading the library
 // the first time the server lacks it, or as an EVAL script (EVALSHA, and
-// EVAL to load it) on a server without functions or that denies them.
+// EVAL to load it) on a server without functions, that denies them or
+// refuses the library.
 type script struct {
 	lib  *library
 	fn   string
@@ -139,8 +141,14 @@ func (sc *script) Run(ctx context.Context, rdb redis.UniversalClient, keys []str
 	case err == nil:
 		return cmd
 	case strings.HasPrefix(err.Error(), "ERR Function not found"):
-		if sc.lib.load(ctx, rdb) == nil {
+		err := sc.lib.load(ctx, rdb)
+		if err == nil {
 			return rdb.FCall(ctx, sc.fn, keys, args...)
+		}
+		var refused redis.Error
+		if !errors.As(err, &refused) {
+			cmd.SetErr(err) // the connection's: try again next time
+			return cmd
 		}
 	case !noFunctions(err):
 		return cmd // the script's own error, or the connection's
@@ -152,9 +160,9 @@ func (sc *script) Run(ctx context.Context, rdb redis.UniversalClient, keys []str
 // noFunctions reports whether err says the server has no functions or does
 // not let us use them.
 func noFunctions(err error) bool {
-	msg := err.Error()
-	return strings.HasPrefix(msg, "NOPERM") ||
-		strings.HasPrefix(msg, "ERR unknown command") && strings.Contains(strings.ToLower(msg), "fcall")
+	msg := strings.ToLower(err.Error())
+	about := strings.Contains(msg, "fcall") || strings.Contains(msg, "function")
+	return about && (strings.HasPrefix(msg, "noperm") || strings.HasPrefix(msg, "err unknown command"))
 }
 
 // mustRead reads an embedded file; they are part of the binary, so a

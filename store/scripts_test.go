@@ -104,13 +104,26 @@ func TestScriptsWithoutFunctions(t *testing.T) {
 		t.Parallel()
 		fallsBack(t, miniredis.RunT(t).Addr(), "", "")
 	})
-	t.Run("ACL denies functions", func(t *testing.T) {
-		t.Parallel()
-		srv := testutil.StartRedis(t)
-		err := srv.Client(t).Do(context.Background(), "ACL", "SETUSER", "brain", "on", ">secret", "~*", "&*", "+@all", "-fcall", "-function").Err()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fallsBack(t, srv.Addr, "brain", "secret")
-	})
+	for name, denied := range map[string][]string{
+		"ACL denies functions":         {"-fcall", "-function"},
+		"ACL denies loading a library": {"-function"}, // FCALL finds nothing, FUNCTION LOAD is refused
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := testutil.StartRedis(t)
+			acl := append([]any{"ACL", "SETUSER", "brain", "on", ">secret", "~*", "&*", "+@all"}, anys(denied)...)
+			if err := srv.Client(t).Do(context.Background(), acl...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			fallsBack(t, srv.Addr, "brain", "secret")
+		})
+	}
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

@@ -108,8 +108,10 @@ local function entries(p, range)
       log[#log + 1] = ''
       local row = {e[1], m[1]}
       for k, v in pairs(m[2]) do
-        row[#row + 1] = k
-        row[#row + 1] = v
+        if k ~= 'at' then -- the caller's own time
+          row[#row + 1] = k
+          row[#row + 1] = v
+        end
       end
       made[#made + 1] = row
     else
