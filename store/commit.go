@@ -86,13 +86,13 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 		return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
 	case status == "FENCED":
 		return Record{}, fmt.Errorf("%w: process %s: claim %s", ErrFenced, pid, c.leaseValue())
-	case status != "OK" || len(res) < 5:
+	case status != "OK" || len(res) < 4:
 		return Record{}, fmt.Errorf("store: commit %s: unexpected reply %q", pid, status)
 	}
 	gapless := str(res[1]) == "1"
 	c.appended(gapless, events, strs(res[2]), now)
 	if c.Gapless {
-		own, err := s.events(strs(res[3]), res[4], now)
+		own, err := s.events(nil, res[3], now)
 		if err != nil {
 			return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
 		}

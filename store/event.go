@@ -42,23 +42,21 @@ func decodeEvent(id, data string) (conversation.Event, error) {
 	return e, nil
 }
 
-// events returns the log entries a script replied with (see entries in
-// the prelude): flat holds id, JSON pairs, and where the JSON is empty the
-// script wrote the event from a template at time at and the next row of
-// made says with which values.
+// events returns the log a script replied with (see tail in the prelude):
+// flat holds the id and JSON of events others wrote, made the rows of the
+// events the script wrote itself from templates at time at, which follow.
 func (s *Store) events(flat []string, made any, at time.Time) ([]conversation.Event, error) {
 	rows, _ := made.([]any)
-	out := make([]conversation.Event, 0, len(flat)/2)
+	out := make([]conversation.Event, 0, len(flat)/2+len(rows))
 	for i := 0; i+1 < len(flat); i += 2 {
-		id, data := flat[i], flat[i+1]
-		var e conversation.Event
-		var err error
-		if data == "" && len(rows) > 0 {
-			e, err = s.tpl.build(id, strs(rows[0]), at)
-			rows = rows[1:]
-		} else {
-			e, err = decodeEvent(id, data)
+		e, err := decodeEvent(flat[i], flat[i+1])
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, e)
+	}
+	for _, row := range rows {
+		e, err := s.tpl.build(strs(row), at)
 		if err != nil {
 			return nil, err
 		}
@@ -180,13 +178,14 @@ func (t templates) event(name string, v func(string) string) conversation.Event 
 	return e
 }
 
-// build returns the event with stream id id that a script wrote from a
-// template at time at, from what it returned: the id, the template's name,
-// then its values as name, value pairs.
-func (t templates) build(id string, made []string, at time.Time) (conversation.Event, error) {
-	if len(made) < 2 || made[0] != id || t.json[made[1]] == "" || len(made)%2 != 0 {
-		return conversation.Event{}, fmt.Errorf("store: event %s: the script's reply says it wrote %q from a template", id, made)
+// build returns the event a script wrote from a template at time at, from
+// what it returned: the event's stream id, the template's name, then its
+// values as name, value pairs.
+func (t templates) build(made []string, at time.Time) (conversation.Event, error) {
+	if len(made) < 2 || t.json[made[1]] == "" || len(made)%2 != 0 {
+		return conversation.Event{}, fmt.Errorf("store: a script's reply says it wrote %q from a template", made)
 	}
+	id := made[0]
 	vals := make(map[string]string, len(made)/2)
 	for i := 2; i+1 < len(made); i += 2 {
 		vals[made[i]] = made[i+1]

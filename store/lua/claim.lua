@@ -7,7 +7,7 @@
 --       ('' = none)
 -- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or
 -- {'OK', token, recovered, turn, turn_at, record, log (id, json, ...),
--- after, made} (see entries in the prelude).
+-- after, made} (see tail in the prelude).
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local node, ttl, turn = ARGV[5], ARGV[6], ARGV[7]
 local stream, entry = ARGV[8], ARGV[9]
@@ -90,6 +90,6 @@ local from, after = '-', ''
 if known ~= '' and id_before(known, turn_at) then
   from, after = '(' .. known, known
 end
-local log, made = entries(p, redis.call('XRANGE', p.events, from, '+'))
+local log, made = tail(p, from)
 return {'OK', tostring(token), recovered, turn, turn_at,
   redis.call('HGETALL', p.proc), log, after, made}

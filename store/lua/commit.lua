@@ -9,8 +9,8 @@
 --       at (ms), idempotency key, idempotency ttl, the id of the log's
 --       last event as the caller knows it ('' = not known), events (JSON) ...
 -- Returns {'FENCED'} or {'OK', record, gapless ('1'/'0'), {id of each
--- event}, {id, JSON, ... of the events the script wrote itself}, made}
--- (see entries in the prelude); those last are listed only when gapless.
+-- event}, made: the events the script wrote itself, as tail in the prelude
+-- lists them, only when gapless}.
 local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if not fenced(p, ARGV[5], ARGV[6]) then return {'FENCED'} end
 local event, by = ARGV[7], ARGV[8]
@@ -53,10 +53,8 @@ if ARGV[11] == '1' then
   post(parent, ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19])
 end
 -- What the script wrote after the caller's events (the state change, an
--- unblocking one): the caller cannot know it otherwise.
-local own, made = {}, {}
-if gapless == '1' then
-  local from = ids[#ids] or ARGV[20]
-  own, made = entries(p, redis.call('XRANGE', p.events, '(' .. from, '+'))
-end
-return {'OK', redis.call('HGETALL', p.proc), gapless, ids, own, made}
+-- unblocking one): the caller cannot know it otherwise. Gapless, nothing
+-- came between.
+local made = {}
+if gapless == '1' then made = p.made or {} end
+return {'OK', redis.call('HGETALL', p.proc), gapless, ids, made}

@@ -85,38 +85,35 @@ local function append(p, json)
 end
 
 -- write appends the event template name renders with vals and notes what
--- it made (p.made), so that a reply can carry the values instead of the
--- JSON (see entries).
+-- it made, in order (p.made), so that a reply can carry the values instead
+-- of reading the event back (see tail).
 local function write(p, name, vals)
   local id = append(p, render(p, TPL[name], vals))
+  local row = {id, name}
+  for k, v in pairs(vals) do
+    if k ~= 'at' then -- the caller's own time
+      row[#row + 1] = k
+      row[#row + 1] = v
+    end
+  end
   p.made = p.made or {}
-  p.made[id] = {name, vals}
+  p.made[#p.made + 1] = row
   return id
 end
 
--- entries turns XRANGE entries of the log into a reply: a flat list of id
--- and JSON, and a list of what this script made from templates (write):
--- for those the JSON is '' and the next row of made holds the id, the
--- template's name and its values (name, value, ...), from which Go builds
--- the event instead of decoding it.
-local function entries(p, range)
-  local log, made = {}, {}
-  for _, e in ipairs(range) do
-    local m = p.made and p.made[e[1]]
+-- tail returns the log from stream id from ('-', or '(' .. id) to its end
+-- as a reply: the events others wrote, as a flat list of id and JSON, then
+-- the events this script wrote (which end the log), as rows of id,
+-- template name and values (name, value, ...) from which Go builds them
+-- without reading them back.
+local function tail(p, from)
+  local made = p.made or {}
+  local to = '+'
+  if made[1] then to = '(' .. made[1][1] end
+  local log = {}
+  for _, e in ipairs(redis.call('XRANGE', p.events, from, to)) do
     log[#log + 1] = e[1]
-    if m then
-      log[#log + 1] = ''
-      local row = {e[1], m[1]}
-      for k, v in pairs(m[2]) do
-        if k ~= 'at' then -- the caller's own time
-          row[#row + 1] = k
-          row[#row + 1] = v
-        end
-      end
-      made[#made + 1] = row
-    else
-      log[#log + 1] = fields(e[2]).e or ''
-    end
+    log[#log + 1] = fields(e[2]).e or ''
   end
   return log, made
 end
