@@ -199,9 +199,9 @@ func (n *Node) takeOver(ctx context.Context) error {
 }
 
 // runWakes runs wakes with the free slots taken for them, and gives back
-// the slots left over. The store may hand over more wakes than were asked
-// for (its count is per shard): those wait for a slot, or, when intake
-// stops, stay pending for another node to take.
+// the slots left over. The store may hand over a few more wakes than were
+// asked for (up to one per wake stream): those wait for a slot, or, when
+// intake stops, stay pending for another node to take.
 func (n *Node) runWakes(ctx context.Context, free int, wakes []store.Wake) {
 	for i, w := range wakes {
 		if i >= free {

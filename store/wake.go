@@ -80,8 +80,10 @@ func (s *Store) forgetGroups(streams []string) {
 
 // ReadWakes reads new wakes of engines for consumer node, from every
 // shard, waiting up to block for one (block must be positive: go-redis
-// reads Block 0 as "forever"). count bounds the wakes read from each
-// stream. No wake returns nil, nil.
+// reads Block 0 as "forever"). count bounds the wakes read in all, give or
+// take one per stream: each stream gives at most count / streams, rounded
+// up, so a node takes about what it can run and leaves the rest to other
+// nodes. No wake returns nil, nil.
 //
 // Cancelling ctx does not interrupt a blocked read (go-redis): keep block
 // short and loop. A wake read is pending for node until AckWake, Commit,
@@ -98,6 +100,7 @@ func (s *Store) ReadWakes(ctx context.Context, node string, engines []string, co
 	if err != nil {
 		return nil, fmt.Errorf("store: read wakes: %w", err)
 	}
+	perStream := (max(count, 1) + len(streams) - 1) / len(streams)
 	args := make([]string, 0, 2*len(streams))
 	args = append(args, streams...)
 	for range streams {
@@ -108,7 +111,7 @@ func (s *Store) ReadWakes(ctx context.Context, node string, engines []string, co
 			return nil, fmt.Errorf("store: read wakes: %w", err)
 		}
 		res, err := s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-			Group: wakeGroup, Consumer: node, Streams: args, Count: int64(max(count, 0)), Block: block,
+			Group: wakeGroup, Consumer: node, Streams: args, Count: int64(perStream), Block: block,
 		}).Result()
 		switch {
 		case errors.Is(err, redis.Nil):

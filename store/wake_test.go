@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +48,26 @@ func TestReadWakesOnce(t *testing.T) {
 	}
 	if ws := e.wakes(t, "n3"); len(ws) != 0 {
 		t.Errorf("a third reader got %v, want nothing left", ws)
+	}
+}
+
+// TestReadWakesCount checks that count bounds the wakes a read takes in
+// all (give or take one per stream), not per stream: a node takes about
+// what it can run and leaves the rest for others.
+func TestReadWakesCount(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for i := range 40 {
+		in := user("hi")
+		e.create(t, fmt.Sprintf("p%d", i), &in)
+	}
+	ws, err := e.s.ReadWakes(e.ctx, "n1", []string{engine}, 8, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Four shards (the default) of ten wakes or so each.
+	if len(ws) < 8 || len(ws) > 8+3 {
+		t.Errorf("read %d wakes with count 8 over 4 streams, want 8 to 11", len(ws))
 	}
 }
 
