@@ -13,8 +13,9 @@ import (
 	"github.com/engine-brain/brain/lifecycle"
 )
 
-// A template is an event Go prepares for a script, complete except for the
-// values only the script knows. Those fields hold a placeholder, the string
+// A template (see templates) is an event Go prepares for the scripts,
+// complete except for the values that change between calls. Those fields
+// hold a placeholder, the string
 // "\x00" + name, which encoding/json writes as "\u0000name"; the prelude's
 // render replaces each such JSON string by the JSON of the value. No text
 // of ours starts with a NUL, so a placeholder cannot be mistaken for data.
