@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"iter"
 
@@ -144,13 +143,5 @@ func (c *Client) classify(err error, answered bool) *Error {
 	if answered && errors.As(err, &ae) {
 		return c.streamError(ae)
 	}
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &syntax) || errors.As(err, &typ) {
-		return c.unavailable("the stream sent an event that is not valid JSON", err)
-	}
-	if answered {
-		return c.unavailable("the stream was cut: "+c.redact(err.Error()), err)
-	}
-	return c.unavailable("the connection failed: "+c.redact(err.Error()), err)
+	return provider.StreamFailure(name, c.apiKey, err, answered, "an event")
 }

@@ -3,7 +3,6 @@ package anthropic
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -109,10 +108,5 @@ func providerMessage(body []byte) (msg, typ string) {
 		}
 		return provider.Clip(msg), provider.Clip(typ)
 	}
-	text := strings.TrimSpace(string(body))
-	if strings.HasPrefix(text, "<") { // an HTML error page says nothing useful
-		return "", ""
-	}
-	text, _, _ = strings.Cut(text, "\n")
-	return provider.Clip(text), ""
+	return provider.BodyLine(body), ""
 }

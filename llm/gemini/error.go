@@ -189,10 +189,5 @@ func parseError(body []byte) (*googleError, string) {
 		}
 		return nil, ""
 	}
-	text := strings.TrimSpace(string(body))
-	if strings.HasPrefix(text, "<") { // an HTML error page says nothing useful
-		return nil, ""
-	}
-	text, _, _ = strings.Cut(text, "\n")
-	return nil, text
+	return nil, provider.BodyLine(body)
 }

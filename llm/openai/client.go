@@ -2,7 +2,6 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"iter"
 	"net/url"
@@ -176,13 +175,5 @@ func (c *Client) classify(err error, answered bool) *Error {
 	if errors.As(err, &se) {
 		return c.streamError(se)
 	}
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &syntax) || errors.As(err, &typ) {
-		return c.unavailable("the stream sent a chunk that is not valid JSON", err)
-	}
-	if answered {
-		return c.unavailable("the stream was cut: "+err.Error(), err)
-	}
-	return c.unavailable("the connection failed: "+err.Error(), err)
+	return provider.StreamFailure(name, c.apiKey, err, answered, "a chunk")
 }

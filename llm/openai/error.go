@@ -109,12 +109,7 @@ func providerMessage(body []byte) (msg, code string) {
 		}
 		return provider.Clip(msg), provider.Clip(code)
 	}
-	text := strings.TrimSpace(string(body))
-	if strings.HasPrefix(text, "<") { // an HTML error page says nothing useful
-		return "", ""
-	}
-	text, _, _ = strings.Cut(text, "\n")
-	return provider.Clip(text), ""
+	return provider.BodyLine(body), ""
 }
 
 // scalar renders a JSON string or number; other values give "".

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -151,4 +152,33 @@ func Clip(s string) string {
 // nil, is wrapped too.
 func Refused(provider string, cause error, format string, args ...any) error {
 	return &Error{Provider: provider, Kind: ErrBadRequest, Message: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// BodyLine is what an error body that is not JSON says: its first line of
+// text, clipped, or nothing for an HTML page (an error page of a proxy
+// says nothing useful).
+func BodyLine(body []byte) string {
+	text := strings.TrimSpace(string(body))
+	if strings.HasPrefix(text, "<") {
+		return ""
+	}
+	text, _, _ = strings.Cut(text, "\n")
+	return Clip(text)
+}
+
+// StreamFailure classifies an error of an attempt that got no error
+// response: a stream that sent invalid JSON (unit names what it sends:
+// "an event", "a chunk"), a stream cut after the provider answered, or a
+// connection that failed. Each is ErrUnavailable; key is redacted.
+func StreamFailure(provider, key string, err error, answered bool, unit string) *Error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	msg := "the connection failed: " + err.Error()
+	switch {
+	case errors.As(err, &syntax) || errors.As(err, &typ):
+		msg = "the stream sent " + unit + " that is not valid JSON"
+	case answered:
+		msg = "the stream was cut: " + err.Error()
+	}
+	return &Error{Provider: provider, Kind: ErrUnavailable, Message: Redact(msg, key), Err: err}
 }

@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -68,5 +70,38 @@ func TestClipAndRedact(t *testing.T) {
 	}
 	if got := Redact("as is", ""); got != "as is" {
 		t.Errorf("Redact with no key = %q", got)
+	}
+}
+
+func TestBodyLine(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		"  upstream timed out\nretry later": "upstream timed out",
+		"<html><body>502</body></html>":     "",
+		"":                                  "",
+	} {
+		if got := BodyLine([]byte(body)); got != want {
+			t.Errorf("BodyLine(%q) = %q, want %q", body, got, want)
+		}
+	}
+}
+
+func TestStreamFailure(t *testing.T) {
+	t.Parallel()
+	var syntax error = &json.SyntaxError{Offset: 3}
+	tests := []struct {
+		err      error
+		answered bool
+		want     string
+	}{
+		{fmt.Errorf("decode: %w", syntax), true, "the stream sent an event that is not valid JSON"},
+		{errors.New("read sk-secret: connection reset"), true, "the stream was cut: read [redacted]: connection reset"},
+		{errors.New("dial sk-secret: refused"), false, "the connection failed: dial [redacted]: refused"},
+	}
+	for _, tt := range tests {
+		e := StreamFailure("x", "sk-secret", tt.err, tt.answered, "an event")
+		if e.Message != tt.want || !errors.Is(e, ErrUnavailable) || !errors.Is(e, tt.err) || !e.Retryable() {
+			t.Errorf("StreamFailure(%v, answered %v) = %q (%v), want %q, unavailable, wrapping the cause", tt.err, tt.answered, e.Message, e, tt.want)
+		}
 	}
 }

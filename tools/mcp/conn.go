@@ -62,19 +62,13 @@ func (c *conn) tools(ctx context.Context) ([]listed, error) {
 // this one's: a call tries the server at most once.
 func (c *conn) connect(ctx context.Context, retry bool) (*sdk.ClientSession, []listed, error) {
 	c.mu.Lock()
-	switch {
-	case c.closed:
-		c.mu.Unlock()
-		return nil, nil, ErrClosed
-	case c.session != nil:
-		defer c.mu.Unlock()
-		return c.session, c.listed, nil
-	case !retry && c.err != nil && c.pool.cfg.Clock().Before(c.failedAt.Add(c.pool.cfg.RetryDelay)):
-		defer c.mu.Unlock()
-		return nil, nil, c.err
-	}
+	recent := c.err != nil && c.pool.cfg.Clock().Before(c.failedAt.Add(c.pool.cfg.RetryDelay))
+	s, l, err, known := c.known(!retry && recent)
 	seen := c.attempts
 	c.mu.Unlock()
+	if known {
+		return s, l, err
+	}
 
 	select {
 	case c.dialing <- struct{}{}:
@@ -83,21 +77,16 @@ func (c *conn) connect(ctx context.Context, retry bool) (*sdk.ClientSession, []l
 	}
 	defer func() { <-c.dialing }()
 	c.mu.Lock()
-	switch {
-	case c.closed:
-		c.mu.Unlock()
-		return nil, nil, ErrClosed
-	case c.session != nil:
-		defer c.mu.Unlock()
-		return c.session, c.listed, nil
-	case c.attempts != seen && c.err != nil:
-		defer c.mu.Unlock()
-		return nil, nil, c.err
+	s, l, err, known = c.known(c.attempts != seen)
+	if !known {
+		c.attempts++
 	}
-	c.attempts++
 	c.mu.Unlock()
+	if known {
+		return s, l, err
+	}
 
-	s, l, err := c.dial(ctx)
+	s, l, err = c.dial(ctx)
 	c.mu.Lock()
 	if err != nil {
 		c.err, c.failedAt = err, c.pool.cfg.Clock()
@@ -114,6 +103,21 @@ func (c *conn) connect(ctx context.Context, retry bool) (*sdk.ClientSession, []l
 	c.mu.Unlock()
 	c.log.Info("MCP server connected", zap.Int("tools", len(l)))
 	return s, l, nil
+}
+
+// known returns, with c.mu held, what connect answers without dialling:
+// ErrClosed, the live session, or, when lastErr, the last attempt's
+// error; known is false when it must dial.
+func (c *conn) known(lastErr bool) (s *sdk.ClientSession, l []listed, err error, known bool) {
+	switch {
+	case c.closed:
+		return nil, nil, ErrClosed, true
+	case c.session != nil:
+		return c.session, c.listed, nil, true
+	case lastErr && c.err != nil:
+		return nil, nil, c.err, true
+	}
+	return nil, nil, nil, false
 }
 
 // dial starts a session and lists the server's tools, within
