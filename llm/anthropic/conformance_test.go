@@ -17,7 +17,7 @@ const signature = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds2FnoHKxs
 // TestConformance runs the table every llm.Model adapter must pass.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	text := readFile(t, "text.sse")
+	text := llmtest.Recording(t, "text.sse")
 	// message_start and the text block's start: no part yet.
 	second := strings.Index(text, "event: content_block_start")
 	cutBody := text[:second+60]
@@ -31,27 +31,27 @@ func TestConformance(t *testing.T) {
 			llmtest.CaseText: {Body: text, Want: llm.Response{
 				Text: "Hello, world! How can I help?", Usage: llm.Usage{InputTokens: 25, OutputTokens: 12}, Finish: llm.FinishStop,
 			}},
-			llmtest.CaseToolCall: {Body: readFile(t, "tool_use.sse"), Want: llm.Response{
+			llmtest.CaseToolCall: {Body: llmtest.Recording(t, "tool_use.sse"), Want: llm.Response{
 				Text:      "Okay, let me check the weather for San Francisco, CA:",
 				ToolCalls: []conversation.ToolCall{call("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", `{"location": "San Francisco, CA", "unit": "fahrenheit"}`)},
 				Usage:     llm.Usage{InputTokens: 472, OutputTokens: 89}, Finish: llm.FinishToolCalls,
 			}},
-			llmtest.CaseTwoToolCalls: {Body: readFile(t, "two_tool_uses.sse"), Want: llm.Response{
+			llmtest.CaseTwoToolCalls: {Body: llmtest.Recording(t, "two_tool_uses.sse"), Want: llm.Response{
 				ToolCalls: []conversation.ToolCall{
 					call("toolu_01A09q90qw90lq917835lq9", "get_weather", `{"location": "Paris"}`),
 					call("toolu_01B8Rr2m4hLk7dQpZs3xYv1N", "get_time", `{"timezone": "Europe/Paris"}`),
 				},
 				Usage: llm.Usage{InputTokens: 610, OutputTokens: 104}, Finish: llm.FinishToolCalls,
 			}},
-			llmtest.CaseReasoning: {Body: readFile(t, "thinking.sse"), Want: llm.Response{
+			llmtest.CaseReasoning: {Body: llmtest.Recording(t, "thinking.sse"), Want: llm.Response{
 				Text:      "2 + 2 = 4.",
 				Reasoning: []conversation.Reasoning{{Text: "The user asks for 2+2. That is 4.", Signature: signature}},
 				Usage:     llm.Usage{InputTokens: 42, OutputTokens: 58}, Finish: llm.FinishStop,
 			}},
-			llmtest.CaseUnknownBlock: {Body: readFile(t, "unknown_blocks.sse"), Want: llm.Response{
+			llmtest.CaseUnknownBlock: {Body: llmtest.Recording(t, "unknown_blocks.sse"), Want: llm.Response{
 				Text: "Still here.", Usage: llm.Usage{InputTokens: 2679, OutputTokens: 510}, Finish: llm.FinishStop,
 			}},
-			llmtest.CaseWebSearch: {Body: readFile(t, "web_search.sse"), Want: collected(t, webSearchParts(t))},
+			llmtest.CaseWebSearch: {Body: llmtest.Recording(t, "web_search.sse"), Want: collected(t, webSearchParts(t))},
 			llmtest.CaseMalformed: {Body: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":\n\n"},
 			llmtest.CaseCut:       {Body: cutBody},
 		},

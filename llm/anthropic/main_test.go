@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,21 +30,6 @@ type (
 	reply    = llmtest.Reply
 	received = llmtest.Received
 )
-
-// sse is a 200 reply streaming a testdata file.
-func sse(t *testing.T, name string) reply {
-	t.Helper()
-	return reply{Status: http.StatusOK, Body: readFile(t, name)}
-}
-
-func readFile(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // events is a 200 reply streaming the given data payloads, each under the
 // event name of its "type" field.
@@ -141,7 +124,7 @@ func citationPart(c conversation.Citation) llm.Part {
 func recorded(t *testing.T, name, typ string, path ...string) []string {
 	t.Helper()
 	var out []string
-	for line := range strings.Lines(readFile(t, name)) {
+	for line := range strings.Lines(llmtest.Recording(t, name)) {
 		data, ok := strings.CutPrefix(line, "data: ")
 		if !ok {
 			continue

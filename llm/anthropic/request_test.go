@@ -22,7 +22,7 @@ func text(role conversation.MessageRole, s string) conversation.Message {
 // and the headers it received.
 func sent(t *testing.T, cfg Config, req *llm.Request) (map[string]any, map[string]string) {
 	t.Helper()
-	b := setup(t, cfg, sse(t, "text.sse"))
+	b := setup(t, cfg, llmtest.Streamed(t, "text.sse"))
 	if _, err := llmtest.Drain(t, context.Background(), b.client, req); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
@@ -321,7 +321,7 @@ func TestRequestReplaysReasoning(t *testing.T) {
 // streams as goes back to the API as the same block.
 func TestRedactedRoundTrip(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{}, sse(t, "redacted_thinking.sse"), sse(t, "text.sse"))
+	b := setup(t, Config{}, llmtest.Streamed(t, "redacted_thinking.sse"), llmtest.Streamed(t, "text.sse"))
 	first, err := llm.Collect(b.client.Generate(context.Background(), llmtest.UserRequest("hi")))
 	if err != nil {
 		t.Fatal(err)

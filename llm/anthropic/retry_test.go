@@ -15,22 +15,6 @@ import (
 	"github.com/engine-brain/brain/llm/provider"
 )
 
-// cut is a recorded stream cut after the n-th event, in the middle of the
-// next one.
-func cut(t *testing.T, name string, events int) reply {
-	t.Helper()
-	b := readFile(t, name)
-	at := 0
-	for range events {
-		i := strings.Index(b[at:], "\n\n")
-		if i < 0 {
-			t.Fatalf("%s has fewer than %d events", name, events)
-		}
-		at += i + 2
-	}
-	return reply{Status: http.StatusOK, Body: b, CutAfter: at + 10}
-}
-
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // TestRetries covers which failures are retried, how long the client waits,
@@ -54,7 +38,7 @@ func TestRetries(t *testing.T) {
 		{
 			name: "529 overloaded, then success, with jittered back-off",
 			replies: func(t *testing.T) []reply {
-				return []reply{errorReply(529, "overloaded_error", "Overloaded", nil), sse(t, "text.sse")}
+				return []reply{errorReply(529, "overloaded_error", "Overloaded", nil), llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 2, waitsIn: firstWait,
 		},
@@ -73,7 +57,7 @@ func TestRetries(t *testing.T) {
 			cfg:  Config{Options: provider.Options{Now: func() time.Time { return epoch }}},
 			replies: func(t *testing.T) []reply {
 				date := epoch.Add(30 * time.Second).Format(http.TimeFormat)
-				return []reply{errorReply(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", map[string]string{"Retry-After": date}), sse(t, "text.sse")}
+				return []reply{errorReply(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit", map[string]string{"Retry-After": date}), llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 2, waits: []time.Duration{30 * time.Second},
 		},
@@ -130,7 +114,7 @@ func TestRetries(t *testing.T) {
 		{
 			name: "a stream cut before any part is retried from the start",
 			replies: func(t *testing.T) []reply {
-				return []reply{cut(t, "two_tool_uses.sse", 5), sse(t, "two_tool_uses.sse")}
+				return []reply{llmtest.CutStream(t, "two_tool_uses.sse", 5), llmtest.Streamed(t, "two_tool_uses.sse")}
 			},
 			want: []llm.Part{
 				llmtest.CallPart("toolu_01A09q90qw90lq917835lq9", "get_weather", `{"location": "Paris"}`),
@@ -140,14 +124,16 @@ func TestRetries(t *testing.T) {
 			requests: 2, waitsIn: firstWait,
 		},
 		{
-			name:     "a stream cut after parts were yielded is an error",
-			replies:  func(t *testing.T) []reply { return []reply{cut(t, "text.sse", 4), sse(t, "text.sse")} },
+			name: "a stream cut after parts were yielded is an error",
+			replies: func(t *testing.T) []reply {
+				return []reply{llmtest.CutStream(t, "text.sse", 4), llmtest.Streamed(t, "text.sse")}
+			},
 			want:     []llm.Part{llmtest.TextPart("Hello")},
 			requests: 1, err: ErrUnavailable, errHas: []string{"the stream was cut", "not retried: part of the answer was already delivered"},
 		},
 		{
 			name:     "a cut after message_delta keeps the answer",
-			replies:  func(t *testing.T) []reply { return []reply{cut(t, "text.sse", 8)} },
+			replies:  func(t *testing.T) []reply { return []reply{llmtest.CutStream(t, "text.sse", 8)} },
 			want:     okText,
 			requests: 1,
 		},
@@ -155,7 +141,7 @@ func TestRetries(t *testing.T) {
 			name: "a stream ending cleanly without a stop reason counts as cut",
 			replies: func(t *testing.T) []reply {
 				startOnly := events(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","usage":{"input_tokens":1,"output_tokens":1}}}`)
-				return []reply{startOnly, sse(t, "text.sse")}
+				return []reply{startOnly, llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 2, waitsIn: firstWait,
 		},
@@ -164,7 +150,7 @@ func TestRetries(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{
 					{Status: 200, Body: "event: error\ndata: " + apiError("overloaded_error", "Overloaded") + "\n\n"},
-					sse(t, "text.sse"),
+					llmtest.Streamed(t, "text.sse"),
 				}
 			},
 			want: okText, requests: 2, waitsIn: firstWait,
@@ -249,7 +235,7 @@ func TestRetryCancelled(t *testing.T) {
 			<-ctx.Done()
 			return ctx.Err()
 		}},
-	}, errorReply(529, "overloaded_error", "Overloaded", nil), sse(t, "text.sse"))
+	}, errorReply(529, "overloaded_error", "Overloaded", nil), llmtest.Streamed(t, "text.sse"))
 	_, err := llmtest.Drain(t, ctx, b.client, llmtest.UserRequest("hi"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)

@@ -33,7 +33,7 @@ func TestStreams(t *testing.T) {
 	}{
 		{
 			name:  "plain text, with a ping",
-			reply: func(t *testing.T) reply { return sse(t, "text.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "text.sse") },
 			want: []llm.Part{
 				llmtest.TextPart("Hello"), llmtest.TextPart(", world"), llmtest.TextPart("! How can I help?"),
 				usagePart(25, 12), finishPart(llm.FinishStop),
@@ -41,7 +41,7 @@ func TestStreams(t *testing.T) {
 		},
 		{
 			name:  "text, then a tool call whose input arrives in many input_json_delta events",
-			reply: func(t *testing.T) reply { return sse(t, "tool_use.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "tool_use.sse") },
 			want: []llm.Part{
 				llmtest.TextPart("Okay, let me check"), llmtest.TextPart(" the weather for San Francisco, CA:"),
 				llmtest.CallPart("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", `{"location": "San Francisco, CA", "unit": "fahrenheit"}`),
@@ -50,7 +50,7 @@ func TestStreams(t *testing.T) {
 		},
 		{
 			name:  "thinking with its signature is one reasoning part, sent when the block stops",
-			reply: func(t *testing.T) reply { return sse(t, "thinking.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "thinking.sse") },
 			want: []llm.Part{
 				reasoningPart("The user asks for 2+2. That is 4.", signature),
 				llmtest.TextPart("2 + 2 = "), llmtest.TextPart("4."),
@@ -59,17 +59,17 @@ func TestStreams(t *testing.T) {
 		},
 		{
 			name:  "server tools other than web search, their results, document citations and unknown kinds are skipped",
-			reply: func(t *testing.T) reply { return sse(t, "unknown_blocks.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "unknown_blocks.sse") },
 			want:  []llm.Part{llmtest.TextPart("Still "), llmtest.TextPart("here."), usagePart(2679, 510), finishPart(llm.FinishStop)},
 		},
 		{
 			name:  "a web search is hosted activity, started then completed; cited text's citations follow it, anchored to its block",
-			reply: func(t *testing.T) reply { return sse(t, "web_search.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "web_search.sse") },
 			want:  webSearchParts(t),
 		},
 		{
 			name:  "a web search error result is a failed activity named by its error code",
-			reply: func(t *testing.T) reply { return sse(t, "web_search_error.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "web_search_error.sse") },
 			want: func() []llm.Part {
 				const id = "srvtoolu_01Ab9XqLm3kT7pWz2vR8sNcE"
 				result := recorded(t, "web_search_error.sse", "content_block_start", "content_block")[1]
@@ -83,7 +83,7 @@ func TestStreams(t *testing.T) {
 		},
 		{
 			name:  "redacted thinking is reasoning whose payload is its data; thinking beside it keeps its signature",
-			reply: func(t *testing.T) reply { return sse(t, "redacted_thinking.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "redacted_thinking.sse") },
 			want: []llm.Part{
 				{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Payload: &conversation.ProviderPayload{
 					Provider: "anthropic", Format: "redacted_thinking",
@@ -244,7 +244,7 @@ func TestStreams(t *testing.T) {
 // TestStreamStop checks that a consumer that stops early ends the call.
 func TestStreamStop(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{}, sse(t, "text.sse"))
+	b := setup(t, Config{}, llmtest.Streamed(t, "text.sse"))
 	var got []llm.Part
 	for p, err := range b.client.Generate(context.Background(), llmtest.UserRequest("hi")) {
 		if err != nil {

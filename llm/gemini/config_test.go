@@ -58,7 +58,7 @@ func TestNoEnvironment(t *testing.T) {
 	t.Setenv("GOOGLE_API_KEY", "AIza-from-the-environment")
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:1")
 	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
-	b := setup(t, Config{}, sse(t, "text.sse"))
+	b := setup(t, Config{}, llmtest.Streamed(t, "text.sse"))
 	if _, err := llmtest.Drain(t, t.Context(), b.client, llmtest.UserRequest("hi")); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}

@@ -57,34 +57,34 @@ func toolCall(id, name, args, sig string) conversation.ToolCall {
 // TestConformance runs the table every llm.Model adapter must pass.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	text := readFile(t, "text.sse")
+	text := llmtest.Recording(t, "text.sse")
 	wire := llmtest.Wire{
 		Path: streamPath,
 		Streams: map[llmtest.Case]llmtest.Stream{
 			llmtest.CaseText: {Body: text, Want: llm.Response{
 				Text: "Hello, world! How can I help?", Usage: llm.Usage{InputTokens: 9, OutputTokens: 21}, Finish: llm.FinishStop,
 			}},
-			llmtest.CaseToolCall: {Body: readFile(t, "function_call.sse"), Want: llm.Response{
+			llmtest.CaseToolCall: {Body: llmtest.Recording(t, "function_call.sse"), Want: llm.Response{
 				Text:      "I'll check the weather in Paris for you.",
 				ToolCalls: []conversation.ToolCall{toolCall("call_aUJmaZ2qBMfUjMcP1b2Y2Qk_0", "get_weather", `{"days":3,"location":"Paris, France","unit":"celsius"}`, sigCall)},
 				Usage:     llm.Usage{InputTokens: 112, OutputTokens: 79}, Finish: llm.FinishToolCalls,
 			}},
-			llmtest.CaseTwoToolCalls: {Body: readFile(t, "two_function_calls.sse"), Want: llm.Response{
+			llmtest.CaseTwoToolCalls: {Body: llmtest.Recording(t, "two_function_calls.sse"), Want: llm.Response{
 				ToolCalls: []conversation.ToolCall{
 					toolCall("call_pEJmaY3VG5G1nsEPzsTgmQ4_0", "get_weather", `{"location":"Paris"}`, sigTwoCalls),
 					toolCall("call_pEJmaY3VG5G1nsEPzsTgmQ4_1", "get_time", `{"timezone":"Europe/Paris"}`, ""),
 				},
 				Usage: llm.Usage{InputTokens: 140, OutputTokens: 54}, Finish: llm.FinishToolCalls,
 			}},
-			llmtest.CaseReasoning: {Body: readFile(t, "thinking.sse"), Want: llm.Response{
+			llmtest.CaseReasoning: {Body: llmtest.Recording(t, "thinking.sse"), Want: llm.Response{
 				Text:      "2 + 2 = 4.",
 				Reasoning: []conversation.Reasoning{*reasoningPart("**Adding two numbers**\n\nThe user asks for 2+2. That is 4.", sigThought).Reasoning},
 				Usage:     llm.Usage{InputTokens: 11, OutputTokens: 48}, Finish: llm.FinishStop,
 			}},
-			llmtest.CaseUnknownBlock: {Body: readFile(t, "unknown_parts.sse"), Want: llm.Response{
+			llmtest.CaseUnknownBlock: {Body: llmtest.Recording(t, "unknown_parts.sse"), Want: llm.Response{
 				Text: "Still here.", Usage: llm.Usage{InputTokens: 30, OutputTokens: 27}, Finish: llm.FinishStop,
 			}},
-			llmtest.CaseWebSearch: {Body: readFile(t, "web_search.sse"), Want: webSearchWant()},
+			llmtest.CaseWebSearch: {Body: llmtest.Recording(t, "web_search.sse"), Want: webSearchWant()},
 			llmtest.CaseMalformed: {Body: "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \r\n\r\n"},
 			// The first chunk, cut before its text is whole: no part yet.
 			llmtest.CaseCut: {Body: text[:60]},

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,21 +39,6 @@ type (
 	reply    = llmtest.Reply
 	received = llmtest.Received
 )
-
-// sse is a 200 reply streaming a testdata file.
-func sse(t *testing.T, name string) reply {
-	t.Helper()
-	return reply{Status: http.StatusOK, Body: readFile(t, name)}
-}
-
-func readFile(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // chunks is a 200 reply streaming the given GenerateContentResponse JSON
 // values, one data line each.

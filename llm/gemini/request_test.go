@@ -22,7 +22,7 @@ func text(role conversation.MessageRole, s string) conversation.Message {
 // the headers (lower-case names) and the query it received.
 func sent(t *testing.T, cfg Config, req *llm.Request) (body map[string]any, header map[string]string, query string) {
 	t.Helper()
-	b := setup(t, cfg, sse(t, "text.sse"))
+	b := setup(t, cfg, llmtest.Streamed(t, "text.sse"))
 	if _, err := llmtest.Drain(t, context.Background(), b.client, req); err != nil {
 		t.Fatalf("Generate: %v", err)
 	}
@@ -172,7 +172,7 @@ func TestRequestWebSearch(t *testing.T) {
 // configured one, and that nothing unset is sent.
 func TestRequestModel(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{OmitThoughts: true}, sse(t, "text.sse"))
+	b := setup(t, Config{OmitThoughts: true}, llmtest.Streamed(t, "text.sse"))
 	req := llmtest.UserRequest("hi")
 	req.Params.Model = "gemini-other"
 	_, err := llmtest.Drain(t, context.Background(), b.client, req)
@@ -257,7 +257,7 @@ func TestRequestRefused(t *testing.T) {
 // Gemini sent it: the signatures return on the parts they came with.
 func TestReplayRoundTrip(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{}, sse(t, "function_call.sse"))
+	b := setup(t, Config{}, llmtest.Streamed(t, "function_call.sse"))
 	resp, err := llm.Collect(b.client.Generate(context.Background(), llmtest.UserRequest("Weather in Paris?")))
 	if err != nil {
 		t.Fatal(err)

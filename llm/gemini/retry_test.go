@@ -16,22 +16,6 @@ import (
 	"github.com/engine-brain/brain/llm/provider"
 )
 
-// cut is a recorded stream cut after its n-th chunk, in the middle of the
-// next one.
-func cut(t *testing.T, name string, n int) reply {
-	t.Helper()
-	b := readFile(t, name)
-	at := 0
-	for range n {
-		i := strings.Index(b[at:], "\n\n")
-		if i < 0 {
-			t.Fatalf("%s has fewer than %d chunks", name, n)
-		}
-		at += i + 2
-	}
-	return reply{Status: http.StatusOK, Body: b, CutAfter: at + 10}
-}
-
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // rateLimited is a 429 as Gemini sends it: RESOURCE_EXHAUSTED with the
@@ -72,7 +56,7 @@ func TestRetries(t *testing.T) {
 	}{
 		{
 			name:    "503 overloaded, then success, with jittered back-off",
-			replies: func(t *testing.T) []reply { return []reply{overloaded, sse(t, "text.sse")} },
+			replies: func(t *testing.T) []reply { return []reply{overloaded, llmtest.Streamed(t, "text.sse")} },
 			want:    okText, requests: 2, waitsIn: firstWait,
 		},
 		{
@@ -84,7 +68,7 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name:     "429 waits the retryDelay of Google's RetryInfo",
-			replies:  func(t *testing.T) []reply { return []reply{rateLimited("37s"), sse(t, "text.sse")} },
+			replies:  func(t *testing.T) []reply { return []reply{rateLimited("37s"), llmtest.Streamed(t, "text.sse")} },
 			want:     okText,
 			requests: 2, waits: []time.Duration{37 * time.Second},
 		},
@@ -94,7 +78,7 @@ func TestRetries(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				r := rateLimited("50s")
 				r.Header = map[string]string{"Retry-After": epoch.Add(30 * time.Second).Format(http.TimeFormat)}
-				return []reply{r, sse(t, "text.sse")}
+				return []reply{r, llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 2, waits: []time.Duration{30 * time.Second},
 		},
@@ -154,7 +138,7 @@ func TestRetries(t *testing.T) {
 		{
 			name: "a stream of calls cut before any part is retried from the start",
 			replies: func(t *testing.T) []reply {
-				return []reply{cut(t, "two_function_calls.sse", 1), sse(t, "two_function_calls.sse")}
+				return []reply{llmtest.CutStream(t, "two_function_calls.sse", 1), llmtest.Streamed(t, "two_function_calls.sse")}
 			},
 			want: []llm.Part{
 				callPart("call_pEJmaY3VG5G1nsEPzsTgmQ4_0", "get_weather", `{"location":"Paris"}`, sigTwoCalls),
@@ -166,7 +150,7 @@ func TestRetries(t *testing.T) {
 		{
 			name: "a stream cut after parts were yielded is an error",
 			replies: func(t *testing.T) []reply {
-				return []reply{cut(t, "function_call.sse", 1), sse(t, "function_call.sse")}
+				return []reply{llmtest.CutStream(t, "function_call.sse", 1), llmtest.Streamed(t, "function_call.sse")}
 			},
 			want:     []llm.Part{llmtest.TextPart("I'll check the weather")},
 			requests: 1, err: ErrUnavailable, errHas: []string{"the stream was cut", "not retried: part of the answer was already delivered"},
@@ -174,7 +158,7 @@ func TestRetries(t *testing.T) {
 		{
 			name: "a cut after the finish reason keeps the answer",
 			replies: func(t *testing.T) []reply {
-				body := readFile(t, "text.sse")
+				body := llmtest.Recording(t, "text.sse")
 				return []reply{{Status: 200, Body: body + "data: {\"candidates\": []}\r\n\r\n", CutAfter: len(body) + 8}}
 			},
 			want: okText, requests: 1,
@@ -182,14 +166,14 @@ func TestRetries(t *testing.T) {
 		{
 			name: "a stream ending cleanly without a finish reason counts as cut",
 			replies: func(t *testing.T) []reply {
-				return []reply{chunks(`{"candidates": [],"usageMetadata": {"promptTokenCount": 9}}`), sse(t, "text.sse")}
+				return []reply{chunks(`{"candidates": [],"usageMetadata": {"promptTokenCount": 9}}`), llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 2, waitsIn: firstWait,
 		},
 		{
 			name: "an UNAVAILABLE error object in the stream is retried",
 			replies: func(t *testing.T) []reply {
-				return []reply{chunks(apiError(503, "UNAVAILABLE", "The model is overloaded. Please try again later.", "")), sse(t, "text.sse")}
+				return []reply{chunks(apiError(503, "UNAVAILABLE", "The model is overloaded. Please try again later.", "")), llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 2, waitsIn: firstWait,
 		},
@@ -296,7 +280,7 @@ func TestRetryCancelled(t *testing.T) {
 			<-ctx.Done()
 			return ctx.Err()
 		}},
-	}, errorReply(503, "The model is overloaded.", nil), sse(t, "text.sse"))
+	}, errorReply(503, "The model is overloaded.", nil), llmtest.Streamed(t, "text.sse"))
 	_, err := llmtest.Drain(t, ctx, b.client, llmtest.UserRequest("hi"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)

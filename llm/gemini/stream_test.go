@@ -33,7 +33,7 @@ func TestStreams(t *testing.T) {
 	}{
 		{
 			name:  "plain text; usage counts thoughts as output",
-			reply: func(t *testing.T) reply { return sse(t, "text.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "text.sse") },
 			want: []llm.Part{
 				llmtest.TextPart("Hello"), llmtest.TextPart(", world! How can"), llmtest.TextPart(" I help?"),
 				usagePart(9, 21), finishPart(llm.FinishStop),
@@ -41,7 +41,7 @@ func TestStreams(t *testing.T) {
 		},
 		{
 			name:  "text, then a whole function call with its signature, sent at the end",
-			reply: func(t *testing.T) reply { return sse(t, "function_call.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "function_call.sse") },
 			want: []llm.Part{
 				llmtest.TextPart("I'll check the weather"), llmtest.TextPart(" in Paris for you."),
 				callPart("call_aUJmaZ2qBMfUjMcP1b2Y2Qk_0", "get_weather", `{"days":3,"location":"Paris, France","unit":"celsius"}`, sigCall),
@@ -50,7 +50,7 @@ func TestStreams(t *testing.T) {
 		},
 		{
 			name:  "thought parts are one reasoning part, closed by their signature, before the text",
-			reply: func(t *testing.T) reply { return sse(t, "thinking.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "thinking.sse") },
 			want: []llm.Part{
 				reasoningPart("**Adding two numbers**\n\nThe user asks for 2+2. That is 4.", sigThought),
 				llmtest.TextPart("2 + 2 = "), llmtest.TextPart("4."),
@@ -59,12 +59,12 @@ func TestStreams(t *testing.T) {
 		},
 		{
 			name:  "code, inline data and unknown part kinds are skipped",
-			reply: func(t *testing.T) reply { return sse(t, "unknown_parts.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "unknown_parts.sse") },
 			want:  []llm.Part{llmtest.TextPart("Still "), llmtest.TextPart("here."), usagePart(30, 27), finishPart(llm.FinishStop)},
 		},
 		{
 			name:  "grounding: search activity, citations with byte ranges, searches counted",
-			reply: func(t *testing.T) reply { return sse(t, "web_search.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "web_search.sse") },
 			want: append(append([]llm.Part{
 				llmtest.TextPart("Spain won Euro 2024, beating England 2–1"),
 				llmtest.TextPart(" in the final. Mikel Oyarzabal scored the winner in the 86th minute."),
@@ -176,7 +176,7 @@ func TestCallIDsWithoutResponseID(t *testing.T) {
 // TestStreamStop checks that a consumer that stops early ends the call.
 func TestStreamStop(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{}, sse(t, "text.sse"))
+	b := setup(t, Config{}, llmtest.Streamed(t, "text.sse"))
 	var got []llm.Part
 	for p, err := range b.client.Generate(context.Background(), llmtest.UserRequest("hi")) {
 		if err != nil {

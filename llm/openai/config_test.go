@@ -103,7 +103,7 @@ func TestConcurrentUse(t *testing.T) {
 	const n = 8
 	replies := make([]reply, n)
 	for i := range replies {
-		replies[i] = sse(t, "parallel_tool_calls.sse")
+		replies[i] = llmtest.Streamed(t, "parallel_tool_calls.sse")
 	}
 	b := setup(t, Config{}, replies...)
 	var wg sync.WaitGroup

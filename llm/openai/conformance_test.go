@@ -2,8 +2,6 @@ package openai
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,13 +14,7 @@ import (
 // TestConformance runs the table every llm.Model adapter must pass.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	read := func(name string) string { return llmtest.Recording(t, name) }
 	text := read("text.sse")
 	// The first chunk (the role alone) and half of the second.
 	first := strings.Index(text, "\n\n") + 2

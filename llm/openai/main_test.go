@@ -5,8 +5,6 @@ import (
 	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,16 +31,6 @@ type (
 	reply    = llmtest.Reply
 	received = llmtest.Received
 )
-
-// sse is a 200 reply streaming a testdata file.
-func sse(t *testing.T, name string) reply {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{Status: http.StatusOK, Body: string(b)}
-}
 
 // chunks is a 200 reply streaming the given data payloads, then [DONE].
 func chunks(data ...string) reply {

@@ -63,7 +63,7 @@ func fullRequest() *llm.Request {
 // (rewrite it with -update), and the headers.
 func TestRequestBody(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{Model: "default-model"}, sse(t, "text.sse"))
+	b := setup(t, Config{Model: "default-model"}, llmtest.Streamed(t, "text.sse"))
 	if _, err := llmtest.Drain(t, context.Background(), b.client, fullRequest()); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestRequestParams(t *testing.T) {
 // comes out of the stream as its only element.
 func TestRequestErrorNoNetwork(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{}, sse(t, "text.sse"))
+	b := setup(t, Config{}, llmtest.Streamed(t, "text.sse"))
 	req := llmtest.UserRequest("hi")
 	req.Params.HostedTools = []string{"code_interpreter"}
 	_, err := llmtest.Drain(t, context.Background(), b.client, req)

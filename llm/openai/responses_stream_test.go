@@ -104,12 +104,12 @@ func TestResponseStreams(t *testing.T) {
 	}{
 		{
 			name:  "web search with url citations, offsets in bytes",
-			reply: func(t *testing.T) reply { return sse(t, "responses_web_search.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "responses_web_search.sse") },
 			want:  webSearchParts(),
 		},
 		{
 			name:  "reasoning, then a function call with arguments in many deltas",
-			reply: func(t *testing.T) reply { return sse(t, "responses_function_call.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "responses_function_call.sse") },
 			want: []llm.Part{
 				{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{
 					Text: "**Checking the weather**\n\nThe user wants Paris weather; I will call get_weather.",
@@ -122,7 +122,7 @@ func TestResponseStreams(t *testing.T) {
 		},
 		{
 			name:  "a failed web search",
-			reply: func(t *testing.T) reply { return sse(t, "responses_search_failed.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "responses_search_failed.sse") },
 			want: []llm.Part{
 				hostedPart("ws_68f1c4c1bb228190cc33dd44ee55ff66", conversation.ActivityStarted, ""),
 				hostedPart("ws_68f1c4c1bb228190cc33dd44ee55ff66", conversation.ActivityFailed, `{"query":"brain engine release notes"}`),
@@ -132,7 +132,7 @@ func TestResponseStreams(t *testing.T) {
 		},
 		{
 			name:  "unknown event and item kinds are skipped",
-			reply: func(t *testing.T) reply { return sse(t, "responses_unknown.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "responses_unknown.sse") },
 			want:  []llm.Part{llmtest.TextPart("Still "), llmtest.TextPart("here."), usagePart(120, 3), finishPart(llm.FinishStop)},
 		},
 		{
@@ -236,7 +236,7 @@ func TestResponseStreams(t *testing.T) {
 // response the engine reads, its citation ranges over the cited text.
 func TestResponseCollect(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{}, sse(t, "responses_web_search.sse"))
+	b := setup(t, Config{}, llmtest.Streamed(t, "responses_web_search.sse"))
 	resp, err := llm.Collect(b.client.Generate(context.Background(), searchRequest("How tall is the Eiffel Tower?")))
 	if err != nil {
 		t.Fatal(err)
@@ -279,7 +279,7 @@ func TestResponseFailures(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{
 					events(`{"type":"error","code":"server_error","message":"The server had an error while processing your request.","param":null,"sequence_number":1}`),
-					sse(t, "responses_web_search.sse"),
+					llmtest.Streamed(t, "responses_web_search.sse"),
 				}
 			},
 			want: okParts, requests: 2,
@@ -289,7 +289,7 @@ func TestResponseFailures(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{
 					events(`{"type":"error","sequence_number":1,"error":{"type":"server_error","code":"server_error","message":"Internal error","param":null}}`),
-					sse(t, "responses_web_search.sse"),
+					llmtest.Streamed(t, "responses_web_search.sse"),
 				}
 			},
 			want: okParts, requests: 2,
@@ -299,7 +299,7 @@ func TestResponseFailures(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{
 					events(`{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"rate_limit_exceeded","message":"Rate limit reached for gpt-4.1 on tokens per min."},"output":[]}}`),
-					sse(t, "responses_web_search.sse"),
+					llmtest.Streamed(t, "responses_web_search.sse"),
 				}
 			},
 			want: okParts, requests: 2,
@@ -309,7 +309,7 @@ func TestResponseFailures(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{
 					events(`{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"invalid_prompt","message":"Invalid prompt: your prompt was flagged."},"output":[]}}`),
-					sse(t, "responses_web_search.sse"),
+					llmtest.Streamed(t, "responses_web_search.sse"),
 				}
 			},
 			requests: 1, err: ErrBadRequest, errHas: []string{"the response failed: Invalid prompt", "invalid_prompt"},
@@ -319,7 +319,7 @@ func TestResponseFailures(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{
 					events(`{"type":"error","code":"insufficient_quota","message":"Quota exceeded for key ` + testKey + `"}`),
-					sse(t, "responses_web_search.sse"),
+					llmtest.Streamed(t, "responses_web_search.sse"),
 				}
 			},
 			requests: 1, err: ErrRateLimited, errHas: []string{"error event in the stream: Quota exceeded for key [redacted]", "insufficient_quota"},
@@ -332,7 +332,7 @@ func TestResponseFailures(t *testing.T) {
 						`{"type":"response.output_text.delta","item_id":"msg","output_index":0,"content_index":0,"delta":"Partial"}`,
 						`{"type":"error","code":"server_error","message":"The model stopped."}`,
 					),
-					sse(t, "responses_web_search.sse"),
+					llmtest.Streamed(t, "responses_web_search.sse"),
 				}
 			},
 			want: []llm.Part{llmtest.TextPart("Partial")}, requests: 1, err: ErrUnavailable,
@@ -341,7 +341,7 @@ func TestResponseFailures(t *testing.T) {
 		{
 			name: "a stream cut before any part is retried from the start",
 			replies: func(t *testing.T) []reply {
-				return []reply{cut(t, "responses_web_search.sse", 2), sse(t, "responses_web_search.sse")}
+				return []reply{llmtest.CutStream(t, "responses_web_search.sse", 2), llmtest.Streamed(t, "responses_web_search.sse")}
 			},
 			want: okParts, requests: 2,
 		},
@@ -350,7 +350,7 @@ func TestResponseFailures(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				// created, in_progress, five search events, the message's two
 				// opening events, then the first text delta.
-				return []reply{cut(t, "responses_web_search.sse", 10), sse(t, "responses_web_search.sse")}
+				return []reply{llmtest.CutStream(t, "responses_web_search.sse", 10), llmtest.Streamed(t, "responses_web_search.sse")}
 			},
 			want:     okParts[:3],
 			requests: 1, err: ErrUnavailable, errHas: []string{"the stream was cut", "not retried"},
@@ -360,7 +360,7 @@ func TestResponseFailures(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{
 					events(`{"type":"response.created","response":{"id":"r","status":"in_progress","output":[]}}`),
-					sse(t, "responses_web_search.sse"),
+					llmtest.Streamed(t, "responses_web_search.sse"),
 				}
 			},
 			want: okParts, requests: 2,

@@ -85,7 +85,7 @@ const wantSearchRequest = `{
 // wire, and its path and headers.
 func TestResponseRequestBody(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{Model: "default-model"}, sse(t, "responses_web_search.sse"))
+	b := setup(t, Config{Model: "default-model"}, llmtest.Streamed(t, "responses_web_search.sse"))
 	if _, err := llmtest.Drain(t, context.Background(), b.client, searchConversation()); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestResponseParams(t *testing.T) {
 // API goes back as the reasoning item it came from.
 func TestReasoningRoundTrip(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{}, sse(t, "responses_function_call.sse"), sse(t, "responses_search_failed.sse"))
+	b := setup(t, Config{}, llmtest.Streamed(t, "responses_function_call.sse"), llmtest.Streamed(t, "responses_search_failed.sse"))
 	resp, err := llm.Collect(b.client.Generate(context.Background(), searchRequest("Weather in Paris?")))
 	if err != nil {
 		t.Fatal(err)

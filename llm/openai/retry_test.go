@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,24 +15,6 @@ import (
 	"github.com/engine-brain/brain/llm/llmtest"
 	"github.com/engine-brain/brain/llm/provider"
 )
-
-// cut is a recorded stream cut after the n-th event.
-func cut(t *testing.T, name string, events int) reply {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := 0
-	for range events {
-		i := strings.Index(string(b[at:]), "\n\n")
-		if i < 0 {
-			t.Fatalf("%s has fewer than %d events", name, events)
-		}
-		at += i + 2
-	}
-	return reply{Status: http.StatusOK, Body: string(b), CutAfter: at + 10} // mid-event
-}
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -60,7 +40,7 @@ func TestRetries(t *testing.T) {
 			replies: func(t *testing.T) []reply {
 				return []reply{
 					jsonError(429, "Rate limit reached for gpt-test on requests per min (RPM): Limit 3, Used 3.", "rate_limit_exceeded", map[string]string{"Retry-After": "7"}),
-					sse(t, "text.sse"),
+					llmtest.Streamed(t, "text.sse"),
 				}
 			},
 			want: okText, requests: 2, waits: []time.Duration{7 * time.Second},
@@ -70,21 +50,21 @@ func TestRetries(t *testing.T) {
 			cfg:  Config{Options: provider.Options{Now: func() time.Time { return epoch }}},
 			replies: func(t *testing.T) []reply {
 				date := epoch.Add(30 * time.Second).Format(http.TimeFormat)
-				return []reply{jsonError(429, "slow down", "", map[string]string{"Retry-After": date}), sse(t, "text.sse")}
+				return []reply{jsonError(429, "slow down", "", map[string]string{"Retry-After": date}), llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 2, waits: []time.Duration{30 * time.Second},
 		},
 		{
 			name: "429 with Retry-After-Ms, then success",
 			replies: func(t *testing.T) []reply {
-				return []reply{jsonError(429, "slow down", "", map[string]string{"Retry-After-Ms": "1500", "Retry-After": "2"}), sse(t, "text.sse")}
+				return []reply{jsonError(429, "slow down", "", map[string]string{"Retry-After-Ms": "1500", "Retry-After": "2"}), llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 2, waits: []time.Duration{1500 * time.Millisecond},
 		},
 		{
 			name: "500 twice, then success, with growing jittered back-off",
 			replies: func(t *testing.T) []reply {
-				return []reply{jsonError(500, "The server had an error", "", nil), jsonError(502, "Bad gateway", "", nil), sse(t, "text.sse")}
+				return []reply{jsonError(500, "The server had an error", "", nil), jsonError(502, "Bad gateway", "", nil), llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 3,
 			waitsIn: [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}, {500 * time.Millisecond, time.Second}},
@@ -156,7 +136,7 @@ func TestRetries(t *testing.T) {
 		{
 			name: "a stream cut before any part is retried from the start",
 			replies: func(t *testing.T) []reply {
-				return []reply{cut(t, "tool_call.sse", 4), sse(t, "tool_call.sse")}
+				return []reply{llmtest.CutStream(t, "tool_call.sse", 4), llmtest.Streamed(t, "tool_call.sse")}
 			},
 			want: []llm.Part{
 				llmtest.CallPart("call_DdmO9pD3xa9XTPNJ32zg2hcA", "get_weather", `{"location":"Paris, France"}`),
@@ -165,8 +145,10 @@ func TestRetries(t *testing.T) {
 			requests: 2, waitsIn: [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}},
 		},
 		{
-			name:     "a stream cut after parts were yielded is an error",
-			replies:  func(t *testing.T) []reply { return []reply{cut(t, "text.sse", 2), sse(t, "text.sse")} },
+			name: "a stream cut after parts were yielded is an error",
+			replies: func(t *testing.T) []reply {
+				return []reply{llmtest.CutStream(t, "text.sse", 2), llmtest.Streamed(t, "text.sse")}
+			},
 			want:     []llm.Part{llmtest.TextPart("Hello")},
 			requests: 1, err: ErrUnavailable, errHas: []string{"the stream was cut", "not retried: part of the answer was already delivered"},
 		},
@@ -174,27 +156,27 @@ func TestRetries(t *testing.T) {
 			name: "a stream ending cleanly without a finish reason counts as cut",
 			replies: func(t *testing.T) []reply {
 				roleOnly := reply{Status: 200, Body: `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}` + "\n\n"}
-				return []reply{roleOnly, sse(t, "text.sse")}
+				return []reply{roleOnly, llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 2, waitsIn: [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}},
 		},
 		{
 			name:     "a cut after the finish reason keeps the answer",
-			replies:  func(t *testing.T) []reply { return []reply{cut(t, "text.sse", 5)} },
+			replies:  func(t *testing.T) []reply { return []reply{llmtest.CutStream(t, "text.sse", 5)} },
 			want:     []llm.Part{llmtest.TextPart("Hello"), llmtest.TextPart(", world"), llmtest.TextPart("! How can I help?"), finishPart(llm.FinishStop)},
 			requests: 1,
 		},
 		{
 			name: "a chunk that is not JSON, before any part, is retried",
 			replies: func(t *testing.T) []reply {
-				return []reply{{Status: 200, Body: "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\ndata: [DONE]\n\n"}, sse(t, "text.sse")}
+				return []reply{{Status: 200, Body: "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\ndata: [DONE]\n\n"}, llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 2, waitsIn: [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}},
 		},
 		{
 			name: "an error event in the stream is retried",
 			replies: func(t *testing.T) []reply {
-				return []reply{chunks(`{"error":{"message":"The server had an error while processing your request.","type":"server_error","code":null}}`), sse(t, "text.sse")}
+				return []reply{chunks(`{"error":{"message":"The server had an error while processing your request.","type":"server_error","code":null}}`), llmtest.Streamed(t, "text.sse")}
 			},
 			want: okText, requests: 2, waitsIn: [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}},
 		},
@@ -206,9 +188,11 @@ func TestRetries(t *testing.T) {
 			requests: 1, err: ErrBadRequest, errHas: []string{"max_tokens is too large"},
 		},
 		{
-			name:     "MaxAttempts 1 disables retries",
-			cfg:      Config{Options: provider.Options{MaxAttempts: 1}},
-			replies:  func(t *testing.T) []reply { return []reply{jsonError(500, "boom", "", nil), sse(t, "text.sse")} },
+			name: "MaxAttempts 1 disables retries",
+			cfg:  Config{Options: provider.Options{MaxAttempts: 1}},
+			replies: func(t *testing.T) []reply {
+				return []reply{jsonError(500, "boom", "", nil), llmtest.Streamed(t, "text.sse")}
+			},
 			requests: 1, err: ErrUnavailable, errHas: []string{"boom"},
 		},
 	}
@@ -267,7 +251,7 @@ func TestRetries(t *testing.T) {
 // TestRetryLogs checks that a retry is logged, with neither key nor payload.
 func TestRetryLogs(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{}, jsonError(429, "key "+testKey+" is rate limited", "", map[string]string{"Retry-After": "1"}), sse(t, "text.sse"))
+	b := setup(t, Config{}, jsonError(429, "key "+testKey+" is rate limited", "", map[string]string{"Retry-After": "1"}), llmtest.Streamed(t, "text.sse"))
 	if _, err := llmtest.Drain(t, context.Background(), b.client, llmtest.UserRequest("a secret user message")); err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +343,7 @@ func TestCancel(t *testing.T) {
 				<-ctx.Done()
 				return ctx.Err()
 			}},
-		}, jsonError(503, "overloaded", "", nil), sse(t, "text.sse"))
+		}, jsonError(503, "overloaded", "", nil), llmtest.Streamed(t, "text.sse"))
 		_, err := llmtest.Drain(t, ctx, b.client, llmtest.UserRequest("hi"))
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
@@ -371,7 +355,7 @@ func TestCancel(t *testing.T) {
 
 	t.Run("before the call", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t, Config{}, sse(t, "text.sse"))
+		b := setup(t, Config{}, llmtest.Streamed(t, "text.sse"))
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := llmtest.Drain(t, ctx, b.client, llmtest.UserRequest("hi"))

@@ -31,7 +31,7 @@ func TestStreams(t *testing.T) {
 	}{
 		{
 			name:  "plain text answer with usage chunk",
-			reply: func(t *testing.T) reply { return sse(t, "text.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "text.sse") },
 			want: []llm.Part{
 				llmtest.TextPart("Hello"), llmtest.TextPart(", world"), llmtest.TextPart("! How can I help?"),
 				usagePart(19, 10), finishPart(llm.FinishStop),
@@ -39,7 +39,7 @@ func TestStreams(t *testing.T) {
 		},
 		{
 			name:  "one tool call streamed in several argument deltas",
-			reply: func(t *testing.T) reply { return sse(t, "tool_call.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "tool_call.sse") },
 			want: []llm.Part{
 				llmtest.CallPart("call_DdmO9pD3xa9XTPNJ32zg2hcA", "get_weather", `{"location":"Paris, France"}`),
 				usagePart(81, 17), finishPart(llm.FinishToolCalls),
@@ -47,7 +47,7 @@ func TestStreams(t *testing.T) {
 		},
 		{
 			name:  "two parallel tool calls",
-			reply: func(t *testing.T) reply { return sse(t, "parallel_tool_calls.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "parallel_tool_calls.sse") },
 			want: []llm.Part{
 				llmtest.CallPart("call_7bMPjyPBqDyDCs9J0OxW1Xla", "get_weather", `{"location": "Paris"}`),
 				llmtest.CallPart("call_QdXq4SMRiHVGTtKpzl0dQzCk", "get_time", `{"timezone": "Europe/Paris"}`),
@@ -56,7 +56,7 @@ func TestStreams(t *testing.T) {
 		},
 		{
 			name:  "reasoning_content of a compatible server, usage chunk with null choices",
-			reply: func(t *testing.T) reply { return sse(t, "reasoning.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "reasoning.sse") },
 			want: []llm.Part{
 				reasoningPart("The user asks for 2+2. That is 4."),
 				llmtest.TextPart("2 + 2 = "), llmtest.TextPart("4."),
@@ -65,7 +65,7 @@ func TestStreams(t *testing.T) {
 		},
 		{
 			name:  "unknown fields, events, choices and comments are skipped",
-			reply: func(t *testing.T) reply { return sse(t, "unknown_fields.sse") },
+			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "unknown_fields.sse") },
 			want:  []llm.Part{llmtest.TextPart("Still "), llmtest.TextPart("here."), finishPart(llm.FinishStop)},
 		},
 		{
@@ -140,7 +140,7 @@ func TestStreams(t *testing.T) {
 // the engine reads.
 func TestStreamCollect(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{}, sse(t, "reasoning.sse"))
+	b := setup(t, Config{}, llmtest.Streamed(t, "reasoning.sse"))
 	resp, err := llm.Collect(b.client.Generate(context.Background(), llmtest.UserRequest("2+2?")))
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestStreamCollect(t *testing.T) {
 // TestStreamStop checks that a consumer may stop the stream early.
 func TestStreamStop(t *testing.T) {
 	t.Parallel()
-	b := setup(t, Config{}, sse(t, "text.sse"))
+	b := setup(t, Config{}, llmtest.Streamed(t, "text.sse"))
 	var got []llm.Part
 	for p, err := range b.client.Generate(context.Background(), llmtest.UserRequest("hi")) {
 		if err != nil {
