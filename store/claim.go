@@ -157,7 +157,7 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 // RenewLease extends the claim's lease by LeaseTTL, or returns ErrFenced
 // when it is no longer the claim's.
 func (s *Store) RenewLease(ctx context.Context, c *Claim) error {
-	ok, err := s.scripts.renew.Run(ctx, s.rdb, []string{leaseKey(c.Record.ID)}, c.leaseValue(), s.cfg.LeaseTTL.Milliseconds()).Int()
+	ok, err := s.scripts.renew.Run(ctx, s.batch, []string{leaseKey(c.Record.ID)}, c.leaseValue(), s.cfg.LeaseTTL.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("store: renew lease of %s: %w", c.Record.ID, err)
 	}
@@ -197,7 +197,7 @@ func (s *Store) Checkpoint(ctx context.Context, c *Claim, events []conversation.
 // recovers the turn once the wake is stale. It returns ErrFenced when the
 // lease was not the claim's any more.
 func (s *Store) Release(ctx context.Context, c *Claim) error {
-	ok, err := s.scripts.release.Run(ctx, s.rdb, []string{leaseKey(c.Record.ID)}, c.leaseValue()).Int()
+	ok, err := s.scripts.release.Run(ctx, s.batch, []string{leaseKey(c.Record.ID)}, c.leaseValue()).Int()
 	if err != nil {
 		return fmt.Errorf("store: release %s: %w", c.Record.ID, err)
 	}

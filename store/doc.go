@@ -32,7 +32,9 @@
 // Every change is one Lua script (lua/*.lua, embedded); every call is one
 // round trip, except Transition (a read, then a compare-and-set on the
 // record's version) and the first wake read of an engine (which creates
-// its consumer groups). The scripts share one prelude (lua/prelude.lua)
+// its consumer groups). Script calls that goroutines make at the same time
+// share one: they go out as one pipeline (batch.go), so a node's
+// concurrent turns cost the server one read and one write between them. The scripts share one prelude (lua/prelude.lua)
 // holding the key layout, the part of the lifecycle table they fire, the
 // wake rule and the post semantics, so each exists once. On Redis 7 they
 // are the functions of one library, brain_<hash of the code> (FCALL),

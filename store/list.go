@@ -75,7 +75,7 @@ func (s *Store) list(ctx context.Context, keys []string, keep []any, after strin
 		}
 		score, id = ms, pid
 	}
-	res, err := s.scripts.list.Run(ctx, s.rdb, keys, append([]any{limit, score, id}, keep...)...).Slice()
+	res, err := s.scripts.list.Run(ctx, s.batch, keys, append([]any{limit, score, id}, keep...)...).Slice()
 	if err != nil {
 		return nil, "", fmt.Errorf("store: list: %w", err)
 	}

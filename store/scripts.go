@@ -130,20 +130,20 @@ type script struct {
 	eval *redis.Script
 }
 
-// Run runs the script with keys and args.
-func (sc *script) Run(ctx context.Context, rdb redis.UniversalClient, keys []string, args ...any) *redis.Cmd {
+// Run runs the script with keys and args, its function through b.
+func (sc *script) Run(ctx context.Context, b *batcher, keys []string, args ...any) *redis.Cmd {
 	if sc.lib.evalOnly.Load() {
-		return sc.eval.Run(ctx, rdb, keys, args...)
+		return sc.eval.Run(ctx, b.rdb, keys, args...)
 	}
-	cmd := rdb.FCall(ctx, sc.fn, keys, args...)
+	cmd := sc.fcall(ctx, b, keys, args)
 	err := cmd.Err()
 	switch {
 	case err == nil:
 		return cmd
 	case strings.HasPrefix(err.Error(), "ERR Function not found"):
-		err := sc.lib.load(ctx, rdb)
+		err := sc.lib.load(ctx, b.rdb)
 		if err == nil {
-			return rdb.FCall(ctx, sc.fn, keys, args...)
+			return sc.fcall(ctx, b, keys, args)
 		}
 		var refused redis.Error
 		if !errors.As(err, &refused) {
@@ -154,7 +154,22 @@ func (sc *script) Run(ctx context.Context, rdb redis.UniversalClient, keys []str
 		return cmd // the script's own error, or the connection's
 	}
 	sc.lib.evalOnly.Store(true)
-	return sc.eval.Run(ctx, rdb, keys, args...)
+	return sc.eval.Run(ctx, b.rdb, keys, args...)
+}
+
+// fcall calls the script's function (FCALL) through b, as rdb.FCall would.
+func (sc *script) fcall(ctx context.Context, b *batcher, keys []string, args []any) *redis.Cmd {
+	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, "fcall", sc.fn, len(keys))
+	for _, k := range keys {
+		cmdArgs = append(cmdArgs, k)
+	}
+	cmd := redis.NewCmd(ctx, append(cmdArgs, args...)...)
+	if len(keys) > 0 {
+		cmd.SetFirstKeyPos(3) // a cluster client routes by the first key
+	}
+	_ = b.do(ctx, cmd)
+	return cmd
 }
 
 // noFunctions reports whether err says the server has no functions or does

@@ -79,6 +79,7 @@ func (c *Config) validate() error {
 // leases, the wake queue and timers. It is safe for concurrent use.
 type Store struct {
 	rdb     redis.UniversalClient
+	batch   *batcher // the scripts' calls go through it
 	cfg     Config
 	scripts *scripts
 	tpl     templates
@@ -101,7 +102,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{rdb: rdb, cfg: cfg, scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
+	return &Store{rdb: rdb, batch: newBatcher(rdb), cfg: cfg, scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
 }
 
 func (s *Store) now() time.Time { return s.cfg.Clock() }
@@ -109,7 +110,7 @@ func (s *Store) now() time.Time { return s.cfg.Clock() }
 // run runs a script and returns its reply, which every script makes an
 // array whose first element is a status word.
 func (s *Store) run(ctx context.Context, sc *script, keys []string, args ...any) (string, []any, error) {
-	res, err := sc.Run(ctx, s.rdb, keys, args...).Slice()
+	res, err := sc.Run(ctx, s.batch, keys, args...).Slice()
 	if err != nil {
 		return "", nil, err
 	}

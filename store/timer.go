@@ -141,7 +141,7 @@ func (s *Store) DueTimers(ctx context.Context, now time.Time, limit int) ([]Time
 	if limit <= 0 {
 		limit = -1 // ZRANGEBYSCORE LIMIT 0 -1: all
 	}
-	flat, err := s.scripts.dueTimers.Run(ctx, s.rdb, []string{timersKey}, now.UnixMilli(), limit).StringSlice()
+	flat, err := s.scripts.dueTimers.Run(ctx, s.batch, []string{timersKey}, now.UnixMilli(), limit).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("store: due timers: %w", err)
 	}
