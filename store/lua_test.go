@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -152,6 +153,25 @@ func TestLuaString(t *testing.T) {
 		got, err := rdb.Eval(context.Background(), "return "+luaString(s), nil).Text()
 		if err != nil || got != s {
 			t.Errorf("Lua read %s back as %q (%v), want %q", luaString(s), got, err, s)
+		}
+	}
+}
+
+// TestTemplateParts checks that a template splits into literal JSON and
+// placeholder names, alternating, literal first and last.
+func TestTemplateParts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		json string
+		want []string
+	}{
+		{`{"a":1}`, []string{`{"a":1}`}},
+		{`{"at":"\u0000at"}`, []string{`{"at":`, "at", `}`}},
+		{`{"by":"\u0000by","turn":"\u0000turn","x":"\\u0000no"}`, []string{`{"by":`, "by", `,"turn":`, "turn", `,"x":"\\u0000no"}`}},
+	}
+	for _, tt := range tests {
+		if got := templateParts(tt.json); !slices.Equal(got, tt.want) {
+			t.Errorf("templateParts(%s) = %q, want %q", tt.json, got, tt.want)
 		}
 	}
 }

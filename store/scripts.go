@@ -32,11 +32,35 @@ func prelude(t templates) string {
 	var b strings.Builder
 	b.WriteString("-- The events scripts write themselves (store/event.go templates).\nlocal TPL = {\n")
 	for _, name := range slices.Sorted(maps.Keys(t.json)) {
-		fmt.Fprintf(&b, "  %s = %s,\n", name, luaString(t.json[name]))
+		fmt.Fprintf(&b, "  %s = {", name)
+		for i, part := range templateParts(t.json[name]) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(luaString(part))
+		}
+		b.WriteString("},\n")
 	}
 	b.WriteString("}\n")
 	b.WriteString(mustRead("lua/prelude.lua"))
 	return b.String()
+}
+
+// templateParts splits the JSON of a template at its placeholders: literal
+// JSON and placeholder names alternate, starting and ending with literal
+// JSON, so that the prelude's render only concatenates.
+func templateParts(json string) []string {
+	const open = `"\u0000` // a placeholder is a JSON string: `"\u0000name"`
+	var parts []string
+	for {
+		i := strings.Index(json, open)
+		if i < 0 {
+			return append(parts, json)
+		}
+		name, rest, _ := strings.Cut(json[i+len(open):], `"`)
+		parts = append(parts, json[:i], name)
+		json = rest
+	}
 }
 
 // luaString returns s as a Lua long string literal, which takes its bytes

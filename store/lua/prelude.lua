@@ -45,17 +45,21 @@ local function fire(event, from)
   return row[from]
 end
 
--- render fills the placeholders of a template (TPL): each JSON string
--- "\u0000name" becomes the JSON encoding of vals[name], and "\u0000at" that
--- of p's time. Go builds the whole event; Lua only supplies what changes
--- between calls (a sender, a turn id, the time).
+-- render fills the placeholders of a template (TPL): its parts are literal
+-- JSON and placeholder names, alternating; each name becomes the JSON
+-- encoding of vals[name] ("at": p's time). Go builds the whole event; Lua
+-- only supplies what changes between calls (a sender, a turn id, the
+-- time), and no pattern is matched (measured: a gsub over the template
+-- cost Redis ~5 µs per event).
 local function render(p, tpl, vals)
   vals.at = p.at
-  return (string.gsub(tpl, '"\\u0000(%a+)"', function(name)
-    local v = vals[name]
-    if v == nil then return nil end
-    return cjson.encode(v)
-  end))
+  local out = {}
+  for i = 1, #tpl, 2 do
+    out[i] = tpl[i]
+    local name = tpl[i + 1]
+    if name then out[i + 1] = cjson.encode(vals[name]) end
+  end
+  return table.concat(out)
 end
 
 -- fields turns a flat {k1, v1, k2, v2} reply into a table.
