@@ -11,25 +11,60 @@ import (
 // turn. It holds at most max processes; idle processes fall out first
 // (eviction picks an arbitrary entry, which is cheap and good enough).
 //
-// A kept log grows in place, so a turn costs what it adds, not a copy of
-// the whole log. That is safe because the slices it hands out are capped
-// at their length: a holder that appends gets a copy, and the kept log only
-// ever writes past every length it handed out.
+// It keeps the provider view of each log too (view), so that a turn shows
+// the model its history without converting all of it again every round.
+//
+// A kept log and its view grow in place, so a turn costs what it adds, not
+// a copy of the whole log. That is safe because the slices it hands out are
+// capped at their length: a holder that appends gets a copy, and the kept
+// log only ever writes past every length it handed out.
 type histories struct {
 	mu  sync.Mutex
 	max int
-	m   map[string][]conversation.Event
+	m   map[string]*kept
+}
+
+// kept is the log kept for a process and the provider view of its first
+// viewed events, which view brings up to date when asked.
+type kept struct {
+	events []conversation.Event
+	view   []conversation.Message
+	viewed int
 }
 
 func newHistories(max int) *histories {
-	return &histories{max: max, m: make(map[string][]conversation.Event)}
+	return &histories{max: max, m: make(map[string]*kept)}
 }
 
 // known returns the id of the last event kept for pid, or "".
 func (h *histories) known(pid string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return lastID(h.m[pid])
+	if k := h.m[pid]; k != nil {
+		return lastID(k.events)
+	}
+	return ""
+}
+
+// view returns conversation.ProviderView of the log kept for pid, or nil
+// when none is. It converts only the events kept since it was last asked,
+// when they start where a model response ends (a turn's do: each starts
+// with its turn_start), and the whole log otherwise.
+func (h *histories) view(pid string) []conversation.Message {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := h.m[pid]
+	if k == nil {
+		return nil
+	}
+	if k.viewed < len(k.events) {
+		var ok bool
+		if k.view, ok = conversation.ProviderViewAppend(k.view, k.events[k.viewed:]); !ok {
+			k.view = conversation.ProviderView(k.events)
+		}
+		k.viewed = len(k.events)
+	}
+	return k.view[:len(k.view):len(k.view)]
 }
 
 // extend adds events to the log kept for pid and returns the whole kept
@@ -45,25 +80,25 @@ func (h *histories) extend(pid, after string, events []conversation.Event) []con
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	kept, ok := h.m[pid]
+	k, ok := h.m[pid]
 	switch {
 	case after == "":
 		// A copy with room to grow: events belong to the caller.
-		kept = append(make([]conversation.Event, 0, 2*len(events)+8), events...)
-	case ok && lastID(kept) == after:
-		kept = append(kept, events...)
+		k = &kept{events: append(make([]conversation.Event, 0, 2*len(events)+8), events...)}
+	case ok && lastID(k.events) == after:
+		k.events = append(k.events, events...)
 	default:
 		delete(h.m, pid)
 		return nil
 	}
 	if !ok && len(h.m) >= h.max {
-		for k := range h.m {
-			delete(h.m, k)
+		for other := range h.m {
+			delete(h.m, other)
 			break
 		}
 	}
-	h.m[pid] = kept
-	return kept[:len(kept):len(kept)]
+	h.m[pid] = k
+	return k.events[:len(k.events):len(k.events)]
 }
 
 // lastID returns the id of the last of events, or "".

@@ -77,3 +77,64 @@ func TestHistoriesBounded(t *testing.T) {
 		t.Errorf("a disabled cache knows %q, want nothing", got)
 	}
 }
+
+// turnEvents are the events of a turn with ids prefix1, prefix2, ...: its
+// start, a user message, a tool round (a model response of two parts) and
+// an answer.
+func turnEvents(prefix string) []conversation.Event {
+	evs := []conversation.Event{
+		conversation.NewTurnStart("wake"),
+		conversation.NewInboxMessage(prefix+"m", conversation.KindUser, "user:alice", "question "+prefix),
+		conversation.NewChatMessage("let me look"),
+		conversation.NewToolCallRequest(prefix+"c", "clock", nil),
+		conversation.NewToolCallResponse(prefix+"c", "clock", []conversation.Block{conversation.TextBlock("09:26")}, false),
+		conversation.NewChatMessage("answer " + prefix),
+		conversation.NewStateChange("RUNNING", "BLOCKED", "await_user"),
+	}
+	for i := range evs {
+		evs[i].ID = prefix + string(rune('1'+i))
+	}
+	return evs
+}
+
+// TestHistoriesView checks that the kept provider view is always that of
+// the kept log, when it grows a turn at a time, when what came since it
+// was last asked starts inside a model response, and after a reset; and
+// that a view handed out is not changed by later growth.
+func TestHistoriesView(t *testing.T) {
+	h := newHistories(10)
+	check := func(step string) []conversation.Message {
+		t.Helper()
+		got := h.view("p")
+		want := conversation.ProviderView(h.extend("p", h.known("p"), nil))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: view (-ProviderView of the kept log +kept view):\n%s", step, diff)
+		}
+		return got
+	}
+	if got := h.view("p"); got != nil {
+		t.Errorf("view of a process not kept = %v, want nil", got)
+	}
+	a, b, c := turnEvents("a"), turnEvents("b"), turnEvents("c")
+	h.extend("p", "", a)
+	first := check("one turn")
+	firstWant := conversation.ProviderView(a)
+
+	h.extend("p", lastID(a), b[:2]) // a claim: the next turn's start
+	check("a turn's start")
+	h.extend("p", lastID(b[:2]), b[2:]) // its commit
+	h.extend("p", lastID(b), c[:3])     // the next claim and the first part of a response
+	check("events since the last view that start with a turn")
+	h.extend("p", lastID(c[:3]), c[3:]) // the response's second part, and on
+	check("events since the last view that start inside a model response")
+
+	if diff := cmp.Diff(firstWant, first); diff != "" {
+		t.Errorf("a view handed out changed as the log grew (-then +now):\n%s", diff)
+	}
+	h.extend("p", "", b)
+	check("a log read afresh")
+
+	if got := newHistories(0).view("p"); got != nil {
+		t.Errorf("a disabled cache has a view: %v", got)
+	}
+}

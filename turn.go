@@ -42,6 +42,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		return
 	}
 	claim.History = history
+	historyView := n.histories.view(w.PID) // before the turn's events join the kept log
 	n.histories.extend(w.PID, lastID(history), claim.Current)
 	n.cfg.Metrics.observeClaim(claim)
 	if claim.Recovered {
@@ -53,7 +54,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	renewed := n.keepLease(turnCtx, cancel, claim, log)
 	defer func() { <-renewed }()
 
-	out, err := n.play(turnCtx, claim)
+	out, err := n.play(turnCtx, claim, historyView)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, store.ErrFenced) {
@@ -97,8 +98,9 @@ func (n *Node) keepTurn(claim *store.Claim) {
 	n.histories.extend(claim.Record.ID, after, claim.Appended)
 }
 
-// play runs the engine. A panic inside becomes an error.
-func (n *Node) play(ctx context.Context, claim *store.Claim) (out chat.Outcome, err error) {
+// play runs the engine; historyView, when not nil, is the provider view of
+// claim.History. A panic inside becomes an error.
+func (n *Node) play(ctx context.Context, claim *store.Claim, historyView []conversation.Message) (out chat.Outcome, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			n.log.Error("panic in a turn", zap.String("process", claim.Record.ID), zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
@@ -121,13 +123,14 @@ func (n *Node) play(ctx context.Context, claim *store.Claim) (out chat.Outcome, 
 	}
 	ctx = tools.WithCaller(ctx, tools.Caller{ProcessID: rec.ID, Recipe: rec.Recipe, TurnID: claim.TurnID, Depth: rec.Depth})
 	return n.engine.Run(ctx, &chat.Turn{
-		ID:      claim.TurnID,
-		Recipe:  r,
-		Model:   model,
-		Tools:   reg,
-		History: claim.History,
-		Current: claim.Current,
-		Worker:  rec.Parent != "",
+		ID:          claim.TurnID,
+		Recipe:      r,
+		Model:       model,
+		Tools:       reg,
+		History:     claim.History,
+		HistoryView: historyView,
+		Current:     claim.Current,
+		Worker:      rec.Parent != "",
 	}, chat.CheckpointFunc(func(ctx context.Context, evs []conversation.Event) error {
 		return n.store.Checkpoint(ctx, claim, evs)
 	}))

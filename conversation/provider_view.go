@@ -104,10 +104,7 @@ func ProviderView(events []Event) []Message {
 			addPart(&msgs[len(msgs)-1], e)
 			continue
 		}
-		if e.Type == TypeHostedActivity || e.Type == TypeChatResponse || e.Type == TypeModelUsage {
-			// A hosted activity happens inside a model response, its usage
-			// describes it, and a chat response here is addressed to the
-			// user only: none is sent, none splits the response.
+		if unseen(e) {
 			continue
 		}
 		if open {
@@ -127,6 +124,27 @@ func ProviderView(events []Event) []Message {
 		msgs = dropEmpty(msgs)
 	}
 	return msgs
+}
+
+// unseen reports whether e, not a part of a model response, is neither
+// sent nor splits one: a hosted activity happens inside a model response,
+// its usage describes it, and a chat response that is not part of one is
+// addressed to the user only.
+func unseen(e *Event) bool {
+	return e.Type == TypeHostedActivity || e.Type == TypeChatResponse || e.Type == TypeModelUsage
+}
+
+// ProviderViewAppend appends the provider view of events to view, the
+// view of the log they continue (ProviderView of it), as append does, and
+// returns the view of the whole log, at the cost of events alone. That
+// holds when events start with an event that ends any model response in
+// progress, as a turn start does; ok is false otherwise (view is then
+// returned as it is), and the caller must view the whole log.
+func ProviderViewAppend(view []Message, events []Event) (msgs []Message, ok bool) {
+	if len(events) > 0 && (events[0].fromModel() || unseen(&events[0])) {
+		return view, false
+	}
+	return append(view, ProviderView(events)...), true
 }
 
 // addPart adds the model response part e to the assistant message m.

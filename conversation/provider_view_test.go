@@ -290,3 +290,52 @@ func TestResultText(t *testing.T) {
 		}
 	}
 }
+
+// TestProviderViewAppend checks that the view of a history, continued with
+// the rest of a log, is the view of the whole log wherever the rest starts
+// with an event that ends a model response, and that any other start is
+// refused.
+func TestProviderViewAppend(t *testing.T) {
+	t.Parallel()
+	log := []Event{
+		NewTurnStart("wake"),
+		NewInboxMessage("m1", KindUser, "user:alice", "Count the files."),
+		NewReasoning("Count first.", "sig", nil),
+		NewChatMessage("Counting."),
+		{Type: TypeHostedActivity, HostedActivity: &HostedActivity{ActivityID: "ws1", Name: "web_search", State: ActivityStarted}},
+		NewToolCallRequest("c1", "count_files", json.RawMessage(`{"dir":"."}`)),
+		NewModelUsage(ModelUsage{InputTokens: 5, OutputTokens: 2}),
+		NewToolCallResponse("c1", "count_files", []Block{TextBlock("412")}, false),
+		NewChatMessage(""), // an empty response: dropped where it ends
+		NewStateChange("RUNNING", "BLOCKED", "await_user"),
+		NewTurnStart("wake"),
+		NewInboxMessage("m2", KindOperator, "operator:bob", "Hurry."),
+		NewChatMessage("412."),
+		NewValidationCorrection("no_tool_call", 1, "End your turn with respond."),
+		NewToolCallRequest("c2", "respond", json.RawMessage(`{"message":"412."}`)),
+		tellUser("c2", "412."),
+	}
+	whole := ProviderView(log)
+	for i := range len(log) + 1 {
+		history, rest := log[:i], log[i:]
+		view := ProviderView(history)
+		got, ok := ProviderViewAppend(view[:len(view):len(view)], rest)
+		endsResponse := i == len(log) || !(rest[0].fromModel() || unseen(&rest[0]))
+		if ok != endsResponse {
+			t.Errorf("split before event %d (%s): ok = %v, want %v", i, eventType(rest), ok, endsResponse)
+		}
+		if !ok {
+			continue
+		}
+		if diff := cmp.Diff(whole, got); diff != "" {
+			t.Errorf("split before event %d (%s): view (-whole log +appended):\n%s", i, eventType(rest), diff)
+		}
+	}
+}
+
+func eventType(events []Event) EventType {
+	if len(events) == 0 {
+		return "end"
+	}
+	return events[0].Type
+}

@@ -188,6 +188,17 @@ func (r *run) add(by string, ev conversation.Event) {
 	r.all = append(r.all, ev)
 }
 
+// view is what the model is shown: the provider view of the history and
+// this turn's events.
+func (r *run) view() []conversation.Message {
+	if hv := r.t.HistoryView; hv != nil {
+		if msgs, ok := conversation.ProviderViewAppend(hv[:len(hv):len(hv)], r.events()); ok {
+			return msgs
+		}
+	}
+	return conversation.ProviderView(r.all)
+}
+
 // events returns this turn's events so far.
 func (r *run) events() []conversation.Event { return r.all[r.history:] }
 
@@ -229,7 +240,7 @@ func (r *run) idle() lifecycle.Event {
 func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bool) {
 	req := &llm.Request{
 		System:   r.t.Recipe.SystemPrompt,
-		Messages: conversation.ProviderView(r.all),
+		Messages: r.view(),
 		Tools:    r.defs,
 		Params: llm.Params{
 			Model:       r.t.Recipe.Model.Name,

@@ -20,6 +20,11 @@ type Turn struct {
 	Tools  *tools.Registry
 	// History is the process's log before this turn.
 	History []conversation.Event
+	// HistoryView, when not nil, is conversation.ProviderView(History),
+	// kept by the caller from turn to turn: the model is then shown it and
+	// the view of this turn's events, and a round converts only those, not
+	// the whole log.
+	HistoryView []conversation.Message
 	// Current is what the turn has committed so far: its start and the
 	// drained inbox messages (the caller drains them atomically with the
 	// wake), and, when a turn is resumed after its node stopped, the rounds
