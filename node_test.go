@@ -844,3 +844,56 @@ turns:
 		t.Errorf("the kept log ends at %s, the log at %s", got, want)
 	}
 }
+
+// A kept log can be evicted, to make room for another process's, after a
+// claim asked only for what follows it: the turn then reads the log whole
+// instead of giving up (which left the process to wait for its lease to
+// expire).
+func TestKeptHistoryEvictedAfterTheClaim(t *testing.T) {
+	t.Parallel()
+	c := newCommits()
+	model := script(t, `
+turns:
+  - rounds: [{calls: [{name: respond, args: {message: "one"}}]}]
+`)
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, OnCommit: c.add, HistoryCache: 1})
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "default", Input: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the first turn", func(r store.Record) bool { return r.ID == rec.ID })
+	if err := n.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Send(ctx, rec.ID, "user:ada", "second", ""); err != nil {
+		t.Fatal(err)
+	}
+	wakes, err := n.store.ReadWakes(ctx, "n2", []string{"chat"}, 1, time.Millisecond)
+	if err != nil || len(wakes) != 1 {
+		t.Fatalf("ReadWakes = %v, %v; want the second message's wake", wakes, err)
+	}
+	known := n.histories.known(rec.ID)
+	if known == "" {
+		t.Fatal("the first turn's log is not kept")
+	}
+	claim, err := n.store.ClaimAfter(ctx, wakes[0], "n2", "t2", known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.histories.extend("p_other", "", nil) // the cache holds one log: this evicts the process's
+	history, err := n.turnHistory(ctx, claim)
+	if err != nil {
+		t.Fatalf("turnHistory after the kept log was evicted: %v", err)
+	}
+	full, err := n.Log(ctx, rec.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(full[:len(full)-len(claim.Current)], history); diff != "" {
+		t.Errorf("history (-the log before the turn +read):\n%s", diff)
+	}
+	if got := n.histories.known(rec.ID); got != lastID(history) {
+		t.Errorf("kept log ends at %q, want %q: read whole, it is kept again", got, lastID(history))
+	}
+}

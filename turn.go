@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,10 +35,9 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		return
 	}
 	log = log.WithLazy(zap.String("recipe", claim.Record.Recipe), zap.String("turn", claim.TurnID))
-	history := n.histories.extend(w.PID, claim.HistoryAfter, claim.History)
-	if history == nil && claim.HistoryAfter != "" {
-		// Cannot happen: the store used the id the kept log ends with.
-		log.Error("the kept history does not match the claim; abandoning the turn")
+	history, err := n.turnHistory(ctx, claim)
+	if err != nil {
+		log.Error("reading the history failed; abandoning the turn", zap.Error(err))
 		_ = n.store.Release(context.WithoutCancel(ctx), claim)
 		return
 	}
@@ -81,6 +81,30 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	if n.cfg.OnCommit != nil {
 		n.cfg.OnCommit(rec, out.Events)
 	}
+}
+
+// turnHistory returns the log before claim's turn: the kept log and what
+// the claim read after it. When the kept log is gone (evicted for another
+// process's between the claim asking what follows it and now), the log is
+// read whole instead, and kept from then on.
+func (n *Node) turnHistory(ctx context.Context, claim *store.Claim) ([]conversation.Event, error) {
+	pid := claim.Record.ID
+	if history := n.histories.extend(pid, claim.HistoryAfter, claim.History); history != nil || claim.HistoryAfter == "" {
+		return history, nil
+	}
+	if len(claim.Current) == 0 {
+		return nil, errors.New("the claim holds no turn start")
+	}
+	all, err := n.store.Log(ctx, pid, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	start := claim.Current[0].ID
+	i := slices.IndexFunc(all, func(e conversation.Event) bool { return e.ID == start })
+	if i < 0 {
+		return nil, fmt.Errorf("the turn's start %s is not in the log", start)
+	}
+	return n.histories.extend(pid, "", all[:i]), nil
 }
 
 // keepTurn keeps the log of a committed turn whole, its own writes
