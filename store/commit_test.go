@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
@@ -129,8 +130,8 @@ func TestCommit(t *testing.T) {
 			}
 			before := e.get(t, "p1")
 			rec := e.commit(t, c, tt.ev, chat("answer"))
-			if rec.Status != e.get(t, "p1").Status {
-				t.Errorf("Commit returned %s, the record says %s", rec.Status, e.get(t, "p1").Status)
+			if diff := cmp.Diff(e.get(t, "p1"), rec, cmpopts.IgnoreFields(store.Record{}, "Inbox")); diff != "" {
+				t.Errorf("Commit returned a record that is not the stored one (-stored +returned):\n%s", diff)
 			}
 			if tt.after != nil {
 				tt.after(t, e)
