@@ -50,9 +50,11 @@ type Config struct {
 	// Shards is the number of wake queue shards per engine (default 4);
 	// every node sharing a Redis must use the same number.
 	Shards int
-	// HistoryCache is how many processes' logs the node keeps in memory so
-	// that a turn reads only the new part of its log (default 1024; -1
-	// keeps none).
+	// HistoryCache is how many processes' logs the node keeps in memory,
+	// with what the model is shown of them, so that a turn reads and
+	// converts only the new part of its log (default 1024; -1 keeps none).
+	// More processes than that work too, at the cost of reading their
+	// logs whole more often.
 	HistoryCache int
 	// Grace is how long Stop lets running turns finish (default 10s).
 	Grace time.Duration
