@@ -27,6 +27,9 @@ machine is slow.
   wake latency  messages offered at R/s for 5s, round-robin over 100
                 processes: p50, p90, p99, max from Send to the turn's start
   memory        Go heap and process RSS after the throughput phase
+  small cache   the throughput phase again, the node keeping the logs of
+                half the processes: turns/s and CPU per turn when claims
+                often read their log whole
   idle          N BLOCKED processes: node heap per process, goroutines before
                 and after, Redis bytes per process (--idle 0 skips it)
 

@@ -123,11 +123,19 @@ func run(ctx context.Context, cfg Config, tgt *target, w io.Writer, log *zap.Log
 	rep := &report{w: w}
 	b.header(rep)
 
-	thr, err := b.throughput(ctx)
+	thr, err := b.throughput(ctx, 0, cfg.CPUProfile)
 	if err != nil {
 		return err
 	}
 	thr.write(rep, cfg)
+	if err := b.between(ctx); err != nil {
+		return err
+	}
+	small, err := b.throughput(ctx, smallCache(cfg), "")
+	if err != nil {
+		return err
+	}
+	small.writeSmallCache(rep, cfg)
 	if err := b.between(ctx); err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func (b *bench) idle(ctx context.Context) (idleResult, error) {
 		return res, nil
 	}
 	tr := newTracker()
-	node, err := b.startNode(ctx, "bench-idle", tr)
+	node, err := b.startNode(ctx, "bench-idle", tr, 0)
 	if err != nil {
 		return res, err
 	}

@@ -24,7 +24,7 @@ type latencyResult struct {
 func (b *bench) latency(ctx context.Context) (latencyResult, error) {
 	var res latencyResult
 	tr := newTracker()
-	node, err := b.startNode(ctx, "bench-latency", tr)
+	node, err := b.startNode(ctx, "bench-latency", tr, 0)
 	if err != nil {
 		return res, err
 	}

@@ -81,17 +81,19 @@ type measured struct {
 }
 
 // startNode starts a node named name on its own client, counting that
-// client's round trips, with tr following its commits.
-func (b *bench) startNode(ctx context.Context, name string, tr *tracker) (*measured, error) {
+// client's round trips, with tr following its commits. historyCache is
+// the node's HistoryCache (0: its default).
+func (b *bench) startNode(ctx context.Context, name string, tr *tracker, historyCache int) (*measured, error) {
 	m := &measured{trips: &roundTrips{}, rdb: b.tgt.client()}
 	m.rdb.AddHook(m.trips)
 	node, err := brain.New(brain.Config{
-		Redis:       m.rdb,
-		NodeID:      name,
-		Concurrency: b.cfg.Concurrency,
-		Models:      b.models(),
-		Logger:      b.log,
-		OnCommit:    tr.onCommit,
+		Redis:        m.rdb,
+		NodeID:       name,
+		Concurrency:  b.cfg.Concurrency,
+		HistoryCache: historyCache,
+		Models:       b.models(),
+		Logger:       b.log,
+		OnCommit:     tr.onCommit,
 	})
 	if err == nil {
 		err = node.Start(ctx)

@@ -28,12 +28,14 @@ type throughputResult struct {
 
 // throughput creates Processes BLOCKED processes, posts Messages messages
 // to each as fast as Posters goroutines can, and waits until every message
-// is drained and every process is BLOCKED again.
-func (b *bench) throughput(ctx context.Context) (throughputResult, error) {
+// is drained and every process is BLOCKED again. The node keeps the logs
+// of historyCache processes (0: its default); profile, when set, receives
+// a CPU profile of the phase.
+func (b *bench) throughput(ctx context.Context, historyCache int, profile string) (throughputResult, error) {
 	var res throughputResult
 	p, m := b.cfg.Processes, b.cfg.Messages
 	tr := newTracker()
-	node, err := b.startNode(ctx, "bench-throughput", tr)
+	node, err := b.startNode(ctx, "bench-throughput", tr, historyCache)
 	if err != nil {
 		return res, err
 	}
@@ -46,7 +48,7 @@ func (b *bench) throughput(ctx context.Context) (throughputResult, error) {
 	calls0, err0 := commandCalls(ctx, b.admin)
 	node0, front0 := node.trips.load(), b.frontTrips.load()
 	redis0, rerr0 := serverCPU(ctx, b.admin)
-	stopProfile, err := startCPUProfile(b.cfg.CPUProfile)
+	stopProfile, err := startCPUProfile(profile)
 	if err != nil {
 		return res, err
 	}
@@ -113,6 +115,30 @@ func (b *bench) checkSettled(ctx context.Context, pids []string) error {
 		}
 		return nil
 	})
+}
+
+// smallCache is the history cache of the second throughput run: half the
+// processes, so a claim finds its kept log about half the time, and kept
+// logs are evicted all the time, some while their turn starts.
+func smallCache(cfg Config) int { return max(1, cfg.Processes/2) }
+
+// writeSmallCache writes the figures of the throughput run whose node keeps
+// the logs of only smallCache processes.
+func (r throughputResult) writeSmallCache(rep *report, cfg Config) {
+	turns := time.Duration(max(r.turns, 1))
+	rep.title(fmt.Sprintf("throughput again, the node keeping the logs of %d of the %d processes (HistoryCache)",
+		smallCache(cfg), cfg.Processes))
+	rep.line("turns/s, small cache", fmtRate(r.turns, r.wall), "a claim that finds no kept log reads it whole")
+	if r.redisErr != nil {
+		rep.line("redis CPU/turn, small cache", "n/a", r.redisErr.Error())
+	} else {
+		rep.line("redis CPU/turn, small cache", fmtDuration(r.redisCPU/turns), "")
+	}
+	if r.benchOK {
+		rep.line("node CPU/turn, small cache", fmtDuration(r.benchCPU/turns), "")
+	} else {
+		rep.line("node CPU/turn, small cache", "n/a", "no getrusage here")
+	}
 }
 
 func firstErr(errs ...error) error {
