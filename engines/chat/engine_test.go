@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
@@ -186,5 +187,57 @@ func TestReplayableRoundIsOneCheckpoint(t *testing.T) {
 	}}
 	if diff := cmp.Diff(want, batches); diff != "" {
 		t.Errorf("checkpoints (-want +got):\n%s", diff)
+	}
+}
+
+// TestHistoryView checks that a turn given its history's provider view
+// shows the model what it shows when it views the whole log.
+func TestHistoryView(t *testing.T) {
+	t.Parallel()
+	r := &recipes.Recipe{
+		Name:       "view",
+		Tools:      []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}},
+		Validation: recipes.Validation{Enabled: true},
+	}
+	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+		{Text: "Looking.", Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "orders"}}}},
+		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "There are 3 open orders."}}}},
+	}}}}
+	requests := func(view func([]conversation.Event) []conversation.Message) []llm.Request {
+		model := scripted.New(script)
+		turn := Turn{
+			ID: "t1", Recipe: r, Model: model, Tools: testRegistry(t, r),
+			History: history(7), // ends inside an exchange
+			Current: []conversation.Event{
+				conversation.NewTurnStart("wake"),
+				conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "How many open orders?"),
+			},
+		}
+		if view != nil {
+			turn.HistoryView = view(turn.History)
+		}
+		var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+		if _, err := (&Engine{}).Run(context.Background(), &turn, discard); err != nil {
+			t.Fatal(err)
+		}
+		return model.Requests()
+	}
+	whole, kept := requests(nil), requests(conversation.ProviderView)
+	if len(whole) != 2 {
+		t.Fatalf("%d model calls, want 2", len(whole))
+	}
+	if diff := cmp.Diff(whole, kept, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("requests (-whole log viewed +history view kept):\n%s", diff)
+	}
+	// The view given is what is shown, not the history converted again.
+	marked := requests(func(h []conversation.Event) []conversation.Message {
+		v := conversation.ProviderView(h)
+		v[0].Content = []conversation.Block{conversation.TextBlock("from the kept view")}
+		return v
+	})
+	for i, req := range marked {
+		if got := req.Messages[0].Text(); got != "from the kept view" {
+			t.Errorf("request %d begins with %q, not the kept view's first message", i+1, got)
+		}
 	}
 }
