@@ -218,14 +218,3 @@ func TestPercentile(t *testing.T) {
 		}
 	}
 }
-
-func TestInfoField(t *testing.T) {
-	t.Parallel()
-	txt := "# Memory\r\nused_memory:1234\r\nused_memory_human:1.21K\r\n"
-	if got := infoField(txt, "used_memory"); got != "1234" {
-		t.Errorf("used_memory = %q, want 1234", got)
-	}
-	if got := infoField(txt, "nope"); got != "" {
-		t.Errorf("nope = %q, want empty", got)
-	}
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/engine-brain/brain/internal/redisinfo"
 	"github.com/engine-brain/brain/internal/redisserver"
 )
 
@@ -125,5 +126,5 @@ func serverVersion(ctx context.Context, t *target) string {
 	if err != nil {
 		return ""
 	}
-	return infoField(txt, "redis_version")
+	return redisinfo.Field(txt, "redis_version")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/engine-brain/brain/internal/redisinfo"
 	"github.com/engine-brain/brain/lifecycle"
 )
 
@@ -45,9 +46,9 @@ func (b *bench) throughput(ctx context.Context, historyCache int, profile string
 		return res, err
 	}
 
-	calls0, err0 := commandCalls(ctx, b.admin)
+	calls0, err0 := redisinfo.CommandCalls(ctx, b.admin)
 	node0, front0 := node.trips.load(), b.frontTrips.load()
-	redis0, rerr0 := serverCPU(ctx, b.admin)
+	redis0, rerr0 := redisinfo.ServerCPU(ctx, b.admin)
 	stopProfile, err := startCPUProfile(profile)
 	if err != nil {
 		return res, err
@@ -76,13 +77,13 @@ func (b *bench) throughput(ctx context.Context, historyCache int, profile string
 	if err := stopProfile(); err != nil {
 		return res, err
 	}
-	redis1, rerr1 := serverCPU(ctx, b.admin)
+	redis1, rerr1 := redisinfo.ServerCPU(ctx, b.admin)
 	res.benchCPU, res.benchOK = cpu1-cpu0, ok0 && ok1
 	res.redisCPU, res.redisErr = redis1-redis0, firstErr(rerr0, rerr1)
 	res.turns = done.turns
 	res.nodeTrips = node.trips.load() - node0
 	res.frontTrips = b.frontTrips.load() - front0
-	calls1, err1 := commandCalls(ctx, b.admin)
+	calls1, err1 := redisinfo.CommandCalls(ctx, b.admin)
 	res.commands, res.commandErr = calls1-calls0, firstErr(err0, err1)
 
 	if err := b.checkSettled(ctx, pids); err != nil {

@@ -1,4 +1,7 @@
-package bench
+// Package redisinfo reads figures from a Redis server's INFO reply: the
+// commands it ran, its memory, its CPU time. brain bench and the store's
+// benchmarks measure with them.
+package redisinfo
 
 import (
 	"context"
@@ -10,10 +13,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// commandCalls returns how many commands the server has run, summed over
+// CommandCalls returns how many commands the server has run, summed over
 // INFO commandstats: commands that scripts run count, as Redis counts them.
 // INFO itself is left out, so that measuring does not count.
-func commandCalls(ctx context.Context, rdb *redis.Client) (int64, error) {
+func CommandCalls(ctx context.Context, rdb *redis.Client) (int64, error) {
 	txt, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
 		return 0, fmt.Errorf("INFO commandstats: %w", err)
@@ -44,13 +47,13 @@ func commandCalls(ctx context.Context, rdb *redis.Client) (int64, error) {
 	return total, nil
 }
 
-// usedMemory returns INFO memory's used_memory, in bytes.
-func usedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
+// UsedMemory returns INFO memory's used_memory, in bytes.
+func UsedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
 	txt, err := rdb.Info(ctx, "memory").Result()
 	if err != nil {
 		return 0, fmt.Errorf("INFO memory: %w", err)
 	}
-	v := infoField(txt, "used_memory")
+	v := Field(txt, "used_memory")
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("INFO memory: used_memory %q is not a number", v)
@@ -58,8 +61,8 @@ func usedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
 	return n, nil
 }
 
-// infoField returns the value of field in an INFO reply, or "".
-func infoField(txt, field string) string {
+// Field returns the value of field in an INFO reply, or "".
+func Field(txt, field string) string {
 	for line := range strings.Lines(txt) {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if ok && k == field {
@@ -69,18 +72,18 @@ func infoField(txt, field string) string {
 	return ""
 }
 
-// serverCPU returns the CPU time the Redis server has used (INFO cpu:
+// ServerCPU returns the CPU time the Redis server has used (INFO cpu:
 // used_cpu_user + used_cpu_sys), all its threads.
-func serverCPU(ctx context.Context, rdb *redis.Client) (time.Duration, error) {
+func ServerCPU(ctx context.Context, rdb *redis.Client) (time.Duration, error) {
 	txt, err := rdb.Info(ctx, "cpu").Result()
 	if err != nil {
 		return 0, fmt.Errorf("INFO cpu: %w", err)
 	}
 	var total float64
 	for _, field := range []string{"used_cpu_user", "used_cpu_sys"} {
-		v, err := strconv.ParseFloat(infoField(txt, field), 64)
+		v, err := strconv.ParseFloat(Field(txt, field), 64)
 		if err != nil {
-			return 0, fmt.Errorf("INFO cpu: %s %q is not a number", field, infoField(txt, field))
+			return 0, fmt.Errorf("INFO cpu: %s %q is not a number", field, Field(txt, field))
 		}
 		total += v
 	}
