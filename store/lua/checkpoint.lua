@@ -4,7 +4,7 @@
 --       the id of the log's last event as the caller knows it ('' = not
 --       known), events (JSON) ...
 -- Returns {'OK', gapless ('1'/'0'), id of each event ...} or {'FENCED'}.
-local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if not fenced(p, ARGV[5], ARGV[6]) then return {'FENCED'} end
 local out = {'OK', ends_at(p, ARGV[7])}
 for i = 8, #ARGV do out[#out + 1] = append(p, ARGV[i]) end

@@ -8,7 +8,7 @@
 -- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or
 -- {'OK', token, recovered, turn, turn_at, record, log (id, json, ...),
 -- after, made} (see tail in the prelude).
-local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local node, ttl, turn = ARGV[5], ARGV[6], ARGV[7]
 local stream, entry = ARGV[8], ARGV[9]
 local known = ARGV[10] or ''

@@ -11,7 +11,7 @@
 -- Returns {'FENCED'} or {'OK', record, gapless ('1'/'0'), {id of each
 -- event}, made: the events the script wrote itself, as tail in the prelude
 -- lists them, only when gapless}.
-local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if not fenced(p, ARGV[5], ARGV[6]) then return {'FENCED'} end
 local event, by = ARGV[7], ARGV[8]
 local to = fire(event, 'RUNNING')
@@ -49,7 +49,7 @@ drop_wake(ARGV[9], ARGV[10])
 wake_rule(p)
 
 if ARGV[11] == '1' then
-  local parent = process(ARGV[12], ARGV[13], p.now, p.at)
+  local parent = process(KEYS, 7, ARGV[12], ARGV[13], p.now, p.at)
   post(parent, ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19])
 end
 -- What the script wrote after the caller's events (the state change, an

@@ -4,7 +4,7 @@
 --       parent, depth, owner, metadata, has input ('1'/'0'), kind, from,
 --       content, message at (ms), idempotency key, idempotency ttl
 -- Returns {'EXISTS'} or {'OK', input message id, record}.
-local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if redis.call('EXISTS', p.proc) == 1 then return {'EXISTS'} end
 local state = ARGV[5]
 redis.call('HSET', p.proc,

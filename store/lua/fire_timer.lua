@@ -4,7 +4,7 @@
 -- ARGV: pid, shard, now (ms), at (events' time), timer id, due ms, next
 --       ms ('0' = remove), next spec, from, content, message at (ms)
 -- Returns {'FIRED', message id}, {'NOTDUE'} or {'GONE'}.
-local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[5]
 local member = p.pid .. '|' .. id
 local score = redis.call('ZSCORE', TIMERS, member)

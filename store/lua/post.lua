@@ -3,6 +3,6 @@
 -- ARGV: pid, shard, now (ms), at (events' time), kind, from, content,
 --       message at (ms), idempotency key, idempotency ttl
 -- Returns {status, message id}: OK, DUP, NOTFOUND or CLOSED.
-local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local status, id = post(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
 return {status, id}

@@ -17,12 +17,16 @@ local function keys_of(pid)
 end
 
 -- process returns the context the functions below work on: the keys of
--- process pid, its wake shard and the time from the Go clock, as unix ms
--- (now, for records and indexes) and as events carry it (at).
-local function process(pid, shard, now, at)
-  local p = keys_of(pid)
-  p.pid, p.shard, p.now, p.at = pid, shard, now, at
-  return p
+-- process pid, which the caller passed as keys[first] to keys[first + 5]
+-- in keys_of's order (keys.go processKeys), its wake shard and the time
+-- from the Go clock, as unix ms (now, for records and indexes) and as
+-- events carry it (at).
+local function process(keys, first, pid, shard, now, at)
+  return {
+    proc = keys[first], inbox = keys[first + 1], events = keys[first + 2],
+    idem = keys[first + 3], lease = keys[first + 4], timers = keys[first + 5],
+    pid = pid, shard = shard, now = now, at = at,
+  }
 end
 
 -- The part of the lifecycle table (lifecycle/transitions.go) that scripts

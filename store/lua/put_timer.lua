@@ -2,7 +2,7 @@
 -- KEYS: the process's keys, then the global timer index.
 -- ARGV: pid, shard, now, at, timer id, due ms, spec
 -- Returns {'OK'}, {'NOTFOUND'} or {'CLOSED'}.
-local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local state = redis.call('HGET', p.proc, 'state')
 if not state then return {'NOTFOUND'} end
 if state == 'DONE' or state == 'FAILED' then return {'CLOSED'} end

@@ -4,7 +4,7 @@
 -- ARGV: pid, shard, now, at, expected version, from, to,
 --       paused_from, state_change event (JSON), wake rule ('1'/'0')
 -- Returns {'NOTFOUND'}, {'CONFLICT'} or {'OK', record}.
-local p = process(ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local version = redis.call('HGET', p.proc, 'version')
 if not version then return {'NOTFOUND'} end
 if version ~= ARGV[5] then return {'CONFLICT'} end
