@@ -37,8 +37,9 @@ type Notify struct {
 //     sender to the committing process's id.
 //
 // A claim that lost its lease or token gets ErrFenced and writes nothing.
-// It returns the record after the commit, and adds what it wrote to the
-// claim's Appended (see Claim.Gapless).
+// It returns the record after the commit (the claim's, with what the turn
+// changed), and adds what it wrote to the claim's Appended (see
+// Claim.Gapless).
 func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Event, ev lifecycle.Event, by string, notify *Notify) (Record, error) {
 	pid := c.Record.ID
 	switch ev {
@@ -98,5 +99,9 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 		}
 		c.Appended = append(c.Appended, own...)
 	}
-	return parseRecord(pid, hash(res[0]))
+	rec := c.Record
+	if err := rec.setStatus(hash(res[0])); err != nil {
+		return Record{}, err
+	}
+	return rec, nil
 }

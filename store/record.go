@@ -57,32 +57,18 @@ func parseRecord(pid string, h map[string]string) (Record, error) {
 	if len(h) == 0 {
 		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
-	r := Record{
-		ID:     pid,
-		Recipe: h["recipe"],
-		Engine: h["engine"],
-		Status: lifecycle.Status{State: lifecycle.State(h["state"]), PausedFrom: lifecycle.State(h["paused_from"])},
-		Parent: h["parent"],
-		Owner:  h["owner"],
-		Queued: h["queued"] == "1",
-	}
-	var err error
-	num := func(field string) int64 {
-		v, e := strconv.ParseInt(h[field], 10, 64)
-		if e != nil && err == nil {
-			err = fmt.Errorf("store: process %s: field %s: %q is not a number", pid, field, h[field])
-		}
-		return v
-	}
-	r.Version = num("version")
-	r.Depth = int(num("depth"))
-	r.CreatedAt = time.UnixMilli(num("created_at"))
-	r.UpdatedAt = time.UnixMilli(num("updated_at"))
+	r := Record{ID: pid, Recipe: h["recipe"], Engine: h["engine"], Parent: h["parent"], Owner: h["owner"]}
+	depth, err := number(pid, h, "depth")
 	if err != nil {
 		return Record{}, err
 	}
-	if err := r.Status.Validate(); err != nil {
-		return Record{}, fmt.Errorf("store: process %s: %w", pid, err)
+	created, err := number(pid, h, "created_at")
+	if err != nil {
+		return Record{}, err
+	}
+	r.Depth, r.CreatedAt = int(depth), time.UnixMilli(created)
+	if err := r.setStatus(h); err != nil {
+		return Record{}, err
 	}
 	if m := h["metadata"]; m != "" {
 		if err := json.Unmarshal([]byte(m), &r.Metadata); err != nil {
@@ -90,4 +76,33 @@ func parseRecord(pid string, h map[string]string) (Record, error) {
 		}
 	}
 	return r, nil
+}
+
+// setStatus sets what a turn can change of r (state, paused_from, queued,
+// version, updated_at) from the record fields h, which Commit's script
+// returns alone: the rest is set at creation and never changes.
+func (r *Record) setStatus(h map[string]string) error {
+	version, err := number(r.ID, h, "version")
+	if err != nil {
+		return err
+	}
+	updated, err := number(r.ID, h, "updated_at")
+	if err != nil {
+		return err
+	}
+	st := lifecycle.Status{State: lifecycle.State(h["state"]), PausedFrom: lifecycle.State(h["paused_from"])}
+	if err := st.Validate(); err != nil {
+		return fmt.Errorf("store: process %s: %w", r.ID, err)
+	}
+	r.Status, r.Queued, r.Version, r.UpdatedAt = st, h["queued"] == "1", version, time.UnixMilli(updated)
+	return nil
+}
+
+// number returns field of the record fields h of process pid as a number.
+func number(pid string, h map[string]string, field string) (int64, error) {
+	v, err := strconv.ParseInt(h[field], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("store: process %s: field %s: %q is not a number", pid, field, h[field])
+	}
+	return v, nil
 }

@@ -8,9 +8,9 @@
 --       ('1'/'0'), parent pid, parent shard, kind, from, content, message
 --       at (ms), idempotency key, idempotency ttl, the id of the log's
 --       last event as the caller knows it ('' = not known), events (JSON) ...
--- Returns {'FENCED'} or {'OK', record, gapless ('1'/'0'), {id of each
--- event}, made: the events the script wrote itself, as tail in the prelude
--- lists them, only when gapless}.
+-- Returns {'FENCED'} or {'OK', status (the prelude's), gapless ('1'/'0'),
+-- {id of each event}, made: the events the script wrote itself, as tail in
+-- the prelude lists them, only when gapless}.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if not fenced(p, ARGV[5], ARGV[6]) then return {'FENCED'} end
 local event, by = ARGV[7], ARGV[8]
@@ -29,8 +29,8 @@ elseif state == 'PAUSED' and r.paused_from == 'RUNNING' then
   if to == 'READY' or to == 'BLOCKED' then
     -- Paused during the turn: stay paused; resume lands where the turn led.
     redis.call('HSET', p.proc, 'paused_from', to, 'updated_at', p.now)
-    r.paused_from = to
-    redis.call('HINCRBY', p.proc, 'version', 1)
+    r.paused_from, r.updated_at = to, p.now
+    r.version = tostring(redis.call('HINCRBY', p.proc, 'version', 1))
   else
     -- A finished or failed turn leaves nothing to hold.
     set_state(p, state, to)
@@ -45,6 +45,7 @@ redis.call('DEL', p.lease)
 redis.call('HDEL', p.proc, 'wake')
 r.wake = false
 redis.call('HSET', p.proc, 'updated_at', p.now)
+r.updated_at = p.now
 drop_wake(ARGV[9], ARGV[10])
 wake_rule(p)
 
@@ -57,4 +58,4 @@ end
 -- came between.
 local made = {}
 if gapless == '1' then made = p.made or {} end
-return {'OK', redis.call('HGETALL', p.proc), gapless, ids, made}
+return {'OK', status(p), gapless, ids, made}

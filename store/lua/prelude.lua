@@ -140,7 +140,8 @@ end
 -- HMGET the first time a script asks (a missing field is false, as HGET
 -- gives) and the functions that write them keep p.rec current, so a script
 -- reads its record once. A script that writes one of them itself must
--- update p.rec too.
+-- update p.rec too. version and updated_at are not loaded (a field read
+-- costs), only noted when written, for status.
 local REC_FIELDS = {'state', 'queued', 'engine', 'created_at', 'paused_from', 'fence', 'wake', 'turn'}
 local function rec(p)
   if p.rec == nil then
@@ -149,6 +150,23 @@ local function rec(p)
     for i, name in ipairs(REC_FIELDS) do p.rec[name] = vals[i] end
   end
   return p.rec
+end
+
+-- status returns what a turn can change of p's record (state, paused_from,
+-- queued, version, updated_at), as HGETALL lists fields: all a caller that
+-- has the rest of the record needs.
+local function status(p)
+  local r = rec(p)
+  if not r.version then r.version = redis.call('HGET', p.proc, 'version') end
+  if not r.updated_at then r.updated_at = redis.call('HGET', p.proc, 'updated_at') end
+  local flat = {}
+  for _, name in ipairs({'state', 'paused_from', 'queued', 'version', 'updated_at'}) do
+    if r[name] then
+      flat[#flat + 1] = name
+      flat[#flat + 1] = r[name]
+    end
+  end
+  return flat
 end
 
 -- set_state moves the process to state to (paused_from exists only while
@@ -165,8 +183,8 @@ local function set_state(p, from, to, paused_from)
       r.paused_from = false
     end
   end
-  r.state = to
-  redis.call('HINCRBY', p.proc, 'version', 1)
+  r.state, r.updated_at = to, p.now
+  r.version = tostring(redis.call('HINCRBY', p.proc, 'version', 1))
   if from ~= to then
     redis.call('ZREM', state_key(from), p.pid)
     redis.call('ZADD', state_key(to), r.created_at, p.pid)
