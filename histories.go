@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/store"
 )
 
 // histories keeps the logs of the processes this node ran last, so that a
@@ -24,26 +25,38 @@ type histories struct {
 	m   map[string]*kept
 }
 
-// kept is the log kept for a process and the provider view of its first
-// viewed events, which view brings up to date when asked.
+// kept is the log kept for a process, the provider view of its first
+// viewed events, which view brings up to date when asked, and the
+// process's record as its last commit left it, when known.
 type kept struct {
 	events []conversation.Event
 	view   []conversation.Message
 	viewed int
+	record *store.Record
 }
 
 func newHistories(max int) *histories {
 	return &histories{max: max, m: make(map[string]*kept)}
 }
 
-// known returns the id of the last event kept for pid, or "".
-func (h *histories) known(pid string) string {
+// known returns the id of the last event kept for pid ("" when no log is
+// kept) and the record kept with the log (nil when none is).
+func (h *histories) known(pid string) (string, *store.Record) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if k := h.m[pid]; k != nil {
-		return lastID(k.events)
+		return lastID(k.events), k.record
 	}
-	return ""
+	return "", nil
+}
+
+// keepRecord keeps rec with the log kept for its process, if one is.
+func (h *histories) keepRecord(rec store.Record) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if k := h.m[rec.ID]; k != nil {
+		k.record = &rec
+	}
 }
 
 // view returns conversation.ProviderView of the log kept for pid, or nil

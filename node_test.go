@@ -840,7 +840,7 @@ turns:
 	}
 	// The node kept the turn's own writes too: the next claim reads none of
 	// them back.
-	if got, want := n.histories.known(rec.ID), full[len(full)-1].ID; got != want {
+	if got, want := lastKept(n, rec.ID), full[len(full)-1].ID; got != want {
 		t.Errorf("the kept log ends at %s, the log at %s", got, want)
 	}
 }
@@ -873,11 +873,11 @@ turns:
 	if err != nil || len(wakes) != 1 {
 		t.Fatalf("ReadWakes = %v, %v; want the second message's wake", wakes, err)
 	}
-	known := n.histories.known(rec.ID)
-	if known == "" {
-		t.Fatal("the first turn's log is not kept")
+	known, kept := n.histories.known(rec.ID)
+	if known == "" || kept == nil {
+		t.Fatalf("the first turn's log (%q) or record (%v) is not kept", known, kept)
 	}
-	claim, err := n.store.ClaimAfter(ctx, wakes[0], "n2", "t2", known)
+	claim, err := n.store.ClaimAfter(ctx, wakes[0], "n2", "t2", known, kept)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -893,7 +893,13 @@ turns:
 	if diff := cmp.Diff(full[:len(full)-len(claim.Current)], history); diff != "" {
 		t.Errorf("history (-the log before the turn +read):\n%s", diff)
 	}
-	if got := n.histories.known(rec.ID); got != lastID(history) {
+	if got := lastKept(n, rec.ID); got != lastID(history) {
 		t.Errorf("kept log ends at %q, want %q: read whole, it is kept again", got, lastID(history))
 	}
+}
+
+// lastKept is the id of the last event n keeps for process pid.
+func lastKept(n *Node, pid string) string {
+	id, _ := n.histories.known(pid)
+	return id
 }

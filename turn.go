@@ -26,7 +26,8 @@ import (
 func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	// Lazy: most turns log nothing, and an eager With costs a copy per turn.
 	log := n.log.WithLazy(zap.String("process", w.PID))
-	claim, err := n.store.ClaimAfter(ctx, w, n.cfg.NodeID, "t_"+rand.Text()[:10], n.histories.known(w.PID))
+	known, kept := n.histories.known(w.PID)
+	claim, err := n.store.ClaimAfter(ctx, w, n.cfg.NodeID, "t_"+rand.Text()[:10], known, kept)
 	if errors.Is(err, store.ErrNothingToDo) || errors.Is(err, store.ErrNotFound) {
 		return // the store has settled the wake
 	}
@@ -77,6 +78,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		return
 	}
 	n.keepTurn(claim)
+	n.histories.keepRecord(rec)
 	n.cfg.Metrics.observeTurn(claim, out)
 	if n.cfg.OnCommit != nil {
 		n.cfg.OnCommit(rec, out.Events)

@@ -92,7 +92,10 @@ func BenchmarkTurnServerCPU(b *testing.B) {
 		pids[i] = fmt.Sprintf("p%d", i)
 		e.create(b, pids[i], nil)
 	}
-	known := make(map[string]string) // the last event id each claim's node has, as a node keeps it
+	// What a node keeps of each process: the last event id it has and the
+	// record its last commit returned.
+	known := make(map[string]string)
+	kept := make(map[string]*store.Record)
 	var mu sync.Mutex
 	all := func(n int, f func(i int) error) {
 		var wg sync.WaitGroup
@@ -154,9 +157,9 @@ func BenchmarkTurnServerCPU(b *testing.B) {
 		step("claim", func() {
 			all(len(wakes), func(i int) error {
 				mu.Lock()
-				after := known[wakes[i].PID]
+				after, rec := known[wakes[i].PID], kept[wakes[i].PID]
 				mu.Unlock()
-				c, err := e.s.ClaimAfter(e.ctx, wakes[i], "n1", fmt.Sprintf("t%d", turns), after)
+				c, err := e.s.ClaimAfter(e.ctx, wakes[i], "n1", fmt.Sprintf("t%d", turns), after, rec)
 				claims[i] = c
 				return err
 			})
@@ -167,11 +170,13 @@ func BenchmarkTurnServerCPU(b *testing.B) {
 		step("commit", func() {
 			all(len(claims), func(i int) error {
 				c := claims[i]
-				if _, err := e.s.Commit(e.ctx, c, answer, lifecycle.AwaitUser, "model", nil); err != nil {
+				rec, err := e.s.Commit(e.ctx, c, answer, lifecycle.AwaitUser, "model", nil)
+				if err != nil {
 					return err
 				}
 				mu.Lock()
 				defer mu.Unlock()
+				kept[c.Wake.PID] = &rec
 				known[c.Wake.PID] = ""
 				if c.Gapless && len(c.Appended) > 0 {
 					known[c.Wake.PID] = c.Appended[len(c.Appended)-1].ID

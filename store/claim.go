@@ -98,16 +98,21 @@ func (c *Claim) leaseValue() string { return c.Node + "|" + strconv.FormatInt(c.
 // must not acknowledge it. A wake of an unknown process is acknowledged
 // and returns ErrNotFound.
 func (s *Store) Claim(ctx context.Context, w Wake, node, turnID string) (*Claim, error) {
-	return s.ClaimAfter(ctx, w, node, turnID, "")
+	return s.ClaimAfter(ctx, w, node, turnID, "", nil)
 }
 
 // ClaimAfter is Claim for a caller that already has the process's log up to
 // the event with id known: the claim's History then holds only the events
 // after it (see Claim.HistoryAfter), which saves reading and decoding the
-// whole log on every turn.
-func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known string) (*Claim, error) {
+// whole log on every turn. kept, when not nil, is the process's record as
+// the caller has it (from its last Commit, say): only what turns change
+// (see Record.setStatus) is read back, the rest is kept's.
+func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known string, kept *Record) (*Claim, error) {
 	if !validID(w.PID) {
 		return nil, fmt.Errorf("%w: process %q", ErrNotFound, w.PID)
+	}
+	if kept != nil && kept.ID != w.PID {
+		return nil, fmt.Errorf("store: claim %s: the kept record is %s's", w.PID, kept.ID)
 	}
 	if node == "" {
 		return nil, errors.New("store: claim: node is empty")
@@ -117,7 +122,11 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	}
 	now := s.now()
 	args := s.processArgs(w.PID, now)
-	args = append(args, node, s.cfg.LeaseTTL.Milliseconds(), turnID, w.Stream, w.EntryID, known)
+	hasRecord := "0"
+	if kept != nil {
+		hasRecord = "1"
+	}
+	args = append(args, node, s.cfg.LeaseTTL.Milliseconds(), turnID, w.Stream, w.EntryID, known, hasRecord)
 	status, res, err := s.run(ctx, s.scripts.claim, processKeys(w.PID), args...)
 	switch {
 	case err != nil:
@@ -135,7 +144,14 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	if err != nil {
 		return nil, fmt.Errorf("store: claim %s: token %q: %w", w.PID, str(res[0]), err)
 	}
-	rec, err := parseRecord(w.PID, hash(res[4]))
+	var rec Record
+	if kept != nil {
+		rec = *kept
+		rec.Inbox = 0 // as a claim's record says
+		err = rec.setStatus(hash(res[4]))
+	} else {
+		rec, err = parseRecord(w.PID, hash(res[4]))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
@@ -343,7 +344,7 @@ func TestClaimAfter(t *testing.T) {
 	}
 	known := c1.Current[len(c1.Current)-1].ID
 	e.post(t, "p1", user("second"))
-	c2, err := e.s.ClaimAfter(e.ctx, e.wake(t, "p1"), "n1", "t2", known)
+	c2, err := e.s.ClaimAfter(e.ctx, e.wake(t, "p1"), "n1", "t2", known, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,6 +365,27 @@ func TestClaimAfter(t *testing.T) {
 	}
 	if got := len(c1.Current) + len(c2.History) + len(c2.Current); got != len(full) {
 		t.Errorf("known + history + current = %d events, the log has %d", got, len(full))
+	}
+
+	// With the record the caller kept from the last commit, the claim
+	// reads back only what turns change; the record is the stored one.
+	kept, err := e.s.Commit(e.ctx, c2, nil, lifecycle.AwaitUser, "engine", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.post(t, "p1", user("third"))
+	w := e.wake(t, "p1")
+	other := kept
+	other.ID = "p2"
+	if _, err := e.s.ClaimAfter(e.ctx, w, "n1", "t3", "", &other); err == nil {
+		t.Error("ClaimAfter with another process's record: no error")
+	}
+	c3, err := e.s.ClaimAfter(e.ctx, w, "n1", "t3", "", &kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(e.get(t, "p1"), c3.Record, cmpopts.IgnoreFields(store.Record{}, "Inbox")); diff != "" {
+		t.Errorf("record of a claim given the kept one (-stored +claimed):\n%s", diff)
 	}
 }
 

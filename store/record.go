@@ -80,7 +80,8 @@ func parseRecord(pid string, h map[string]string) (Record, error) {
 
 // setStatus sets what a turn can change of r (state, paused_from, queued,
 // version, updated_at) from the record fields h, which Commit's script
-// returns alone: the rest is set at creation and never changes.
+// returns alone, and Claim's when the caller has the record: the rest is
+// set at creation and never changes.
 func (r *Record) setStatus(h map[string]string) error {
 	version, err := number(r.ID, h, "version")
 	if err != nil {

@@ -4,14 +4,16 @@
 -- KEYS: the process's keys.
 -- ARGV: pid, shard, now, at, node, lease ttl ms, turn id, wake stream, wake
 --       entry id, known: the id of the last event the caller already has
---       ('' = none)
+--       ('' = none), has record ('1': the caller has the process's record,
+--       and the reply carries only its status, see the prelude)
 -- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or
--- {'OK', token, recovered, turn, turn_at, record, log (id, json, ...),
--- after, made} (see tail in the prelude).
+-- {'OK', token, recovered, turn, turn_at, record or status, log (id, json,
+-- ...), after, made} (see tail in the prelude).
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local node, ttl, turn = ARGV[5], ARGV[6], ARGV[7]
 local stream, entry = ARGV[8], ARGV[9]
 local known = ARGV[10] or ''
+local has_record = ARGV[11] == '1'
 local wake = stream .. ' ' .. entry
 local by = 'node:' .. node
 
@@ -91,5 +93,6 @@ if known ~= '' and id_before(known, turn_at) then
   from, after = '(' .. known, known
 end
 local log, made = tail(p, from)
-return {'OK', tostring(token), recovered, turn, turn_at,
-  redis.call('HGETALL', p.proc), log, after, made}
+local record
+if has_record then record = status(p) else record = redis.call('HGETALL', p.proc) end
+return {'OK', tostring(token), recovered, turn, turn_at, record, log, after, made}
