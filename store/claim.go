@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,7 +148,8 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	var rec Record
 	if kept != nil {
 		rec = *kept
-		rec.Inbox = 0 // as a claim's record says
+		rec.Inbox = 0                            // as a claim's record says
+		rec.Metadata = maps.Clone(kept.Metadata) // the claim's own, as parsed
 		err = rec.setStatus(hash(res[4]))
 	} else {
 		rec, err = parseRecord(w.PID, hash(res[4]))
