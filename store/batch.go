@@ -52,11 +52,11 @@ func (b *batcher) do(ctx context.Context, cmd redis.Cmder) error {
 	c := &batchCall{ctx: ctx, cmd: cmd, done: make(chan struct{})}
 	b.mu.Lock()
 	if b.running < maxPipelines {
+		// Nothing waits while a slot is free: send hands every freed slot
+		// to the waiting calls.
 		b.running++
-		batch := append(b.waiting, c)
-		b.waiting = nil
 		b.mu.Unlock()
-		b.send(c, batch)
+		b.send(c, []*batchCall{c})
 		return cmd.Err()
 	}
 	b.waiting = append(b.waiting, c)

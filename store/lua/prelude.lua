@@ -152,15 +152,16 @@ local function rec(p)
   return p.rec
 end
 
--- status returns what a turn can change of p's record (state, paused_from,
--- queued, version, updated_at), as HGETALL lists fields: all a caller that
--- has the rest of the record needs.
+-- status returns what a turn can change of p's record, as HGETALL lists
+-- fields: all a caller that has the rest of the record needs (Go reads it
+-- with Record.setStatus).
+local STATUS_FIELDS = {'state', 'paused_from', 'queued', 'version', 'updated_at'}
 local function status(p)
   local r = rec(p)
   if not r.version then r.version = redis.call('HGET', p.proc, 'version') end
   if not r.updated_at then r.updated_at = redis.call('HGET', p.proc, 'updated_at') end
   local flat = {}
-  for _, name in ipairs({'state', 'paused_from', 'queued', 'version', 'updated_at'}) do
+  for _, name in ipairs(STATUS_FIELDS) do
     if r[name] then
       flat[#flat + 1] = name
       flat[#flat + 1] = r[name]
