@@ -56,6 +56,11 @@ type Config struct {
 	// More processes than that work too, at the cost of reading their
 	// logs whole more often.
 	HistoryCache int
+	// HistoryBytes bounds the memory of those logs (default 256 MiB, as
+	// conversation.Event.Size counts it; the provider views share their
+	// text): long conversations make the node keep fewer of them, and a
+	// log larger than the bound is read whole every turn.
+	HistoryBytes int
 	// Grace is how long Stop lets running turns finish (default 10s).
 	Grace time.Duration
 	// Logger receives the node's logs (default: none).
@@ -102,6 +107,9 @@ func (c *Config) setDefaults() {
 	if c.HistoryCache == 0 {
 		c.HistoryCache = 1024
 	}
+	if c.HistoryBytes == 0 {
+		c.HistoryBytes = 256 << 20
+	}
 	if c.Grace == 0 {
 		c.Grace = 10 * time.Second
 	}
@@ -126,6 +134,9 @@ func (c *Config) validate() error {
 	}
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("Concurrency: must be at least 1 (got %d)", c.Concurrency))
+	}
+	if c.HistoryBytes < 0 {
+		errs = append(errs, fmt.Errorf("HistoryBytes: must be positive (got %d); set HistoryCache to -1 to keep no logs", c.HistoryBytes))
 	}
 	if c.LeaseTTL < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("LeaseTTL: must be at least 100ms (got %s)", c.LeaseTTL))

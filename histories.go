@@ -9,8 +9,11 @@ import (
 
 // histories keeps the logs of the processes this node ran last, so that a
 // claim reads and decodes only what is new instead of the whole log every
-// turn. It holds at most max processes; idle processes fall out first
-// (eviction picks an arbitrary entry, which is cheap and good enough).
+// turn. It holds at most max processes and maxBytes of events (as
+// conversation.Event.Size counts them): long conversations cannot take the
+// node's memory. When full, other processes' logs fall out (eviction picks
+// arbitrary entries, which is cheap and good enough); a single log larger
+// than maxBytes is not kept at all.
 //
 // It keeps the provider view of each log too (view), so that a turn shows
 // the model its history without converting all of it again every round.
@@ -20,9 +23,11 @@ import (
 // capped at their length: a holder that appends gets a copy, and the kept
 // log only ever writes past every length it handed out.
 type histories struct {
-	mu  sync.Mutex
-	max int
-	m   map[string]*kept
+	mu       sync.Mutex
+	max      int
+	maxBytes int
+	bytes    int // the sum of the kept logs' sizes
+	m        map[string]*kept
 }
 
 // kept is the log kept for a process, the provider view of its first
@@ -33,10 +38,11 @@ type kept struct {
 	view   []conversation.Message
 	viewed int
 	record *store.Record
+	size   int // of events
 }
 
-func newHistories(max int) *histories {
-	return &histories{max: max, m: make(map[string]*kept)}
+func newHistories(max, maxBytes int) *histories {
+	return &histories{max: max, maxBytes: maxBytes, m: make(map[string]*kept)}
 }
 
 // known returns the id of the last event kept for pid ("" when no log is
@@ -80,10 +86,10 @@ func (h *histories) view(pid string) []conversation.Message {
 	return k.view[:len(k.view):len(k.view)]
 }
 
-// extend adds events to the log kept for pid and returns the whole kept
-// log. after is the id of the event the kept log must end with; "" starts
-// the log afresh with events. When the kept log does not end at after, it
-// is dropped (the next claim reads the whole log) and extend returns nil.
+// extend adds events to the log kept for pid and returns the whole log.
+// after is the id of the event the kept log must end with; "" starts the log
+// afresh with events. When the kept log does not end at after, it is dropped
+// (the next claim reads the whole log) and extend returns nil.
 func (h *histories) extend(pid, after string, events []conversation.Event) []conversation.Event {
 	if h.max <= 0 {
 		if after != "" {
@@ -96,22 +102,47 @@ func (h *histories) extend(pid, after string, events []conversation.Event) []con
 	k, ok := h.m[pid]
 	switch {
 	case after == "":
+		h.drop(pid)
 		// A copy with room to grow: events belong to the caller.
 		k = &kept{events: append(make([]conversation.Event, 0, 2*len(events)+8), events...)}
 	case ok && lastID(k.events) == after:
 		k.events = append(k.events, events...)
 	default:
-		delete(h.m, pid)
+		h.drop(pid)
 		return nil
 	}
-	if !ok && len(h.m) >= h.max {
-		for other := range h.m {
-			delete(h.m, other)
+	added := sizeOf(events)
+	k.size += added
+	h.bytes += added
+	h.m[pid] = k
+	if k.size > h.maxBytes {
+		h.drop(pid)
+	}
+	for other := range h.m {
+		if len(h.m) <= h.max && h.bytes <= h.maxBytes {
 			break
 		}
+		if other != pid {
+			h.drop(other)
+		}
 	}
-	h.m[pid] = k
 	return k.events[:len(k.events):len(k.events)]
+}
+
+// drop forgets the log kept for pid, if any. The caller holds h.mu.
+func (h *histories) drop(pid string) {
+	if k := h.m[pid]; k != nil {
+		h.bytes -= k.size
+		delete(h.m, pid)
+	}
+}
+
+func sizeOf(events []conversation.Event) int {
+	n := 0
+	for i := range events {
+		n += events[i].Size()
+	}
+	return n
 }
 
 // lastID returns the id of the last of events, or "".

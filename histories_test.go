@@ -25,7 +25,7 @@ func ids(evs []conversation.Event) []string {
 }
 
 func TestHistoriesExtend(t *testing.T) {
-	h := newHistories(10)
+	h := newHistories(10, 1<<20)
 	first := h.extend("p", "", events("1", "2"))
 	second := h.extend("p", "2", events("3"))
 	third := h.extend("p", "3", events("4", "5"))
@@ -48,7 +48,7 @@ func TestHistoriesExtend(t *testing.T) {
 }
 
 func TestHistoriesExtendMismatchDropsTheLog(t *testing.T) {
-	h := newHistories(10)
+	h := newHistories(10, 1<<20)
 	h.extend("p", "", events("1", "2"))
 	if got := h.extend("p", "1", events("3")); got != nil {
 		t.Fatalf("extend after a stale id = %v, want nil", ids(got))
@@ -62,19 +62,65 @@ func TestHistoriesExtendMismatchDropsTheLog(t *testing.T) {
 }
 
 func TestHistoriesBounded(t *testing.T) {
-	h := newHistories(2)
+	h := newHistories(2, 1<<20)
 	for _, pid := range []string{"a", "b", "c"} {
 		h.extend(pid, "", events(pid+"1"))
 	}
 	if n := len(h.m); n != 2 {
 		t.Errorf("kept %d logs, want at most 2", n)
 	}
-	off := newHistories(0)
+	off := newHistories(0, 1<<20)
 	if got := off.extend("a", "", events("1")); len(got) != 1 {
 		t.Errorf("a disabled cache still returns the history it is given, got %v", ids(got))
 	}
 	if got, _ := off.known("a"); got != "" {
 		t.Errorf("a disabled cache knows %q, want nothing", got)
+	}
+}
+
+// TestHistoriesBoundedInBytes checks that long logs make room by evicting
+// others, that a log larger than the bound is handed back but not kept, and
+// that the count of kept bytes follows every change.
+func TestHistoriesBoundedInBytes(t *testing.T) {
+	one := events("x1")[0].Size() // every id below has two bytes
+	h := newHistories(10, 4*one)
+	h.extend("a", "", events("a1", "a2"))
+	h.extend("b", "", events("b1"))
+	if got := h.extend("b", "b1", events("b2")); len(got) != 2 {
+		t.Fatalf("extend = %v, want b's whole log", ids(got))
+	}
+	if _, ok := h.m["a"]; !ok || h.bytes != 4*one {
+		t.Fatalf("kept %d bytes (a kept: %t), want a and b, %d bytes", h.bytes, ok, 4*one)
+	}
+	// b grows past what fits beside a: a goes.
+	if got := h.extend("b", "b2", events("b3")); len(got) != 3 {
+		t.Fatalf("extend = %v, want b's whole log", ids(got))
+	}
+	if _, ok := h.m["a"]; ok || h.bytes != 3*one {
+		t.Errorf("kept %d bytes (a kept: %t), want only b, %d bytes", h.bytes, ok, 3*one)
+	}
+	// Larger than the bound alone: handed back, not kept.
+	if got := h.extend("b", "b3", events("b4", "b5")); len(got) != 5 {
+		t.Fatalf("extend = %v, want b's whole log", ids(got))
+	}
+	if last, _ := h.known("b"); last != "" || h.bytes != 0 {
+		t.Errorf("after outgrowing the bound: known %q, %d bytes kept; want nothing", last, h.bytes)
+	}
+	if got := h.extend("c", "", events("c1", "c2", "c3", "c4", "c5")); len(got) != 5 {
+		t.Fatalf("extend of a new log larger than the bound = %v, want it back whole", ids(got))
+	}
+	if last, _ := h.known("c"); last != "" || h.bytes != 0 {
+		t.Errorf("a new log larger than the bound: known %q, %d bytes kept; want nothing", last, h.bytes)
+	}
+	// Restarting and dropping a log give its bytes back.
+	h.extend("d", "", events("d1", "d2"))
+	h.extend("d", "", events("d1"))
+	if h.bytes != one {
+		t.Errorf("after a restart: %d bytes kept, want %d", h.bytes, one)
+	}
+	h.extend("d", "stale", events("d9"))
+	if h.bytes != 0 || len(h.m) != 0 {
+		t.Errorf("after a mismatch: %d bytes, %d logs kept; want none", h.bytes, len(h.m))
 	}
 }
 
@@ -102,7 +148,7 @@ func turnEvents(prefix string) []conversation.Event {
 // was last asked starts inside a model response, and after a reset; and
 // that a view handed out is not changed by later growth.
 func TestHistoriesView(t *testing.T) {
-	h := newHistories(10)
+	h := newHistories(10, 1<<20)
 	check := func(step string) []conversation.Message {
 		t.Helper()
 		got := h.view("p")
@@ -135,7 +181,7 @@ func TestHistoriesView(t *testing.T) {
 	h.extend("p", "", b)
 	check("a log read afresh")
 
-	if got := newHistories(0).view("p"); got != nil {
+	if got := newHistories(0, 1<<20).view("p"); got != nil {
 		t.Errorf("a disabled cache has a view: %v", got)
 	}
 }

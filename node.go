@@ -63,7 +63,7 @@ func New(cfg Config) (*Node, error) {
 		engine: &chat.Engine{Clock: cfg.Clock},
 		slots:  make(chan struct{}, cfg.Concurrency),
 	}
-	n.histories = newHistories(cfg.HistoryCache)
+	n.histories = newHistories(cfg.HistoryCache, cfg.HistoryBytes)
 	catalog := tools.BuiltinCatalog()
 	catalog[tools.SpawnWorker] = tools.SpawnWorkerFactory(n)
 	catalog[tools.ScheduleWakeup] = tools.ScheduleWakeupFactory(n)

@@ -678,8 +678,8 @@ func TestGracefulStop(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
-	_, err := New(Config{Engines: []string{"chat", "robot"}, Concurrency: -1})
-	for _, want := range []string{"Redis: required", "Models: required", "Concurrency: must be at least 1", `unknown engine "robot"`} {
+	_, err := New(Config{Engines: []string{"chat", "robot"}, Concurrency: -1, HistoryBytes: -1})
+	for _, want := range []string{"Redis: required", "Models: required", "Concurrency: must be at least 1", `unknown engine "robot"`, "HistoryBytes: must be positive (got -1)"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("New error %v lacks %q", err, want)
 		}
