@@ -46,20 +46,19 @@ type Claim struct {
 	// pause, say), Gapless is false and Appended stops growing.
 	Appended []conversation.Event
 	Gapless  bool
+	// logLen is how many events the log holds, Current and Appended
+	// included, while Gapless: the scripts check that the log still holds
+	// that many (it only grows) to know that nobody wrote in between.
+	logLen int
 }
 
-// last returns the id of the last event the claim knows to end the log,
-// or "" once it does not know.
-func (c *Claim) last() string {
-	switch {
-	case !c.Gapless:
+// knownLen returns, for the scripts, how many events the claim knows the
+// log to hold, or "" once it does not know.
+func (c *Claim) knownLen() string {
+	if !c.Gapless {
 		return ""
-	case len(c.Appended) > 0:
-		return c.Appended[len(c.Appended)-1].ID
-	case len(c.Current) > 0:
-		return c.Current[len(c.Current)-1].ID
 	}
-	return ""
+	return strconv.Itoa(c.logLen)
 }
 
 // appended records events written with ids after the claim's last one;
@@ -76,6 +75,7 @@ func (c *Claim) appended(gapless bool, events []conversation.Event, ids []string
 		e.ID = ids[i]
 		c.Appended = append(c.Appended, e)
 	}
+	c.logLen += len(events)
 }
 
 // leaseValue is what the lease key holds for c.
@@ -138,7 +138,7 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 		return nil, fmt.Errorf("%w: process %s: a turn is running under a live lease", ErrNothingToDo, w.PID)
 	case status == "IDLE":
 		return nil, fmt.Errorf("%w: process %s is %s", ErrNothingToDo, w.PID, str(res[0]))
-	case status != "OK" || len(res) < 8:
+	case status != "OK" || len(res) < 9:
 		return nil, fmt.Errorf("store: claim %s: unexpected reply %q", w.PID, status)
 	}
 	token, err := strconv.ParseInt(str(res[0]), 10, 64)
@@ -157,8 +157,12 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	if err != nil {
 		return nil, err
 	}
+	logLen, ok := res[8].(int64)
+	if !ok {
+		return nil, fmt.Errorf("store: claim %s: unexpected log length %v", w.PID, res[8])
+	}
 	c := &Claim{Record: rec, Node: node, Token: token, Wake: w, TurnID: str(res[2]), Recovered: str(res[1]) == "1",
-		HistoryAfter: str(res[6]), Gapless: true} // the log came back to its end
+		HistoryAfter: str(res[6]), Gapless: true, logLen: int(logLen)} // the log came back to its end
 	turnAt := str(res[3])
 	log, err := s.events(strs(res[5]), res[7], now)
 	if err != nil {
@@ -195,7 +199,7 @@ func (s *Store) Checkpoint(ctx context.Context, c *Claim, events []conversation.
 		return fmt.Errorf("store: checkpoint %s: %w", c.Record.ID, err)
 	}
 	args := s.processArgs(c.Record.ID, now)
-	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), c.last())
+	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), c.knownLen())
 	args = append(args, evs...)
 	status, res, err := s.run(ctx, s.scripts.checkpoint, processKeys(c.Record.ID), args...)
 	switch {

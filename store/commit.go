@@ -79,7 +79,7 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 	} else {
 		args = append(args, "0", "", "", "", "", "", "", "", "")
 	}
-	args = append(args, c.last())
+	args = append(args, c.knownLen())
 	args = append(args, evs...)
 	status, res, err := s.run(ctx, s.scripts.commit, keys, args...)
 	switch {
@@ -98,6 +98,7 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 			return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
 		}
 		c.Appended = append(c.Appended, own...)
+		c.logLen += len(own)
 	}
 	rec := c.Record
 	if err := rec.setStatus(hash(res[0])); err != nil {

@@ -12,7 +12,9 @@
 //	                            metadata (JSON), turn, turn_at, wake
 //	brain:{pid}:inbox   stream  pending messages: kind, from, content, at (unix ms)
 //	brain:{pid}:events  stream  the log: e = JSON of a conversation.Event; the
-//	                            entry id is the event's ID
+//	                            entry id is the event's ID; it only grows
+//	                            (a claim knows nobody wrote after it by
+//	                            its length)
 //	brain:{pid}:lease   string  "<node>|<token>", PX = the lease TTL
 //	brain:{pid}:idem    hash    idempotency key -> inbox message id (24h)
 //	brain:{pid}:timers  hash    timer id -> JSON spec

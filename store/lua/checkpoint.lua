@@ -1,11 +1,10 @@
 -- checkpoint.lua: append events of a running turn, fenced.
 -- KEYS: the process's keys.
--- ARGV: pid, shard, now, at, lease value, token,
---       the id of the log's last event as the caller knows it ('' = not
---       known), events (JSON) ...
+-- ARGV: pid, shard, now, at, lease value, token, the number of events
+--       the caller knows the log to hold ('' = not known), events (JSON) ...
 -- Returns {'OK', gapless ('1'/'0'), id of each event ...} or {'FENCED'}.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-if not fenced(p, ARGV[5], ARGV[6]) then return {'FENCED'} end
+if not fenced(p, ARGV[5], ARGV[6], redis.call('HGET', p.proc, 'fence')) then return {'FENCED'} end
 local out = {'OK', ends_at(p, ARGV[7])}
 for i = 8, #ARGV do out[#out + 1] = append(p, ARGV[i]) end
 redis.call('HSET', p.proc, 'updated_at', p.now)

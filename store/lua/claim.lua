@@ -8,7 +8,7 @@
 --       and the reply carries only its status, see the prelude)
 -- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or
 -- {'OK', token, recovered, turn, turn_at, record or status, log (id, json,
--- ...), after, made} (see tail in the prelude).
+-- ...), after, made, events in the log} (see tail in the prelude).
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local node, ttl, turn = ARGV[5], ARGV[6], ARGV[7]
 local stream, entry = ARGV[8], ARGV[9]
@@ -95,4 +95,4 @@ end
 local log, made = tail(p, from)
 local record
 if has_record then record = status(p) else record = redis.call('HGETALL', p.proc) end
-return {'OK', tostring(token), recovered, turn, turn_at, record, log, after, made}
+return {'OK', tostring(token), recovered, turn, turn_at, record, log, after, made, redis.call('XLEN', p.events)}

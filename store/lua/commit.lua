@@ -6,13 +6,13 @@
 -- ARGV: pid, shard, now (ms), at (events' time), lease value, token,
 --       event, by (who ends the turn), wake stream, wake entry id, notify
 --       ('1'/'0'), parent pid, parent shard, kind, from, content, message
---       at (ms), idempotency key, idempotency ttl, the id of the log's
---       last event as the caller knows it ('' = not known), events (JSON) ...
+--       at (ms), idempotency key, idempotency ttl, the number of events
+--       the caller knows the log to hold ('' = not known), events (JSON) ...
 -- Returns {'FENCED'} or {'OK', status (the prelude's), gapless ('1'/'0'),
 -- {id of each event}, made: the events the script wrote itself, as tail in
 -- the prelude lists them, only when gapless}.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-if not fenced(p, ARGV[5], ARGV[6]) then return {'FENCED'} end
+if not fenced(p, ARGV[5], ARGV[6], rec(p).fence) then return {'FENCED'} end
 local event, by = ARGV[7], ARGV[8]
 local to = fire(event, 'RUNNING')
 if to == nil then return redis.error_reply('store: commit: event ' .. event .. ' does not end a turn') end

@@ -126,13 +126,14 @@ local function tail(p, from)
   return log, made
 end
 
--- ends_at returns '1' when the log's last event has id last, else '0' (and
--- '0' without looking when last is ''): a writer that knows the log up to
--- last then knows it up to what it appends.
-local function ends_at(p, last)
-  if last == '' then return '0' end
-  local top = redis.call('XREVRANGE', p.events, '+', '-', 'COUNT', 1)
-  if top[1] and top[1][1] == last then return '1' end
+-- ends_at returns '1' when the log holds n events, else '0' (and '0'
+-- without looking when n is ''): the log only grows (nothing trims or
+-- deletes events), so a writer that knew it when it had n events then
+-- knows it up to what it appends. XLEN is a number; reading the last entry
+-- instead costs its JSON.
+local function ends_at(p, n)
+  if n == '' then return '0' end
+  if redis.call('XLEN', p.events) == tonumber(n) then return '1' end
   return '0'
 end
 
@@ -271,9 +272,11 @@ local function post(p, kind, from, content, at, idem_key, idem_ttl)
 end
 
 -- fenced reports whether the lease and the fencing token of p are still
--- those of the claim that holds lease value and token.
-local function fenced(p, value, token)
-  return redis.call('GET', p.lease) == value and rec(p).fence == token
+-- those of the claim that holds lease value and token; fence is the
+-- record's token as the caller read it (commit loads the record anyway,
+-- checkpoint needs only that field).
+local function fenced(p, value, token, fence)
+  return redis.call('GET', p.lease) == value and fence == token
 end
 
 -- ----- end of prelude -----
