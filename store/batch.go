@@ -32,8 +32,8 @@ type batcher struct {
 }
 
 type batchCall struct {
-	ctx context.Context
-	cmd redis.Cmder
+	ctx  context.Context
+	cmds []redis.Cmder // sent together, in order
 	// done is closed when cmd has its reply, or when the call is to send
 	// the next pipeline, batch.
 	done  chan struct{}
@@ -44,12 +44,13 @@ func newBatcher(rdb redis.UniversalClient) *batcher {
 	return &batcher{rdb: rdb}
 }
 
-// do sends cmd, in a pipeline with others, and returns its error once it
-// has its reply. A call whose ctx ends before it is sent is not sent; once
-// sent, it is waited for (the server may be running it), bounded by the
-// client's timeouts as any command is.
-func (b *batcher) do(ctx context.Context, cmd redis.Cmder) error {
-	c := &batchCall{ctx: ctx, cmd: cmd, done: make(chan struct{})}
+// do sends cmds, one after the other in a pipeline with others, and
+// returns the first one's error once they all have their replies. A call
+// whose ctx ends before it is sent is not sent; once sent, it is waited
+// for (the server may be running it), bounded by the client's timeouts as
+// any command is.
+func (b *batcher) do(ctx context.Context, cmds ...redis.Cmder) error {
+	c := &batchCall{ctx: ctx, cmds: cmds, done: make(chan struct{})}
 	b.mu.Lock()
 	if b.running < maxPipelines {
 		// Nothing waits while a slot is free: send hands every freed slot
@@ -57,7 +58,7 @@ func (b *batcher) do(ctx context.Context, cmd redis.Cmder) error {
 		b.running++
 		b.mu.Unlock()
 		b.send(c, []*batchCall{c})
-		return cmd.Err()
+		return cmds[0].Err()
 	}
 	b.waiting = append(b.waiting, c)
 	b.mu.Unlock()
@@ -65,7 +66,7 @@ func (b *batcher) do(ctx context.Context, cmd redis.Cmder) error {
 	if c.batch != nil {
 		b.send(c, c.batch)
 	}
-	return cmd.Err()
+	return cmds[0].Err()
 }
 
 // send runs batch, which holds sender's own call, as one pipeline, hands
@@ -76,13 +77,17 @@ func (b *batcher) send(sender *batchCall, batch []*batchCall) {
 	var lead context.Context
 	for _, c := range batch {
 		if err := c.ctx.Err(); err != nil {
-			c.cmd.SetErr(err)
+			for _, cmd := range c.cmds {
+				cmd.SetErr(err)
+			}
 			continue
 		}
 		if lead == nil {
 			lead = c.ctx
 		}
-		_ = pipe.Process(c.ctx, c.cmd)
+		for _, cmd := range c.cmds {
+			_ = pipe.Process(c.ctx, cmd)
+		}
 	}
 	if lead != nil {
 		// Each command gets its own reply or error; one caller's ending

@@ -64,8 +64,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestBatcher checks that calls made while the pipelines are busy go out
-// together in the next one, each with its own reply or error, and that a
-// call whose context ended while it waited is not sent.
+// together in the next one, each with its own reply or error, the commands
+// of one call one after the other, and that a call whose context ended
+// while it waited is not sent.
 func TestBatcher(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -83,9 +84,9 @@ func TestBatcher(t *testing.T) {
 		err error
 	}
 	results := make(chan result, 16)
-	incr := func(ctx context.Context, key string) {
+	incr := func(ctx context.Context, key string, then ...redis.Cmder) {
 		cmd := redis.NewIntCmd(ctx, "incr", key)
-		err := b.do(ctx, cmd)
+		err := b.do(ctx, append([]redis.Cmder{cmd}, then...)...)
 		if err != cmd.Err() {
 			t.Errorf("do(incr %s) = %v, but the command says %v", key, err, cmd.Err())
 		}
@@ -95,12 +96,17 @@ func TestBatcher(t *testing.T) {
 	go incr(ctx, "first")
 	go incr(ctx, "second")
 	waitFor(t, "two pipelines in flight", func() bool { return len(g.sent()) == maxPipelines })
-	// Five more wait: three counters, one that fails, one that is given up.
+	// Five more wait: three counters (one of them two commands), one that
+	// fails, one that is given up.
 	gaveUp, giveUp := context.WithCancel(ctx)
 	go incr(ctx, "a")
 	go incr(ctx, "text")
 	go incr(gaveUp, "abandoned")
-	go incr(ctx, "b")
+	go func() {
+		then := redis.NewIntCmd(ctx, "incr", "b2")
+		incr(ctx, "b", then)
+		results <- result{"b2", then.Val(), then.Err()}
+	}()
 	go incr(ctx, "c")
 	waitFor(t, "five calls waiting", func() bool {
 		b.mu.Lock()
@@ -111,11 +117,11 @@ func TestBatcher(t *testing.T) {
 	close(g.open)
 
 	got := map[string]result{}
-	for range 7 {
+	for range 8 {
 		r := <-results
 		got[r.key] = r
 	}
-	for _, key := range []string{"first", "second", "a", "b", "c"} {
+	for _, key := range []string{"first", "second", "a", "b", "b2", "c"} {
 		if r := got[key]; r.err != nil || r.n != 1 {
 			t.Errorf("incr %s = %d, %v; want 1, nil", key, r.n, r.err)
 		}
@@ -130,8 +136,8 @@ func TestBatcher(t *testing.T) {
 		t.Errorf("the abandoned call was sent: EXISTS = %d, %v", n, err)
 	}
 	sent := g.sent()
-	if len(sent) != 3 || len(sent[2]) != 4 {
-		t.Errorf("pipelines = %q; want the two first calls alone, then the four waiting ones together", sent)
+	if len(sent) != 3 || len(sent[2]) != 5 || !strings.Contains(strings.Join(sent[2], " "), "b b2") {
+		t.Errorf("pipelines = %q; want the two first calls alone, then the four waiting ones together, b2 right after b", sent)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/engine-brain/brain/conversation"
 )
 
@@ -128,7 +130,16 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 		hasRecord = "1"
 	}
 	args = append(args, node, s.cfg.LeaseTTL.Milliseconds(), turnID, w.Stream, w.EntryID, known, hasRecord)
-	status, res, err := s.run(ctx, s.scripts.claim, processKeys(w.PID), args...)
+	// Without a known id the log is read whole right after the script,
+	// outside Lua (see script.RunThen); otherwise the script returns what
+	// follows known, usually an event or two.
+	var then []redis.Cmder
+	var whole *redis.SliceCmd
+	if known == "" {
+		whole = redis.NewSliceCmd(ctx, "xrange", eventsKey(w.PID), "-", "+")
+		then = []redis.Cmder{whole}
+	}
+	status, res, err := s.runThen(ctx, s.scripts.claim, then, processKeys(w.PID), args...)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("store: claim %s: %w", w.PID, err)
@@ -165,6 +176,9 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 		HistoryAfter: str(res[6]), Gapless: true, logLen: int(logLen)} // the log came back to its end
 	turnAt := str(res[3])
 	log, err := s.events(strs(res[5]), res[7], now)
+	if err == nil && whole != nil {
+		log, err = wholeLog(whole, log)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: claim %s: %w", w.PID, err)
 	}
@@ -174,6 +188,36 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	}
 	c.History, c.Current = log[:split:split], log[split:]
 	return c, nil
+}
+
+// wholeLog returns the log read right after a claim's script (whole, an
+// XRANGE reply) up to own, the events the script wrote, then own: what
+// others wrote is decoded, the claim's own events are not.
+func wholeLog(whole *redis.SliceCmd, own []conversation.Event) ([]conversation.Event, error) {
+	reply, err := whole.Result()
+	if err != nil {
+		return nil, fmt.Errorf("read the log: %w", err)
+	}
+	if len(own) == 0 {
+		return nil, errors.New("the script wrote no event")
+	}
+	log := make([]conversation.Event, 0, len(reply)+len(own))
+	for _, r := range reply {
+		entry, _ := r.([]any)
+		if len(entry) < 2 {
+			return nil, fmt.Errorf("unexpected log entry %v", r)
+		}
+		id := str(entry[0])
+		if id == own[0].ID {
+			return append(log, own...), nil
+		}
+		e, err := decodeEvent(id, hash(entry[1])["e"])
+		if err != nil {
+			return nil, err
+		}
+		log = append(log, e)
+	}
+	return nil, fmt.Errorf("the log read after the claim lacks its event %s", own[0].ID)
 }
 
 // RenewLease extends the claim's lease by LeaseTTL, or returns ErrFenced

@@ -331,8 +331,7 @@ func TestClaimOtherWakeDuringTurn(t *testing.T) {
 	}
 }
 
-// ClaimAfter returns only the history the caller lacks; an id at or past
-// the turn's start gives the whole log back.
+// ClaimAfter returns only the history the caller lacks.
 func TestClaimAfter(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -386,6 +385,59 @@ func TestClaimAfter(t *testing.T) {
 	}
 	if diff := cmp.Diff(e.get(t, "p1"), c3.Record, cmpopts.IgnoreFields(store.Record{}, "Inbox")); diff != "" {
 		t.Errorf("record of a claim given the kept one (-stored +claimed):\n%s", diff)
+	}
+}
+
+// A recovering claim given an id at or past its turn's start (a node kept
+// the log of the interrupted turn) reads the history whole: the turn's
+// events belong in Current.
+func TestClaimAfterPastTheTurnStart(t *testing.T) {
+	t.Parallel()
+	for _, at := range []string{"turn_start", "checkpoint"} {
+		t.Run(at, func(t *testing.T) {
+			t.Parallel()
+			e := setup(t)
+			in := user("first")
+			e.create(t, "p1", &in)
+			e.commit(t, e.claim(t, "p1", "t1"), lifecycle.Continue, chat("one"))
+			e.post(t, "p1", user("second"))
+			c := e.claim(t, "p1", "t2")
+			if err := e.s.Checkpoint(e.ctx, c, []conversation.Event{chat("half")}); err != nil {
+				t.Fatal(err)
+			}
+			known := c.Current[0].ID
+			if at == "checkpoint" {
+				known = c.Appended[len(c.Appended)-1].ID
+			}
+			e.rdb.Del(e.ctx, "brain:{p1}:lease") // n1 died
+			stale, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
+			if err != nil || len(stale) != 1 {
+				t.Fatalf("ClaimStaleWakes = %+v, %v; want the turn's wake", stale, err)
+			}
+			r, err := e.s.ClaimAfter(e.ctx, stale[0], "n2", "t3", known, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.HistoryAfter != "" {
+				t.Errorf("HistoryAfter = %q, want \"\" (the whole history)", r.HistoryAfter)
+			}
+			if diff := cmp.Diff([]string{
+				"turn_start wake [t1]", "state READY->RUNNING wake by node:n1 [t1]", `inbox user user:alice "first" [t1]`,
+				`chat "one"`, "state RUNNING->READY continue by model [t1]",
+			}, describe(r.History)); diff != "" {
+				t.Errorf("History (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{
+				"turn_start wake [t2]",
+				"state READY->RUNNING wake by node:n1 [t2]",
+				`inbox user user:alice "second" [t2]`,
+				`chat "half"`,
+				"state RUNNING->READY recover by node:n2 [t2]",
+				"state READY->RUNNING wake by node:n2 [t2]",
+			}, describe(r.Current)); diff != "" {
+				t.Errorf("Current (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -110,7 +110,12 @@ func (s *Store) now() time.Time { return s.cfg.Clock() }
 // run runs a script and returns its reply, which every script makes an
 // array whose first element is a status word.
 func (s *Store) run(ctx context.Context, sc *script, keys []string, args ...any) (string, []any, error) {
-	res, err := sc.Run(ctx, s.batch, keys, args...).Slice()
+	return s.runThen(ctx, sc, nil, keys, args...)
+}
+
+// runThen is run followed by the commands of then (see script.RunThen).
+func (s *Store) runThen(ctx context.Context, sc *script, then []redis.Cmder, keys []string, args ...any) (string, []any, error) {
+	res, err := sc.RunThen(ctx, s.batch, then, keys, args...).Slice()
 	if err != nil {
 		return "", nil, err
 	}

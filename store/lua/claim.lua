@@ -4,8 +4,9 @@
 -- KEYS: the process's keys.
 -- ARGV: pid, shard, now, at, node, lease ttl ms, turn id, wake stream, wake
 --       entry id, known: the id of the last event the caller already has
---       ('' = none), has record ('1': the caller has the process's record,
---       and the reply carries only its status, see the prelude)
+--       ('' = none: it reads the log itself), has record ('1': the caller
+--       has the process's record, and the reply carries only its status,
+--       see the prelude)
 -- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or
 -- {'OK', token, recovered, turn, turn_at, record or status, log (id, json,
 -- ...), after, made, events in the log} (see tail in the prelude).
@@ -87,12 +88,15 @@ r.turn, r.wake = turn, wake
 
 -- The log from the first event the caller lacks: a node that keeps the
 -- history of the processes it ran gets only what is new. Only history can
--- be skipped: the turn's own events always come back.
-local from, after = '-', ''
-if known ~= '' and id_before(known, turn_at) then
-  from, after = '(' .. known, known
+-- be skipped: the turn's own events always come back. A caller that has
+-- none of it reads it itself, outside Lua (Store.ClaimAfter): a whole log
+-- read into Lua and returned costs Redis far more.
+local log, made, after = {}, p.made, ''
+if known ~= '' then
+  local from = '-'
+  if id_before(known, turn_at) then from, after = '(' .. known, known end
+  log, made = tail(p, from)
 end
-local log, made = tail(p, from)
 local record
 if has_record then record = status(p) else record = redis.call('HGETALL', p.proc) end
 return {'OK', tostring(token), recovered, turn, turn_at, record, log, after, made, redis.call('XLEN', p.events)}
