@@ -92,11 +92,16 @@ type run struct {
 	err         error // a failed checkpoint: the turn is abandoned
 	finish      *tools.FinishArgs
 
-	// all is the history followed by this turn's events, which is what the
-	// model is shown; built once per turn, appended to, never copied again.
-	all       []conversation.Event
-	history   int // len(t.History): where this turn's events start in all
+	// turn is this turn's events: t.Current, then what it adds. The
+	// history is not copied in: a turn costs what it adds, not the length
+	// of the conversation (see view).
+	turn      []conversation.Event
 	committed int // how many of this turn's events a checkpoint has seen
+	// all is the history followed by turn's first viewed events, built
+	// (once, then appended to) only when the model is shown the history
+	// without a view of it given.
+	all    []conversation.Event
+	viewed int
 }
 
 func newRun(e *Engine, t *Turn, cp Checkpointer) *run {
@@ -106,7 +111,6 @@ func newRun(e *Engine, t *Turn, cp Checkpointer) *run {
 		t:         t,
 		cp:        cp,
 		budget:    rc.Validation.Corrections(),
-		history:   len(t.History),
 		committed: len(t.Current),
 	}
 	switch {
@@ -115,8 +119,7 @@ func newRun(e *Engine, t *Turn, cp Checkpointer) *run {
 	case rc.TurnEndMode() == recipes.TurnEndFinishTask && t.Tools.Has(tools.FinishTask):
 		r.mode, r.terminal = modeFinish, tools.FinishTask
 	}
-	r.all = make([]conversation.Event, 0, len(t.History)+len(t.Current)+8)
-	r.all = append(append(r.all, t.History...), t.Current...)
+	r.turn = append(make([]conversation.Event, 0, len(t.Current)+8), t.Current...)
 	if rc.Validation.Enabled && r.mode != modeNatural {
 		r.validators = []validators.Validator{validators.NoToolCall{Correction: rc.Validation.NoToolCall.Correction}}
 		if r.mode == modeRespond {
@@ -185,22 +188,25 @@ func (r *run) add(by string, ev conversation.Event) {
 	ev.At = r.e.now()
 	ev.Turn = r.t.ID
 	ev.By = by
-	r.all = append(r.all, ev)
+	r.turn = append(r.turn, ev)
 }
 
 // view is what the model is shown: the provider view of the history and
-// this turn's events.
+// this turn's events; without a view of the history given, all of it is
+// viewed again.
 func (r *run) view() []conversation.Message {
 	if hv := r.t.HistoryView; hv != nil {
-		if msgs, ok := conversation.ProviderViewAppend(hv[:len(hv):len(hv)], r.events()); ok {
+		if msgs, ok := conversation.ProviderViewAppend(hv[:len(hv):len(hv)], r.turn); ok {
 			return msgs
 		}
 	}
+	if r.all == nil {
+		r.all = append(make([]conversation.Event, 0, len(r.t.History)+len(r.turn)+8), r.t.History...)
+	}
+	r.all = append(r.all, r.turn[r.viewed:]...)
+	r.viewed = len(r.turn)
 	return conversation.ProviderView(r.all)
 }
-
-// events returns this turn's events so far.
-func (r *run) events() []conversation.Event { return r.all[r.history:] }
 
 // save checkpoints the events added since the last checkpoint. A failure is
 // kept in r.err, which ends the turn.
@@ -208,7 +214,7 @@ func (r *run) save(ctx context.Context) bool {
 	if r.err != nil {
 		return false
 	}
-	evs := r.events()
+	evs := r.turn
 	if r.committed == len(evs) {
 		return true
 	}
@@ -221,7 +227,7 @@ func (r *run) save(ctx context.Context) bool {
 }
 
 func (r *run) outcome(next lifecycle.Event) Outcome {
-	evs := r.events()
+	evs := r.turn
 	return Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds}
 }
 
@@ -324,7 +330,7 @@ func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error
 func (r *run) citations() []conversation.Citation {
 	var out []conversation.Citation
 	seen := make(map[conversation.Source]bool)
-	for _, e := range r.events() {
+	for _, e := range r.turn {
 		c := e.ChatResponse
 		if c == nil {
 			continue
@@ -488,7 +494,7 @@ func (r *run) check(a *validators.Answer) (validators.Correction, bool) {
 	if r.corrections >= r.budget {
 		return validators.Correction{}, false
 	}
-	a.Turn = r.events()
+	a.Turn = r.turn
 	for _, v := range r.validators {
 		if c, ok := v.Check(a); ok {
 			r.corrections++
