@@ -22,8 +22,8 @@ tell_user round, then respond) and prints figures; it never fails because a
 machine is slow.
 
   throughput    P BLOCKED processes get M messages each, posted as fast as
-                possible: turns/s, messages/s, Redis commands and round trips
-                per turn
+                possible: turns/s, messages/s, Redis commands, script time,
+                round trips and CPU per turn, the node's CPU per turn
   wake latency  messages offered at R/s for 5s, round-robin over 100
                 processes: p50, p90, p99, max from Send to the turn's start
   memory        Go heap and process RSS after the throughput phase

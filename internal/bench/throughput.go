@@ -14,7 +14,7 @@ import (
 type throughputResult struct {
 	turns      int
 	wall       time.Duration
-	commands   int64 // server commands in the phase; see commandsErr
+	commands   redisinfo.Commands // what the server ran in the phase; see commandErr
 	commandErr error
 	nodeTrips  int64 // round trips of the node's client
 	frontTrips int64 // round trips of the posters' client
@@ -46,7 +46,7 @@ func (b *bench) throughput(ctx context.Context, historyCache int, profile string
 		return res, err
 	}
 
-	calls0, err0 := redisinfo.CommandCalls(ctx, b.admin)
+	cmds0, err0 := redisinfo.CommandStats(ctx, b.admin)
 	node0, front0 := node.trips.load(), b.frontTrips.load()
 	redis0, rerr0 := redisinfo.ServerCPU(ctx, b.admin)
 	stopProfile, err := startCPUProfile(profile)
@@ -83,8 +83,9 @@ func (b *bench) throughput(ctx context.Context, historyCache int, profile string
 	res.turns = done.turns
 	res.nodeTrips = node.trips.load() - node0
 	res.frontTrips = b.frontTrips.load() - front0
-	calls1, err1 := redisinfo.CommandCalls(ctx, b.admin)
-	res.commands, res.commandErr = calls1-calls0, firstErr(err0, err1)
+	cmds1, err1 := redisinfo.CommandStats(ctx, b.admin)
+	res.commands = redisinfo.Commands{Calls: cmds1.Calls - cmds0.Calls, Scripts: cmds1.Scripts - cmds0.Scripts}
+	res.commandErr = firstErr(err0, err1)
 
 	if err := b.checkSettled(ctx, pids); err != nil {
 		return res, fmt.Errorf("bench: throughput: %w", err)
@@ -162,9 +163,12 @@ func (r throughputResult) write(rep *report, cfg Config) {
 	rep.line("messages/s", fmtRate(msgs, r.wall), "")
 	if r.commandErr != nil {
 		rep.line("redis commands per turn", "n/a", r.commandErr.Error())
+		rep.line("redis script time per turn", "n/a", r.commandErr.Error())
 	} else {
-		rep.line("redis commands per turn", fmtRatio(r.commands, int64(r.turns)),
+		rep.line("redis commands per turn", fmtRatio(r.commands.Calls, int64(r.turns)),
 			"INFO commandstats: every command the server ran, in scripts too, posts included")
+		rep.line("redis script time per turn", fmtDuration(r.commands.Scripts/time.Duration(max(r.turns, 1))),
+			"INFO commandstats: time in brain's scripts, their commands included, posts too")
 	}
 	rep.line("redis round trips per turn", fmtRatio(r.nodeTrips, int64(r.turns)),
 		"the node's client: 1 per command, 1 per pipeline (idle polling included)")

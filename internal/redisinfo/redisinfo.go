@@ -13,16 +13,38 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// CommandCalls returns how many commands the server has run, summed over
-// INFO commandstats: commands that scripts run count, as Redis counts them.
-// INFO itself is left out, so that measuring does not count.
-func CommandCalls(ctx context.Context, rdb *redis.Client) (int64, error) {
+// Commands is what INFO commandstats says a server has run so far.
+type Commands struct {
+	// Calls counts the commands, those that scripts run included, as Redis
+	// counts them; INFO itself is left out, so that measuring does not
+	// count.
+	Calls int64
+	// Scripts is the time the server spent running scripts and functions
+	// (EVAL, EVALSHA, FCALL), the commands they ran included: unlike INFO
+	// cpu it leaves out the network and what else the server does.
+	Scripts time.Duration
+}
+
+// scriptCommands are the commandstats names of script calls.
+var scriptCommands = map[string]bool{
+	"cmdstat_eval": true, "cmdstat_evalsha": true, "cmdstat_eval_ro": true, "cmdstat_evalsha_ro": true,
+	"cmdstat_fcall": true, "cmdstat_fcall_ro": true,
+}
+
+// CommandStats reads INFO commandstats.
+func CommandStats(ctx context.Context, rdb *redis.Client) (Commands, error) {
 	txt, err := rdb.Info(ctx, "commandstats").Result()
 	if err != nil {
-		return 0, fmt.Errorf("INFO commandstats: %w", err)
+		return Commands{}, fmt.Errorf("INFO commandstats: %w", err)
 	}
-	var total int64
-	found := false
+	return parseCommandStats(txt)
+}
+
+func parseCommandStats(txt string) (Commands, error) {
+	var total Commands
+	if !strings.Contains(txt, "# Commandstats") {
+		return total, fmt.Errorf("INFO commandstats: no Commandstats section in the reply")
+	}
 	for line := range strings.Lines(txt) {
 		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
@@ -30,19 +52,19 @@ func CommandCalls(ctx context.Context, rdb *redis.Client) (int64, error) {
 		}
 		for kv := range strings.SplitSeq(stats, ",") {
 			k, v, _ := strings.Cut(kv, "=")
-			if k != "calls" {
+			if k != "calls" && (k != "usec" || !scriptCommands[name]) {
 				continue
 			}
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("INFO commandstats: %s: calls=%q is not a number", name, v)
+				return Commands{}, fmt.Errorf("INFO commandstats: %s: %s=%q is not a number", name, k, v)
 			}
-			total += n
-			found = true
+			if k == "calls" {
+				total.Calls += n
+			} else {
+				total.Scripts += time.Duration(n) * time.Microsecond
+			}
 		}
-	}
-	if !found && !strings.Contains(txt, "# Commandstats") {
-		return 0, fmt.Errorf("INFO commandstats: no Commandstats section in the reply")
 	}
 	return total, nil
 }
