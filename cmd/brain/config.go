@@ -34,6 +34,8 @@ type serveConfig struct {
 	Engines      []string
 	InsecureOpen bool
 	MaxBody      int64
+	// HistoryMemory bounds the logs the node keeps (brain.Config.HistoryBytes).
+	HistoryMemory int64
 	// Tokens come from the config file only (auth.tokens), as hashes.
 	Tokens []api.Token
 	// Providers come from the config file (providers), or else from
@@ -50,6 +52,7 @@ func defaultServeConfig() serveConfig {
 		Concurrency: 8,
 		Engines:     []string{"chat", "worker"},
 		MaxBody:     api.DefaultMaxBody,
+		// HistoryMemory: brain.Config's default.
 	}
 }
 
@@ -129,22 +132,30 @@ var settings = []setting{
 		c.MaxBody = n
 		return nil
 	}},
+	{name: "history-memory", usage: "`SIZE`: the memory this node keeps recent conversation logs in, so that a turn reads only what is new of its log; with KiB, MiB or GiB (default 256MiB)", set: func(c *serveConfig, v string) error {
+		n, err := parseSize(v)
+		if err != nil {
+			return err
+		}
+		c.HistoryMemory = n
+		return nil
+	}},
 }
 
-// parseSize reads a positive byte count: 4096, 64KiB, 1MiB.
+// parseSize reads a positive byte count: 4096, 64KiB, 1MiB, 2GiB.
 func parseSize(v string) (int64, error) {
 	num, unit := v, int64(1)
 	for _, u := range []struct {
 		suffix string
 		n      int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}} {
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
 		if s, ok := strings.CutSuffix(v, u.suffix); ok {
 			num, unit = strings.TrimSpace(s), u.n
 		}
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n < 1 || n > (1<<40)/unit {
-		return 0, fmt.Errorf("want a size like 1048576, 512KiB or 1MiB (got %q)", v)
+		return 0, fmt.Errorf("want a size like 1048576, 512KiB, 1MiB or 2GiB (got %q)", v)
 	}
 	return n * unit, nil
 }

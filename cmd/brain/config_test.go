@@ -47,6 +47,7 @@ node_id: node-a
 engines: [worker]
 insecure_open: false
 max_body: 1MiB
+history_memory: 64MiB
 auth:
   tokens:
     - name: alice
@@ -56,7 +57,7 @@ auth:
 	fromFile := func(dir string) serveConfig {
 		return serveConfig{
 			Listen: "127.0.0.1:9000", Redis: "redis://localhost:6379/2", Recipes: filepath.Join(dir, "my-recipes"),
-			Concurrency: 4, NodeID: "node-a", Engines: []string{"worker"}, MaxBody: 1 << 20,
+			Concurrency: 4, NodeID: "node-a", Engines: []string{"worker"}, MaxBody: 1 << 20, HistoryMemory: 64 << 20,
 			Tokens: []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
 			File:   filepath.Join(dir, "brain.yaml"),
 		}
@@ -100,10 +101,10 @@ auth:
 		},
 		{
 			name: "flags over defaults without a file",
-			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel"},
+			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel", "--history-memory", "1GiB"},
 			want: func(string) serveConfig {
 				c := defaultServeConfig()
-				c.Concurrency, c.Engines, c.NodeID, c.Recipes = 2, []string{"chat"}, "n1", "rel"
+				c.Concurrency, c.Engines, c.NodeID, c.Recipes, c.HistoryMemory = 2, []string{"chat"}, "n1", "rel", 1<<30
 				return c
 			},
 		},
@@ -507,12 +508,12 @@ func TestLoadServeConfigErrors(t *testing.T) {
 
 func TestParseSize(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]int64{"1": 1, "4096": 4096, "64KiB": 64 << 10, "2MiB": 2 << 20, "1 MiB": 1 << 20} {
+	for in, want := range map[string]int64{"1": 1, "4096": 4096, "64KiB": 64 << 10, "2MiB": 2 << 20, "1 MiB": 1 << 20, "3GiB": 3 << 30} {
 		if got, err := parseSize(in); err != nil || got != want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "0", "-1", "1GB", "KiB", "1.5MiB", "99999999999MiB"} {
+	for _, in := range []string{"", "0", "-1", "1GB", "KiB", "1.5MiB", "99999999999MiB", "2048GiB"} {
 		if got, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) = %d, want an error", in, got)
 		}

@@ -105,6 +105,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		Redis:        rdb,
 		NodeID:       cfg.NodeID,
 		Concurrency:  cfg.Concurrency,
+		HistoryBytes: int(cfg.HistoryMemory),
 		Recipes:      lib,
 		ResolveModel: models.Resolve,
 		Engines:      cfg.Engines,
