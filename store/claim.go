@@ -129,17 +129,16 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	if kept != nil {
 		hasRecord = "1"
 	}
-	args = append(args, node, s.cfg.LeaseTTL.Milliseconds(), turnID, w.Stream, w.EntryID, known, hasRecord)
-	// Without a known id the log is read whole right after the script,
-	// outside Lua (see script.RunThen); otherwise the script returns what
-	// follows known, usually an event or two.
-	var then []redis.Cmder
-	var whole *redis.SliceCmd
-	if known == "" {
-		whole = redis.NewSliceCmd(ctx, "xrange", eventsKey(w.PID), "-", "+")
-		then = []redis.Cmder{whole}
+	args = append(args, node, s.cfg.LeaseTTL.Milliseconds(), turnID, w.Stream, w.EntryID, hasRecord)
+	// The log the caller lacks is read right after the script, outside Lua
+	// (see script.RunThen): all of it, or what follows known, usually an
+	// event or two, so only the first tailRead entries (see setLog).
+	read := []any{"xrange", eventsKey(w.PID), "-", "+"}
+	if known != "" {
+		read = []any{"xrange", eventsKey(w.PID), "(" + known, "+", "COUNT", tailRead}
 	}
-	status, res, err := s.runThen(ctx, s.scripts.claim, then, processKeys(w.PID), args...)
+	tail := redis.NewSliceCmd(ctx, read...)
+	status, res, err := s.runThen(ctx, s.scripts.claim, []redis.Cmder{tail}, processKeys(w.PID), args...)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("store: claim %s: %w", w.PID, err)
@@ -149,7 +148,7 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 		return nil, fmt.Errorf("%w: process %s: a turn is running under a live lease", ErrNothingToDo, w.PID)
 	case status == "IDLE":
 		return nil, fmt.Errorf("%w: process %s is %s", ErrNothingToDo, w.PID, str(res[0]))
-	case status != "OK" || len(res) < 9:
+	case status != "OK" || len(res) < 7:
 		return nil, fmt.Errorf("store: claim %s: unexpected reply %q", w.PID, status)
 	}
 	token, err := strconv.ParseInt(str(res[0]), 10, 64)
@@ -168,56 +167,119 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	if err != nil {
 		return nil, err
 	}
-	logLen, ok := res[8].(int64)
+	logLen, ok := res[6].(int64)
 	if !ok {
-		return nil, fmt.Errorf("store: claim %s: unexpected log length %v", w.PID, res[8])
+		return nil, fmt.Errorf("store: claim %s: unexpected log length %v", w.PID, res[6])
 	}
 	c := &Claim{Record: rec, Node: node, Token: token, Wake: w, TurnID: str(res[2]), Recovered: str(res[1]) == "1",
-		HistoryAfter: str(res[6]), Gapless: true, logLen: int(logLen)} // the log came back to its end
-	turnAt := str(res[3])
-	log, err := s.events(strs(res[5]), res[7], now)
-	if err == nil && whole != nil {
-		log, err = wholeLog(whole, log)
+		HistoryAfter: known, Gapless: true, logLen: int(logLen)} // the log came back to its end
+	own, err := s.made(res[5], now)
+	if err == nil && len(own) == 0 {
+		err = errors.New("the script wrote no event")
+	}
+	if err == nil {
+		err = c.setLog(ctx, s, tail, str(res[3]), own)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: claim %s: %w", w.PID, err)
 	}
-	split := slices.IndexFunc(log, func(e conversation.Event) bool { return e.ID == turnAt })
-	if split < 0 {
-		return nil, fmt.Errorf("store: claim %s: the turn's turn_start %s is not in the log", w.PID, turnAt)
-	}
-	c.History, c.Current = log[:split:split], log[split:]
 	return c, nil
 }
 
-// wholeLog returns the log read right after a claim's script (whole, an
-// XRANGE reply) up to own, the events the script wrote, then own: what
-// others wrote is decoded, the claim's own events are not.
-func wholeLog(whole *redis.SliceCmd, own []conversation.Event) ([]conversation.Event, error) {
-	reply, err := whole.Result()
+// tailRead is how many entries a claim reads at first of the log after the
+// event its caller knows: enough for what others usually write between two
+// turns (the unblocking of a message, or nothing) and the claim's first own
+// event. What more there is takes a second read.
+const tailRead = 2
+
+// setLog sets the claim's History and Current from tail, the log read from
+// c.HistoryAfter on right after the claim's script, and own, the events
+// the script wrote (they end the log; what comes before them others
+// wrote); the turn starts at turnAt, its turn_start. When a read of
+// tailRead entries stopped short of own, the rest is read; when the log
+// kept up to c.HistoryAfter reaches past turnAt (that of a turn now
+// recovered), the log is read whole instead.
+func (c *Claim) setLog(ctx context.Context, s *Store, tail *redis.SliceCmd, turnAt string, own []conversation.Event) error {
+	reply, err := tail.Result()
+	if err != nil {
+		return fmt.Errorf("read the log: %w", err)
+	}
+	pid, first := c.Record.ID, own[0].ID
+	entries := logEntries(reply)
+	switch mine := slices.IndexFunc(entries, func(e logEntry) bool { return e.id == first }); {
+	case mine >= 0:
+		entries = entries[:mine]
+	case c.HistoryAfter != "" && len(entries) == tailRead:
+		rest, err := s.logBefore(ctx, pid, entries[len(entries)-1].id, first)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, rest...)
+	default:
+		return fmt.Errorf("the log read after the claim lacks its event %s", first)
+	}
+	inLog := func(e logEntry) bool { return e.id == turnAt }
+	inOwn := func(e conversation.Event) bool { return e.ID == turnAt }
+	if c.HistoryAfter != "" && !slices.ContainsFunc(entries, inLog) && !slices.ContainsFunc(own, inOwn) {
+		c.HistoryAfter = ""
+		if entries, err = s.logBefore(ctx, pid, "", first); err != nil {
+			return err
+		}
+	}
+	log := make([]conversation.Event, 0, len(entries)+len(own))
+	for _, e := range entries {
+		ev, err := decodeEvent(e.id, e.data)
+		if err != nil {
+			return err
+		}
+		log = append(log, ev)
+	}
+	log = append(log, own...)
+	split := slices.IndexFunc(log, inOwn)
+	if split < 0 {
+		return fmt.Errorf("the turn's turn_start %s is not in the log", turnAt)
+	}
+	c.History, c.Current = log[:split:split], log[split:]
+	return nil
+}
+
+// logBefore reads the entries of pid's log after the one with id after
+// ("" = from the start) and before the one with id before.
+func (s *Store) logBefore(ctx context.Context, pid, after, before string) ([]logEntry, error) {
+	start := "-"
+	if after != "" {
+		start = "(" + after
+	}
+	reply, err := s.rdb.Do(ctx, "xrange", eventsKey(pid), start, "("+before).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("read the log: %w", err)
 	}
-	if len(own) == 0 {
-		return nil, errors.New("the script wrote no event")
-	}
-	log := make([]conversation.Event, 0, len(reply)+len(own))
+	return logEntries(reply), nil
+}
+
+// A logEntry is an entry of a log as XRANGE returns it: its id and its
+// event's JSON.
+type logEntry struct{ id, data string }
+
+// logEntries reads an XRANGE reply of a log taken as a plain slice, which
+// costs less than go-redis's XMessage (a map per entry).
+func logEntries(reply []any) []logEntry {
+	out := make([]logEntry, 0, len(reply))
 	for _, r := range reply {
 		entry, _ := r.([]any)
 		if len(entry) < 2 {
-			return nil, fmt.Errorf("unexpected log entry %v", r)
+			continue
 		}
-		id := str(entry[0])
-		if id == own[0].ID {
-			return append(log, own...), nil
+		e := logEntry{id: str(entry[0])}
+		fields := strs(entry[1])
+		for i := 0; i+1 < len(fields); i += 2 {
+			if fields[i] == "e" {
+				e.data = fields[i+1]
+			}
 		}
-		e, err := decodeEvent(id, hash(entry[1])["e"])
-		if err != nil {
-			return nil, err
-		}
-		log = append(log, e)
+		out = append(out, e)
 	}
-	return nil, fmt.Errorf("the log read after the claim lacks its event %s", own[0].ID)
+	return out
 }
 
 // RenewLease extends the claim's lease by LeaseTTL, or returns ErrFenced

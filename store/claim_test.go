@@ -388,6 +388,39 @@ func TestClaimAfter(t *testing.T) {
 	}
 }
 
+// A claim after a known id reads on when more was written since than its
+// first read takes (an operator paused and resumed the process, then a
+// message came).
+func TestClaimAfterManyWrites(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := user("first")
+	e.create(t, "p1", &in)
+	c1 := e.claim(t, "p1", "t1")
+	known := c1.Current[len(c1.Current)-1].ID
+	e.commit(t, c1, lifecycle.AwaitUser)
+	e.transition(t, "p1", lifecycle.Pause)
+	e.transition(t, "p1", lifecycle.Resume)
+	e.post(t, "p1", user("second"))
+	c2, err := e.s.ClaimAfter(e.ctx, e.wake(t, "p1"), "n1", "t2", known, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2.HistoryAfter != known {
+		t.Errorf("HistoryAfter = %q, want %q", c2.HistoryAfter, known)
+	}
+	full, err := e.s.Log(e.ctx, "p1", known, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := append(append([]conversation.Event{}, c2.History...), c2.Current...); !sameJSON(t, full, got) {
+		t.Errorf("History+Current is not the log after %s:\nclaim %q\nlog   %q", known, describe(got), describe(full))
+	}
+	if len(c2.History) != 4 {
+		t.Errorf("History has %d events, want 4 (the commit's, the pause, the resume, the unblock): %q", len(c2.History), describe(c2.History))
+	}
+}
+
 // A recovering claim given an id at or past its turn's start (a node kept
 // the log of the interrupted turn) reads the history whole: the turn's
 // events belong in Current.

@@ -93,7 +93,7 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 	gapless := str(res[1]) == "1"
 	c.appended(gapless, events, strs(res[2]), now)
 	if c.Gapless {
-		own, err := s.events(nil, res[3], now)
+		own, err := s.made(res[3], now)
 		if err != nil {
 			return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
 		}

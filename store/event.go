@@ -43,20 +43,12 @@ func decodeEvent(id, data string) (conversation.Event, error) {
 	return e, nil
 }
 
-// events returns the log a script replied with (see tail in the prelude):
-// flat holds the id and JSON of events others wrote, made the rows of the
-// events the script wrote itself from templates at time at, which follow.
-func (s *Store) events(flat []string, made any, at time.Time) ([]conversation.Event, error) {
-	rows, _ := made.([]any)
-	out := make([]conversation.Event, 0, len(flat)/2+len(rows))
-	for i := 0; i+1 < len(flat); i += 2 {
-		e, err := decodeEvent(flat[i], flat[i+1])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	for _, row := range rows {
+// made returns the events a script wrote itself from templates at time at,
+// from the rows it replied with (see write in the prelude).
+func (s *Store) made(rows any, at time.Time) ([]conversation.Event, error) {
+	list, _ := rows.([]any)
+	out := make([]conversation.Event, 0, len(list))
+	for _, row := range list {
 		e, err := s.tpl.build(strs(row), at)
 		if err != nil {
 			return nil, err

@@ -3,18 +3,18 @@
 -- node died) is leased again and recovered into its interrupted turn.
 -- KEYS: the process's keys.
 -- ARGV: pid, shard, now, at, node, lease ttl ms, turn id, wake stream, wake
---       entry id, known: the id of the last event the caller already has
---       ('' = none: it reads the log itself), has record ('1': the caller
---       has the process's record, and the reply carries only its status,
---       see the prelude)
+--       entry id, has record ('1': the caller has the process's record,
+--       and the reply carries only its status, see the prelude)
 -- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or
--- {'OK', token, recovered, turn, turn_at, record or status, log (id, json,
--- ...), after, made, events in the log} (see tail in the prelude).
+-- {'OK', token, recovered, turn, turn_at, record or status, made, events in
+-- the log}: made lists the events the claim wrote (see write in the
+-- prelude). The log before them the caller reads itself, right after the
+-- script and outside Lua (Store.ClaimAfter): a stream entry read into Lua
+-- and returned costs Redis more than the whole claim's commands.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local node, ttl, turn = ARGV[5], ARGV[6], ARGV[7]
 local stream, entry = ARGV[8], ARGV[9]
-local known = ARGV[10] or ''
-local has_record = ARGV[11] == '1'
+local has_record = ARGV[10] == '1'
 local wake = stream .. ' ' .. entry
 local by = 'node:' .. node
 
@@ -86,17 +86,6 @@ end
 redis.call('HSET', p.proc, 'turn', turn, 'turn_at', turn_at, 'wake', wake)
 r.turn, r.wake = turn, wake
 
--- The log from the first event the caller lacks: a node that keeps the
--- history of the processes it ran gets only what is new. Only history can
--- be skipped: the turn's own events always come back. A caller that has
--- none of it reads it itself, outside Lua (Store.ClaimAfter): a whole log
--- read into Lua and returned costs Redis far more.
-local log, made, after = {}, p.made, ''
-if known ~= '' then
-  local from = '-'
-  if id_before(known, turn_at) then from, after = '(' .. known, known end
-  log, made = tail(p, from)
-end
 local record
 if has_record then record = status(p) else record = redis.call('HGETALL', p.proc) end
-return {'OK', tostring(token), recovered, turn, turn_at, record, log, after, made, redis.call('XLEN', p.events)}
+return {'OK', tostring(token), recovered, turn, turn_at, record, p.made, redis.call('XLEN', p.events)}

@@ -9,7 +9,7 @@
 --       at (ms), idempotency key, idempotency ttl, the number of events
 --       the caller knows the log to hold ('' = not known), events (JSON) ...
 -- Returns {'FENCED'} or {'OK', status (the prelude's), gapless ('1'/'0'),
--- {id of each event}, made: the events the script wrote itself, as tail in
+-- {id of each event}, made: the events the script wrote itself, as write in
 -- the prelude lists them, only when gapless}.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if not fenced(p, ARGV[5], ARGV[6], rec(p).fence) then return {'FENCED'} end

@@ -73,15 +73,6 @@ local function fields(flat)
   return t
 end
 
--- id_before reports whether stream id a ("ms-seq") comes before b.
-local function id_before(a, b)
-  local am, as = string.match(a, '^(%d+)-(%d+)$')
-  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
-  if not am or not bm then return false end
-  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
-  return am < bm or (am == bm and as < bs)
-end
-
 -- sender names who sent an inbox message: its from, else its kind.
 local function sender(msg)
   if msg.from ~= nil and msg.from ~= '' then return msg.from end
@@ -93,8 +84,10 @@ local function append(p, json)
 end
 
 -- write appends the event template name renders with vals and notes what
--- it made, in order (p.made), so that a reply can carry the values instead
--- of reading the event back (see tail).
+-- it made, in order (p.made: rows of the event's id, the template's name
+-- and its values as name, value, ...), so that a reply can carry the
+-- values from which Go builds the events (templates.build) instead of
+-- their JSON: a string read into Lua, or returned from it, costs Redis.
 local function write(p, name, vals)
   local id = append(p, render(p, TPL[name], vals))
   local row = {id, name}
@@ -107,23 +100,6 @@ local function write(p, name, vals)
   p.made = p.made or {}
   p.made[#p.made + 1] = row
   return id
-end
-
--- tail returns the log from stream id from ('-', or '(' .. id) to its end
--- as a reply: the events others wrote, as a flat list of id and JSON, then
--- the events this script wrote (which end the log), as rows of id,
--- template name and values (name, value, ...) from which Go builds them
--- without reading them back.
-local function tail(p, from)
-  local made = p.made or {}
-  local to = '+'
-  if made[1] then to = '(' .. made[1][1] end
-  local log = {}
-  for _, e in ipairs(redis.call('XRANGE', p.events, from, to)) do
-    log[#log + 1] = e[1]
-    log[#log + 1] = fields(e[2]).e or ''
-  end
-  return log, made
 end
 
 -- ends_at returns '1' when the log holds n events, else '0' (and '0'
