@@ -34,8 +34,8 @@ type batcher struct {
 type batchCall struct {
 	ctx  context.Context
 	cmds []redis.Cmder // sent together, in order
-	// done is closed when cmd has its reply, or when the call is to send
-	// the next pipeline, batch.
+	// done is closed when cmds have their replies, or when the call is to
+	// send the next pipeline, batch.
 	done  chan struct{}
 	batch []*batchCall
 }

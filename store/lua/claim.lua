@@ -10,7 +10,7 @@
 -- the log}: made lists the events the claim wrote (see write in the
 -- prelude). The log before them the caller reads itself, right after the
 -- script and outside Lua (Store.ClaimAfter): a stream entry read into Lua
--- and returned costs Redis more than the whole claim's commands.
+-- and returned costs Redis several times what the XRANGE itself does.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local node, ttl, turn = ARGV[5], ARGV[6], ARGV[7]
 local stream, entry = ARGV[8], ARGV[9]
