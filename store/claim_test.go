@@ -187,11 +187,11 @@ func TestFencing(t *testing.T) {
 	}
 }
 
-// TestRecovery checks that a RUNNING process whose node died is recovered
-// into its interrupted turn, and that what arrived meanwhile is not lost.
-func TestRecovery(t *testing.T) {
-	t.Parallel()
-	e := setup(t)
+// interrupted leaves p1 RUNNING in turn t2, whose node n1 checkpointed
+// "half" and died, after turn t1; before n1 dies, before runs (nil: nothing).
+// It returns t2's claim and the stale wake another node now holds, n2.
+func interrupted(t *testing.T, e *env, before func()) (*store.Claim, store.Wake) {
+	t.Helper()
 	in := user("first")
 	e.create(t, "p1", &in)
 	e.commit(t, e.claim(t, "p1", "t1"), lifecycle.Continue, chat("one"))
@@ -200,21 +200,24 @@ func TestRecovery(t *testing.T) {
 	if err := e.s.Checkpoint(e.ctx, c, []conversation.Event{chat("half")}); err != nil {
 		t.Fatal(err)
 	}
-	e.post(t, "p1", user("meanwhile"))
+	if before != nil {
+		before()
+	}
 	e.rdb.Del(e.ctx, "brain:{p1}:lease") // n1 died
-
 	stale, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
 	if err != nil || len(stale) != 1 || stale[0] != c.Wake {
 		t.Fatalf("ClaimStaleWakes = %+v, %v; want the turn's wake %+v", stale, err, c.Wake)
 	}
-	r, err := e.s.Claim(e.ctx, stale[0], "n2", "t3")
-	if err != nil {
-		t.Fatal(err)
+	return c, stale[0]
+}
+
+// The History and Current of the claim that recovers interrupted's turn.
+var (
+	interruptedHistory = []string{
+		"turn_start wake [t1]", "state READY->RUNNING wake by node:n1 [t1]", `inbox user user:alice "first" [t1]`,
+		`chat "one"`, "state RUNNING->READY continue by model [t1]",
 	}
-	if !r.Recovered || r.TurnID != "t2" || r.Record.Status.State != lifecycle.Running {
-		t.Errorf("recovery: recovered %v turn %s state %s; want true t2 RUNNING", r.Recovered, r.TurnID, r.Record.Status)
-	}
-	want := []string{
+	interruptedCurrent = []string{
 		"turn_start wake [t2]",
 		"state READY->RUNNING wake by node:n1 [t2]",
 		`inbox user user:alice "second" [t2]`,
@@ -222,13 +225,25 @@ func TestRecovery(t *testing.T) {
 		"state RUNNING->READY recover by node:n2 [t2]",
 		"state READY->RUNNING wake by node:n2 [t2]",
 	}
-	if diff := cmp.Diff(want, describe(r.Current)); diff != "" {
+)
+
+// TestRecovery checks that a RUNNING process whose node died is recovered
+// into its interrupted turn, and that what arrived meanwhile is not lost.
+func TestRecovery(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	_, stale := interrupted(t, e, func() { e.post(t, "p1", user("meanwhile")) })
+	r, err := e.s.Claim(e.ctx, stale, "n2", "t3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Recovered || r.TurnID != "t2" || r.Record.Status.State != lifecycle.Running {
+		t.Errorf("recovery: recovered %v turn %s state %s; want true t2 RUNNING", r.Recovered, r.TurnID, r.Record.Status)
+	}
+	if diff := cmp.Diff(interruptedCurrent, describe(r.Current)); diff != "" {
 		t.Errorf("Current (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{
-		"turn_start wake [t1]", "state READY->RUNNING wake by node:n1 [t1]", `inbox user user:alice "first" [t1]`,
-		`chat "one"`, "state RUNNING->READY continue by model [t1]",
-	}, describe(r.History)); diff != "" {
+	if diff := cmp.Diff(interruptedHistory, describe(r.History)); diff != "" {
 		t.Errorf("History (-want +got):\n%s", diff)
 	}
 	// Not drained: the message that came in meanwhile waits, and the commit
@@ -430,44 +445,22 @@ func TestClaimAfterPastTheTurnStart(t *testing.T) {
 		t.Run(at, func(t *testing.T) {
 			t.Parallel()
 			e := setup(t)
-			in := user("first")
-			e.create(t, "p1", &in)
-			e.commit(t, e.claim(t, "p1", "t1"), lifecycle.Continue, chat("one"))
-			e.post(t, "p1", user("second"))
-			c := e.claim(t, "p1", "t2")
-			if err := e.s.Checkpoint(e.ctx, c, []conversation.Event{chat("half")}); err != nil {
-				t.Fatal(err)
-			}
+			c, stale := interrupted(t, e, nil)
 			known := c.Current[0].ID
 			if at == "checkpoint" {
 				known = c.Appended[len(c.Appended)-1].ID
 			}
-			e.rdb.Del(e.ctx, "brain:{p1}:lease") // n1 died
-			stale, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
-			if err != nil || len(stale) != 1 {
-				t.Fatalf("ClaimStaleWakes = %+v, %v; want the turn's wake", stale, err)
-			}
-			r, err := e.s.ClaimAfter(e.ctx, stale[0], "n2", "t3", known, nil)
+			r, err := e.s.ClaimAfter(e.ctx, stale, "n2", "t3", known, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if r.HistoryAfter != "" {
 				t.Errorf("HistoryAfter = %q, want \"\" (the whole history)", r.HistoryAfter)
 			}
-			if diff := cmp.Diff([]string{
-				"turn_start wake [t1]", "state READY->RUNNING wake by node:n1 [t1]", `inbox user user:alice "first" [t1]`,
-				`chat "one"`, "state RUNNING->READY continue by model [t1]",
-			}, describe(r.History)); diff != "" {
+			if diff := cmp.Diff(interruptedHistory, describe(r.History)); diff != "" {
 				t.Errorf("History (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]string{
-				"turn_start wake [t2]",
-				"state READY->RUNNING wake by node:n1 [t2]",
-				`inbox user user:alice "second" [t2]`,
-				`chat "half"`,
-				"state RUNNING->READY recover by node:n2 [t2]",
-				"state READY->RUNNING wake by node:n2 [t2]",
-			}, describe(r.Current)); diff != "" {
+			if diff := cmp.Diff(interruptedCurrent, describe(r.Current)); diff != "" {
 				t.Errorf("Current (-want +got):\n%s", diff)
 			}
 		})
