@@ -44,6 +44,10 @@ type Node struct {
 	// work carries the wakes whose turns the workers run, each in a slot
 	// already taken; closed when intake has stopped.
 	work chan store.Wake
+	// leases renews the running turns' leases until the turns are over.
+	leases     *leaseKeeper
+	stopLeases context.CancelFunc
+	keeping    sync.WaitGroup
 	// turnCtx is the parent of every turn; cancelled when Stop's grace ends.
 	turnCtx    context.Context
 	turnCancel context.CancelFunc
@@ -68,6 +72,7 @@ func New(cfg Config) (*Node, error) {
 		work:   make(chan store.Wake, cfg.Concurrency),
 	}
 	n.histories = newHistories(cfg.HistoryCache, cfg.HistoryBytes)
+	n.leases = newLeaseKeeper(st, cfg.LeaseTTL)
 	catalog := tools.BuiltinCatalog()
 	catalog[tools.SpawnWorker] = tools.SpawnWorkerFactory(n)
 	catalog[tools.ScheduleWakeup] = tools.ScheduleWakeupFactory(n)
@@ -99,6 +104,9 @@ func (n *Node) Start(ctx context.Context) error {
 	intakeCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
 	n.turnCtx, n.turnCancel = context.WithCancel(context.WithoutCancel(ctx))
+	leasesCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
+	n.stopLeases = stopLeases
+	n.keeping.Go(func() { n.leases.run(leasesCtx) })
 	for range n.cfg.Concurrency {
 		n.turns.Go(n.runTurns)
 	}
@@ -177,6 +185,8 @@ func (n *Node) Stop(ctx context.Context) error {
 		<-done
 	}
 	n.turnCancel()
+	n.stopLeases()
+	n.keeping.Wait()
 	if err := n.mcp.Close(); err != nil { // stops the MCP servers' processes
 		n.log.Warn("closing MCP servers failed", zap.Error(err))
 	}

@@ -358,6 +358,88 @@ turns:
 	}
 }
 
+// A turn that runs for many lease TTLs keeps its lease: the node renews
+// it, so its own takeover loop never finds the wake stale, and the turn
+// commits under its first claim, without a recovery.
+func TestLongTurnKeepsItsLease(t *testing.T) {
+	t.Parallel()
+	hanging, release := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case hanging <- struct{}{}:
+		default: // a second call: the test fails on the recovery anyway
+		}
+		<-release
+		fmt.Fprint(w, "done at last")
+	}))
+	defer srv.Close()
+	defer close(release) // before srv.Close on a failure: the handler must return
+	model := script(t, fmt.Sprintf(`
+turns:
+  - rounds:
+      - calls:
+          - {name: http_fetch, args: {url: "%s/slow"}}
+      - calls:
+          - {name: respond, args: {message: "Fetched."}}
+`, srv.URL))
+	redisSrv := testutil.StartRedis(t)
+	rdb := redisSrv.Client(t)
+	const ttl = 300 * time.Millisecond
+	c := newCommits()
+	n := startNode(t, Config{Redis: rdb, NodeID: "a", Models: map[string]llm.Model{"default": model}, LeaseTTL: ttl, OnCommit: c.add})
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "fetcher", Input: "fetch it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-hanging:
+	case <-time.After(waitTimeout):
+		t.Fatal("the turn never reached its tool")
+	}
+	// Four renewals: the lease's time to live goes up four times, and the
+	// lease stays the first claim's all along.
+	lease := "brain:{" + rec.ID + "}:lease"
+	first, err := rdb.Get(ctx, lease).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	renewals, last := 0, time.Duration(0)
+	deadline := time.Now().Add(waitTimeout)
+	for renewals < 4 && time.Now().Before(deadline) {
+		value, err := rdb.Get(ctx, lease).Result()
+		if err != nil || value != first {
+			t.Fatalf("lease = %q, %v; want %q, the first claim's, kept", value, err, first)
+		}
+		left, err := rdb.PTTL(ctx, lease).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left > last {
+			renewals++
+		}
+		last = left
+		time.Sleep(ttl / 20) // the polling interval; the loop waits on what it sees
+	}
+	if renewals < 4 {
+		t.Fatalf("saw %d renewals in %s, want 4", renewals, waitTimeout)
+	}
+	release <- struct{}{}
+	done := c.wait(t, "the long turn's commit", func(r store.Record) bool { return r.ID == rec.ID })
+	if done.Status.State != lifecycle.Blocked {
+		t.Errorf("state after the turn = %s, want BLOCKED", done.Status)
+	}
+	evs, err := redisLog(t, redisSrv, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.StateChange != nil && e.StateChange.Event == string(lifecycle.Recover) {
+			t.Errorf("the turn was recovered (%+v): its lease was not kept", e)
+		}
+	}
+}
+
 func redisLog(t testing.TB, srv *testutil.RedisServer, pid string) ([]conversation.Event, error) {
 	st, err := store.New(srv.Client(t), store.Config{})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -52,10 +51,9 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	renewed := n.keepLease(turnCtx, cancel, claim, log)
-	defer func() { <-renewed }()
-
+	n.leases.hold(claim, cancel, log) // a lost lease cancels the turn
 	out, err := n.play(turnCtx, claim, historyView)
+	n.leases.drop(claim) // the commit or release ends the lease
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, store.ErrFenced) {
@@ -179,30 +177,6 @@ func (n *Node) fail(ctx context.Context, claim *store.Claim, why string, log *za
 	if n.cfg.OnCommit != nil {
 		n.cfg.OnCommit(rec, []conversation.Event{notice})
 	}
-}
-
-// keepLease renews the claim's lease until ctx ends; when the lease is lost
-// it cancels the turn. The returned channel closes when it has stopped.
-func (n *Node) keepLease(ctx context.Context, cancel context.CancelFunc, claim *store.Claim, log *zap.Logger) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(n.cfg.LeaseTTL / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := n.store.RenewLease(ctx, claim); err != nil && ctx.Err() == nil {
-					log.Warn("lease lost", zap.Error(err))
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	return done
 }
 
 // ProcessEvent is the content of the process_event message a finished
