@@ -24,7 +24,8 @@ type Config struct {
 	Redis redis.UniversalClient
 	// NodeID names the node in leases and logs; hostname-pid-random when empty.
 	NodeID string
-	// Concurrency is the most turns the node runs at once (default 8).
+	// Concurrency is the most turns the node runs at once (default 8):
+	// that many worker goroutines run them, for the node's life.
 	Concurrency int
 	// LeaseTTL is how long a node owns a process without renewing it; a
 	// dead node's processes are taken over after it (default 10s).
