@@ -384,7 +384,7 @@ turns:
 `, srv.URL))
 	redisSrv := testutil.StartRedis(t)
 	rdb := redisSrv.Client(t)
-	const ttl = 300 * time.Millisecond
+	const ttl = 600 * time.Millisecond // as TestRecoveryAfterANodeDies: room for a busy CI machine
 	c := newCommits()
 	n := startNode(t, Config{Redis: rdb, NodeID: "a", Models: map[string]llm.Model{"default": model}, LeaseTTL: ttl, OnCommit: c.add})
 	ctx := context.Background()
