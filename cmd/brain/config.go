@@ -124,22 +124,21 @@ var settings = []setting{
 		c.InsecureOpen = b
 		return nil
 	}},
-	{name: "max-body", usage: "`SIZE`: the largest request body the API accepts, in bytes or with a KiB or MiB suffix (default 64KiB)", set: func(c *serveConfig, v string) error {
+	{name: "max-body", usage: "`SIZE`: the largest request body the API accepts, in bytes or with a KiB, MiB or GiB suffix (default 64KiB)", set: setSize(func(c *serveConfig) *int64 { return &c.MaxBody })},
+	{name: "history-memory", usage: "`SIZE`: the memory this node keeps recent conversation logs in, so that a turn reads only what is new of its log; with KiB, MiB or GiB (default 256MiB)", set: setSize(func(c *serveConfig) *int64 { return &c.HistoryMemory })},
+}
+
+// setSize is the set of a size setting: parseSize's value goes to the
+// field that field returns.
+func setSize(field func(*serveConfig) *int64) func(*serveConfig, string) error {
+	return func(c *serveConfig, v string) error {
 		n, err := parseSize(v)
 		if err != nil {
 			return err
 		}
-		c.MaxBody = n
+		*field(c) = n
 		return nil
-	}},
-	{name: "history-memory", usage: "`SIZE`: the memory this node keeps recent conversation logs in, so that a turn reads only what is new of its log; with KiB, MiB or GiB (default 256MiB)", set: func(c *serveConfig, v string) error {
-		n, err := parseSize(v)
-		if err != nil {
-			return err
-		}
-		c.HistoryMemory = n
-		return nil
-	}},
+	}
 }
 
 // parseSize reads a positive byte count: 4096, 64KiB, 1MiB, 2GiB.
