@@ -113,6 +113,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.loop(intakeCtx, "wakes", 0, n.readWakes)
 	n.loop(intakeCtx, "takeovers", n.cfg.LeaseTTL/2, n.takeOver)
 	n.loop(intakeCtx, "timers", time.Second, n.fireTimers)
+	n.loop(intakeCtx, "tending function libraries", time.Hour, n.tendLibraries)
 	n.intake.Go(func() {
 		// Once per database: processes from before the owner indexes.
 		if added, err := n.store.IndexOwners(intakeCtx); err != nil && intakeCtx.Err() == nil {
@@ -213,6 +214,17 @@ func (n *Node) takeOver(ctx context.Context) error {
 	}
 	wakes, err := n.store.ClaimStaleWakes(ctx, n.cfg.NodeID, n.cfg.Engines, n.cfg.LeaseTTL, free)
 	n.runWakes(ctx, free, wakes)
+	return err
+}
+
+// tendLibraries notes that this version's Lua library is in use and
+// deletes those of versions no node has used for store.LibraryRetention.
+func (n *Node) tendLibraries(ctx context.Context) error {
+	retired, err := n.store.TendLibraries(ctx)
+	for _, name := range retired {
+		n.log.Info("deleted the Lua function library of a brain version no node has used lately",
+			zap.String("library", name), zap.Duration("unused for", store.LibraryRetention))
+	}
 	return err
 }
 

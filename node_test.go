@@ -16,6 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines/chat"
@@ -984,4 +987,51 @@ turns:
 func lastKept(n *Node, pid string) string {
 	id, _ := n.histories.known(pid)
 	return id
+}
+
+// A node deletes, when it starts, the Lua library of a brain version that
+// no node has used for store.LibraryRetention, and keeps its own.
+func TestNodeDeletesUnusedLibraries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := testutil.StartRedis(t).Client(t)
+	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	const old = "brain_00000000000a"
+	if err := rdb.FunctionLoad(ctx, "#!lua name="+old+"\nredis.register_function('"+old+"_f', function() return 1 end)").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The key store.TendLibraries keeps: the last time a node noted old.
+	lastUse := now.Add(-store.LibraryRetention - time.Minute)
+	if err := rdb.ZAdd(ctx, "brain:libraries", redis.Z{Score: float64(lastUse.UnixMilli()), Member: old}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deleted := make(chan string, 1)
+	observed, _ := observer.New(zap.InfoLevel) // hooks run only on entries a core takes
+	logger := zap.New(zapcore.RegisterHooks(observed, func(e zapcore.Entry) error {
+		if strings.HasPrefix(e.Message, "deleted the Lua function library") {
+			deleted <- e.Message
+		}
+		return nil
+	}))
+	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": script(t, delegation)},
+		Logger: logger, Clock: func() time.Time { return now }})
+	select {
+	case <-deleted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the node did not delete the unused library")
+	}
+	if _, err := n.Create(ctx, NewProcess{Recipe: "arthur"}); err != nil { // loads the node's own library
+		t.Fatal(err)
+	}
+	libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{}).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range libs {
+		names = append(names, l.Name)
+	}
+	if len(names) != 1 || names[0] == old {
+		t.Errorf("libraries = %v; want the node's own only", names)
+	}
 }

@@ -23,6 +23,8 @@
 //	brain:state:<STATE> zset    pid -> created_at ms: the index List walks
 //	brain:owner:<owner> zset    pid -> created_at ms: the index ListOwned walks
 //	brain:timers        zset    "<pid>|<timer id>" -> due unix ms
+//	brain:libraries     zset    Lua library name -> when a node last said it
+//	                            uses it, unix ms (TendLibraries)
 //
 // turn and turn_at name the process's current (or last) turn and the
 // stream id of its turn_start, so that a recovering claim resumes it
@@ -41,7 +43,8 @@
 // wake rule and the post semantics, so each exists once. On Redis 7 they
 // are the functions of one library, brain_<hash of the code> (FCALL),
 // loaded on first use and again when the server lost it; each version of
-// brain loads its own, so old ones stay until FUNCTION DELETE. A server
+// brain loads its own, and nodes delete those of versions no node has
+// used for a day (TendLibraries). A server
 // without functions (older, miniredis) or whose ACL denies them runs the
 // same scripts with EVALSHA. The events scripts write themselves are
 // templates Go encodes once and bakes into the prelude (TPL), with

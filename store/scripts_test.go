@@ -99,6 +99,9 @@ func TestScriptsWithoutFunctions(t *testing.T) {
 		if !s.scripts.post.lib.evalOnly.Load() {
 			t.Error("the scripts did not fall back to EVAL")
 		}
+		if retired, err := s.TendLibraries(context.Background()); err != nil || retired != nil {
+			t.Errorf("TendLibraries = %v, %v; want nothing to do", retired, err)
+		}
 	}
 	t.Run("miniredis", func(t *testing.T) {
 		t.Parallel()
