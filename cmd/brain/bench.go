@@ -14,8 +14,8 @@ import (
 )
 
 const benchUsage = `Usage:
-  brain bench [--redis URL] [--processes P] [--messages M] [--concurrency C]
-              [--rate R] [--idle N] [--cpuprofile FILE]
+  brain bench [--redis URL | --aof] [--processes P] [--messages M]
+              [--concurrency C] [--rate R] [--idle N] [--cpuprofile FILE]
 
 Measures one node with a scripted, zero-latency model (every turn: one
 tell_user round, then respond) and prints figures; it never fails because a
@@ -34,8 +34,10 @@ machine is slow.
                 and after, Redis bytes per process (--idle 0 skips it)
 
 Redis: without --redis, a throwaway redis-server is started for the run and
-flushed between phases; when there is no redis-server binary, the embedded
-miniredis is used and the figures are NOT representative. With --redis, that
+flushed between phases, keeping nothing on disk (with --aof: an append-only
+file fsynced every second, as a Redis that must survive its own crash); when
+there is no redis-server binary, the embedded miniredis is used and the
+figures are NOT representative. With --redis, that
 server is measured, but only if its database is empty: brain's key names are
 fixed, so bench refuses a database holding any key, and it leaves its
 processes there when done (FLUSHDB removes them).
@@ -49,6 +51,7 @@ func runBench(ctx context.Context, args []string, log *zap.Logger, stdout, stder
 	fs := flag.NewFlagSet("brain bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.RedisURL, "redis", "", "measure this Redis (redis://[user:password@]host:port/db; its database must be empty) instead of a throwaway redis-server")
+	fs.BoolVar(&cfg.AppendOnly, "aof", false, "run the throwaway redis-server with its append-only file on (appendfsync everysec), as a Redis that must survive its own crash")
 	fs.IntVar(&cfg.Processes, "processes", cfg.Processes, "processes of the throughput phase")
 	fs.IntVar(&cfg.Messages, "messages", cfg.Messages, "messages posted to each process in the throughput phase")
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "turns the node runs at once")

@@ -8,6 +8,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/internal/redisinfo"
 )
 
 // redisPingTimeout bounds the first contact with Redis at start.
@@ -39,5 +41,23 @@ func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb *redis.Cl
 		return nil, nil, fmt.Errorf("redis at %s (db %d) does not answer: %w", opts.Addr, opts.DB, err)
 	}
 	log.Info("connected to redis", zap.String("addr", opts.Addr), zap.Int("db", opts.DB))
+	warnOfVolatility(pctx, rdb, log)
 	return rdb, func() { _ = rdb.Close() }, nil
+}
+
+// warnOfVolatility warns when Redis keeps no append-only file: a node's
+// crash loses nothing whatever Redis keeps, but a crash of Redis itself
+// loses what its disk lacks.
+func warnOfVolatility(ctx context.Context, rdb *redis.Client, log *zap.Logger) {
+	p, err := redisinfo.ReadPersistence(ctx, rdb)
+	switch {
+	case err != nil:
+		log.Warn("cannot tell what redis keeps on disk", zap.Error(err))
+	case !p.AOF:
+		log.Warn("redis keeps no append-only file: a crash or restart of redis loses what changed since its last snapshot "+
+			"(processes, messages, turns); run it with appendonly yes (README: Running the server)",
+			zap.Stringer("persistence", p))
+	default:
+		log.Info("redis persistence", zap.Stringer("persistence", p))
+	}
 }

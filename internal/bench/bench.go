@@ -17,6 +17,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/internal/redisserver"
 )
 
 // ErrInvalidConfig says Run was given a configuration it cannot run.
@@ -28,6 +30,10 @@ type Config struct {
 	// database must be empty. When empty, a throwaway redis-server is
 	// started, or the embedded miniredis is used when there is no binary.
 	RedisURL string
+	// AppendOnly runs the throwaway redis-server with its append-only file
+	// on, fsynced every second, as a Redis that must survive its own crash
+	// runs (--aof). A server given by RedisURL runs as it is configured.
+	AppendOnly bool
 	// Processes and Messages shape the throughput phase: Messages user
 	// messages are posted to each of Processes BLOCKED processes.
 	Processes, Messages int
@@ -87,6 +93,9 @@ func (c *Config) validate() error {
 		if _, err := redis.ParseURL(c.RedisURL); err != nil {
 			errs = append(errs, fmt.Errorf("RedisURL (--redis): %w; want redis://[user:password@]host:port/db", err))
 		}
+		if c.AppendOnly {
+			errs = append(errs, errors.New("AppendOnly (--aof): only for the throwaway redis-server; a server given with --redis keeps its own persistence settings (CONFIG SET appendonly yes turns its append-only file on)"))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
@@ -105,7 +114,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer, log *zap.Logger) error {
 		log = zap.NewNop()
 	}
 	log = log.Named("bench")
-	tgt, err := openTarget(ctx, cfg.RedisURL, log)
+	tgt, err := openTarget(ctx, cfg.RedisURL, redisserver.Options{AppendOnly: cfg.AppendOnly}, log)
 	if err != nil {
 		return err
 	}

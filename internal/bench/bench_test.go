@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/engine-brain/brain/internal/redisserver"
 	"github.com/engine-brain/brain/internal/testutil"
 )
 
@@ -97,7 +98,7 @@ func TestRun(t *testing.T) {
 	}
 	report := out.String()
 	checkFigures(t, report)
-	for _, want := range []string{"redis-server ", "db 0 (--redis; not flushed", "throughput: 3 BLOCKED processes × 2 messages"} {
+	for _, want := range []string{"redis-server ", "db 0 (--redis; not flushed", "no append-only file, no snapshots", "throughput: 3 BLOCKED processes × 2 messages"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q:\n%s", want, report)
 		}
@@ -116,6 +117,23 @@ func TestRun(t *testing.T) {
 // TestRunEmbedded measures the embedded miniredis, as a machine without
 // redis-server does: the figures come with the note, and what miniredis
 // cannot say is n/a. It asks for a CPU profile too.
+// TestThrowawayAppendOnly checks that --aof runs the throwaway server with
+// its append-only file on, and that the report would say so.
+func TestThrowawayAppendOnly(t *testing.T) {
+	t.Parallel()
+	tgt, err := openTarget(t.Context(), "", redisserver.Options{AppendOnly: true}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.close()
+	if tgt.kind == embedded {
+		testutil.StartRedis(t) // no redis-server binary: skips, or fails where BRAIN_REQUIRE_REDIS=1
+	}
+	if want := "append-only file, appendfsync everysec, no snapshots"; tgt.persistence != want {
+		t.Errorf("persistence = %q, want %q", tgt.persistence, want)
+	}
+}
+
 func TestRunEmbedded(t *testing.T) {
 	t.Parallel()
 	tgt, err := openEmbedded()
@@ -157,6 +175,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative idle", func(c *Config) { c.Idle = -1 }, "Idle (--idle): must be between 0 and 10000000 (got -1)"},
 		{"short latency phase", func(c *Config) { c.LatencyDuration = time.Millisecond }, "LatencyDuration: must be between 100ms and 1h (got 1ms)"},
 		{"bad url", func(c *Config) { c.RedisURL = "http://x" }, "RedisURL (--redis): "},
+		{"aof", func(c *Config) { c.AppendOnly = true }, ""},
+		{"aof of a given server", func(c *Config) { c.RedisURL, c.AppendOnly = "redis://127.0.0.1:6379/3", true }, "AppendOnly (--aof): only for the throwaway redis-server"},
 		{"too many messages", func(c *Config) { c.Processes, c.Messages = 1_000_000, 100 }, "Processes × Messages: must be at most 10000000"},
 	}
 	for _, tt := range tests {

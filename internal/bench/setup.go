@@ -129,6 +129,7 @@ func (b *bench) header(rep *report) {
 	rep.line("go", fmt.Sprintf("%s %s/%s, %d CPUs, GOMAXPROCS %d, GOGC %s", runtime.Version(), runtime.GOOS, runtime.GOARCH,
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), gcPercent()), "")
 	rep.line("redis", b.tgt.describe(), "")
+	rep.line("redis persistence", b.tgt.persistence, "a node's crash loses nothing either way; a Redis crash loses what is not on its disk")
 	rep.line("model", "scripted, zero latency: tell_user, then respond (awaiting the user)", "")
 	rep.line("recipe", recipe, "")
 	if b.tgt.kind == embedded {

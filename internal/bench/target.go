@@ -31,7 +31,9 @@ type target struct {
 	opts redis.Options // copied for every client
 	// version is the server's redis_version, "" when INFO does not say.
 	version string
-	close   func()
+	// persistence says what the server keeps on disk.
+	persistence string
+	close       func()
 }
 
 // client returns a new client of the target.
@@ -64,13 +66,14 @@ func orUnknown(s string) string {
 	return s
 }
 
-// openTarget returns the server of url, or a throwaway redis-server when
-// url is empty, or the embedded miniredis when there is no binary.
-func openTarget(ctx context.Context, url string, log *zap.Logger) (*target, error) {
+// openTarget returns the server of url, or a throwaway redis-server run
+// with opts when url is empty, or the embedded miniredis when there is no
+// binary.
+func openTarget(ctx context.Context, url string, opts redisserver.Options, log *zap.Logger) (*target, error) {
 	if url != "" {
 		return openGiven(ctx, url)
 	}
-	srv, err := redisserver.Start()
+	srv, err := redisserver.Start(opts)
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		log.Warn("no redis-server binary: measuring the embedded miniredis; the figures are NOT representative of Redis",
 			zap.Error(err))
@@ -80,7 +83,7 @@ func openTarget(ctx context.Context, url string, log *zap.Logger) (*target, erro
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	t := &target{kind: throwaway, opts: redis.Options{Addr: srv.Addr}, close: srv.Close}
-	t.version = serverVersion(ctx, t)
+	t.version, t.persistence = serverVersion(ctx, t), persistenceOf(ctx, t)
 	return t, nil
 }
 
@@ -103,7 +106,7 @@ func openGiven(ctx context.Context, url string) (*target, error) {
 			"so it runs only on an empty database: point --redis at an empty one (e.g. redis://%s/15), or leave --redis out "+
 			"to measure a throwaway redis-server", ErrNotEmpty, opts.DB, opts.Addr, n, opts.Addr)
 	}
-	t.version = serverVersion(ctx, t)
+	t.version, t.persistence = serverVersion(ctx, t), persistenceOf(ctx, t)
 	return t, nil
 }
 
@@ -115,7 +118,7 @@ func openEmbedded() (*target, error) {
 	if err := mr.Start(); err != nil {
 		return nil, fmt.Errorf("bench: embedded miniredis: %w", err)
 	}
-	return &target{kind: embedded, opts: redis.Options{Addr: mr.Addr()}, close: mr.Close}, nil
+	return &target{kind: embedded, opts: redis.Options{Addr: mr.Addr()}, persistence: "none: in this process's memory", close: mr.Close}, nil
 }
 
 // serverVersion returns the server's redis_version, or "".
@@ -127,4 +130,16 @@ func serverVersion(ctx context.Context, t *target) string {
 		return ""
 	}
 	return redisinfo.Field(txt, "redis_version")
+}
+
+// persistenceOf says what the server keeps on disk, or why that is not
+// known.
+func persistenceOf(ctx context.Context, t *target) string {
+	rdb := t.client()
+	defer rdb.Close()
+	p, err := redisinfo.ReadPersistence(ctx, rdb)
+	if err != nil {
+		return fmt.Sprintf("unknown (%v)", err)
+	}
+	return p.String()
 }

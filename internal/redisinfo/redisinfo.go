@@ -1,6 +1,7 @@
 // Package redisinfo reads figures from a Redis server's INFO reply: the
-// commands it ran, its memory, its CPU time. brain bench and the store's
-// benchmarks measure with them.
+// commands it ran, its memory, its CPU time, its persistence. brain bench
+// and the store's benchmarks measure with them; brain serve says what a
+// crash of its Redis would lose.
 package redisinfo
 
 import (

@@ -25,10 +25,20 @@ var ErrNoBinary = errors.New("redisserver: redis-server binary not found on PATH
 // it only guards against a hung start.
 const startTimeout = 20 * time.Second
 
-// Server is a running redis-server with no persistence.
+// Server is a running redis-server. Its working directory is a fresh
+// temporary one, removed by Close, so whatever it writes (an append-only
+// file) goes there.
 type Server struct {
 	Addr string
 	cmd  *exec.Cmd
+	dir  string
+}
+
+// Options say how to run a server. The zero value keeps nothing on disk.
+type Options struct {
+	// AppendOnly turns the append-only file on, fsynced every second, as a
+	// production Redis that must survive its own crash runs.
+	AppendOnly bool
 }
 
 // Binary returns the path of the redis-server binary, or ErrNoBinary.
@@ -47,7 +57,7 @@ func Binary() (string, error) {
 
 // Start starts a redis-server on a free loopback port and waits until it
 // answers. Close stops it.
-func Start() (*Server, error) {
+func Start(opts Options) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
@@ -55,7 +65,7 @@ func Start() (*Server, error) {
 	// A port found free can be taken before redis binds it; try a few.
 	var lastErr error
 	for range 5 {
-		s, err := start(bin)
+		s, err := start(bin, opts)
 		if err == nil {
 			return s, nil
 		}
@@ -64,10 +74,11 @@ func Start() (*Server, error) {
 	return nil, fmt.Errorf("redisserver: cannot start redis-server: %w", lastErr)
 }
 
-// Close stops the server.
+// Close stops the server and removes its directory.
 func (s *Server) Close() {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
+	_ = os.RemoveAll(s.dir)
 }
 
 func freePort() (int, error) {
@@ -79,29 +90,41 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func start(bin string) (*Server, error) {
+func start(bin string, opts Options) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
+	dir, err := os.MkdirTemp("", "brain-redis-")
+	if err != nil {
+		return nil, err
+	}
+	appendOnly := "no"
+	if opts.AppendOnly {
+		appendOnly = "yes"
+	}
 	cmd := exec.Command(bin,
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
+		"--dir", dir,
 		"--save", "",
-		"--appendonly", "no",
+		"--appendonly", appendOnly,
+		"--appendfsync", "everysec",
 		"--logfile", "",
 		"--daemonize", "no",
 	)
 	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir}
 	ready := make(chan error, 1)
 	go func() { ready <- waitReady(out) }()
 	timer := time.NewTimer(startTimeout)

@@ -33,7 +33,7 @@ func Redis(t testing.TB) *redis.Client {
 // StartRedis starts a redis-server for this test; see Redis.
 func StartRedis(t testing.TB) *RedisServer {
 	t.Helper()
-	srv, err := redisserver.Start()
+	srv, err := redisserver.Start(redisserver.Options{})
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		if os.Getenv(RequireRedisEnv) == "1" {
 			t.Fatalf("testutil: %v (%s=1 makes this a failure; install it with `apt-get install -y redis-server`)", err, RequireRedisEnv)
