@@ -87,6 +87,13 @@ func (n *Node) Transition(ctx context.Context, pid string, ev lifecycle.Event, b
 	return rec, err
 }
 
+// Delete removes a process and everything it has: record, inbox, log,
+// timers, index entries. It refuses while a turn runs (store.ErrRunning).
+// A log a node keeps of it goes when the node needs the room.
+func (n *Node) Delete(ctx context.Context, pid string) (store.Record, error) {
+	return n.store.Delete(ctx, pid)
+}
+
 // recipe returns the recipe called name.
 func (n *Node) recipe(name string) (*recipes.Recipe, error) { return n.Recipes().Get(name) }
 

@@ -91,6 +91,14 @@ func (c *Client) Control(ctx context.Context, id, action string) (Process, error
 	return p, err
 }
 
+// DeleteProcess removes a process and everything it has, and returns it as
+// it was.
+func (c *Client) DeleteProcess(ctx context.Context, id string) (Process, error) {
+	var p Process
+	err := c.do(ctx, http.MethodDelete, processPath(id, ""), nil, nil, nil, &p)
+	return p, err
+}
+
 // Events returns a page of a process's log in view ("user", "raw" or ""
 // for the server's default) after the event id after; limit 0 takes the
 // server's default.

@@ -25,13 +25,14 @@ const (
 	CodeForbidden        = "forbidden"         // 403: the token's role may not do this
 	CodeNotFound         = "not_found"         // 404: no such process, recipe or route
 	CodeMethodNotAllowed = "method_not_allowed"
-	CodeInvalidState     = "invalid_state"  // 409: the lifecycle forbids this in the process's state
-	CodeProcessClosed    = "process_closed" // 409: the process is DONE or FAILED and takes no messages
-	CodeConflict         = "conflict"       // 409: the process changed concurrently; try again
-	CodeBodyTooLarge     = "body_too_large" // 413
-	CodeMissingRecipe    = "missing_recipe" // 422: create without a recipe
-	CodeUnknownRecipe    = "unknown_recipe" // 422: create from a recipe that does not exist
-	CodeEmptyContent     = "empty_content"  // 422: a blank message or input
+	CodeInvalidState     = "invalid_state"   // 409: the lifecycle forbids this in the process's state
+	CodeProcessClosed    = "process_closed"  // 409: the process is DONE or FAILED and takes no messages
+	CodeConflict         = "conflict"        // 409: the process changed concurrently; try again
+	CodeProcessRunning   = "process_running" // 409: a turn runs; delete the process once it has ended
+	CodeBodyTooLarge     = "body_too_large"  // 413
+	CodeMissingRecipe    = "missing_recipe"  // 422: create without a recipe
+	CodeUnknownRecipe    = "unknown_recipe"  // 422: create from a recipe that does not exist
+	CodeEmptyContent     = "empty_content"   // 422: a blank message or input
 	CodeInvalidRecipes   = "invalid_recipes"
 	CodeInternal         = "internal"        // 500: details are in the server's log
 	CodeNotImplemented   = "not_implemented" // 501
@@ -112,6 +113,8 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		return errorf(http.StatusConflict, CodeInvalidState, "the process's state does not allow this")
 	case errors.Is(err, store.ErrClosed):
 		return errorf(http.StatusConflict, CodeProcessClosed, "the process is closed (DONE or FAILED) and takes no more messages")
+	case errors.Is(err, store.ErrRunning):
+		return errorf(http.StatusConflict, CodeProcessRunning, "the process is running a turn; delete it once the turn has ended")
 	case errors.Is(err, store.ErrConflict):
 		return errorf(http.StatusConflict, CodeConflict, "the process changed concurrently; try again")
 	case errors.Is(err, recipes.ErrNotFound):

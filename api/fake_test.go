@@ -235,6 +235,26 @@ func (f *fake) Transition(ctx context.Context, pid string, ev lifecycle.Event, b
 	return *rec, nil
 }
 
+// Delete refuses a RUNNING process, as a turn's lease makes the store do.
+func (f *fake) Delete(_ context.Context, pid string) (store.Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failWith != nil {
+		return store.Record{}, f.failWith
+	}
+	rec, ok := f.procs[pid]
+	switch {
+	case !ok:
+		return store.Record{}, f.notFound(pid)
+	case rec.Status.State == lifecycle.Running:
+		return store.Record{}, fmt.Errorf("%w: process %s", store.ErrRunning, pid)
+	}
+	delete(f.procs, pid)
+	delete(f.logs, pid)
+	f.broadcast()
+	return *rec, nil
+}
+
 func seqOf(id string) int {
 	n, _, _ := strings.Cut(id, "-")
 	i, _ := strconv.Atoi(n)

@@ -19,6 +19,7 @@ import (
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
 )
 
 // held wraps a model and holds its second call (the turn's second round)
@@ -69,7 +70,7 @@ func TestWithANode(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = node.Stop(context.Background()) })
-	srv, err := New(Config{Backend: node, FollowBlock: 50 * time.Millisecond, Tokens: []Token{
+	srv, err := New(Config{Backend: node, FollowBlock: 50 * time.Millisecond, Heartbeat: 50 * time.Millisecond, Tokens: []Token{
 		{Name: "ada", Role: RoleUser, SHA256: HashToken("tok-ada")},
 		{Name: "olga", Role: RoleOperator, SHA256: HashToken("tok-olga")},
 	}})
@@ -116,6 +117,8 @@ func TestWithANode(t *testing.T) {
 	if p, err := olga.GetProcess(ctx, p.ID); err != nil || p.State != "RUNNING" {
 		t.Fatalf("process during the held round = %+v, %v; want RUNNING", p, err)
 	}
+	_, err = olga.DeleteProcess(ctx, p.ID)
+	wantAPIError(t, "delete during a turn", err, 409, CodeProcessRunning)
 
 	// The second stream resumes with Last-Event-ID; once the server has its
 	// request, the model answers and the turn ends.
@@ -168,6 +171,22 @@ func TestWithANode(t *testing.T) {
 	}
 	_, err = ada.Events(ctx, p.ID, "raw", "", 0)
 	wantAPIError(t, "raw view as a user", err, 403, CodeForbidden)
+
+	// Ada deletes her conversation: a stream still open on it ends.
+	streamEnded := make(chan error, 1)
+	go func() {
+		streamEnded <- olga.Stream(ctx, p.ID, "raw", full[len(full)-1].ID, func(conversation.Event) error { return nil })
+	}()
+	gone, err := ada.DeleteProcess(ctx, p.ID)
+	if err != nil || gone.ID != p.ID || gone.State != "BLOCKED" {
+		t.Fatalf("DeleteProcess = %+v, %v; want the BLOCKED process", gone, err)
+	}
+	_, err = ada.GetProcess(ctx, p.ID)
+	wantAPIError(t, "get a deleted process", err, 404, CodeNotFound)
+	wantAPIError(t, "a stream open on a deleted process", <-streamEnded, 404, CodeNotFound)
+	if _, err := node.Log(ctx, p.ID, "", 0); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("log of the deleted process: %v, want ErrNotFound", err)
+	}
 	_, err = NewClient(ts.URL, "tok-olga").Send(ctx, "p_nope", "hi", "")
 	wantAPIError(t, "message a missing process", err, 404, CodeNotFound)
 }

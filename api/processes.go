@@ -62,6 +62,21 @@ func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, who identity
 	return nil
 }
 
+// deleteProcess removes a process and everything it has (a user's own, any
+// for operators) and answers with the process as it was.
+func (s *Server) deleteProcess(w http.ResponseWriter, r *http.Request, who identity) error {
+	pid := r.PathValue("id")
+	if err := s.authorize(r.Context(), pid, who); err != nil {
+		return err
+	}
+	rec, err := s.cfg.Backend.Delete(r.Context(), pid)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, processOf(rec))
+	return nil
+}
+
 // process returns the record of process pid if the caller may see it. A
 // process of another user is not found, exactly as a missing one.
 func (s *Server) process(ctx context.Context, pid string, who identity) (store.Record, error) {

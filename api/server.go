@@ -140,6 +140,7 @@ func (s *Server) routes() {
 	s.route("POST /v1/processes", RoleUser, s.createProcess)
 	s.route("GET /v1/processes", RoleUser, s.listProcesses)
 	s.route("GET /v1/processes/{id}", RoleUser, s.getProcess)
+	s.route("DELETE /v1/processes/{id}", RoleUser, s.deleteProcess)
 	s.route("POST /v1/processes/{id}/messages", RoleUser, s.postMessage)
 	s.route("POST /v1/processes/{id}/steer", RoleOperator, s.steer)
 	s.route("POST /v1/processes/{id}/pause", RoleOperator, s.control(lifecycle.Pause))

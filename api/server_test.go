@@ -107,7 +107,7 @@ func TestRoutes(t *testing.T) {
 		{name: "unknown route needs a token", method: "GET", path: "/v1/secret", status: 401, code: CodeUnauthorized},
 		{name: "unknown route", method: "GET", path: "/v1/nowhere", token: tokAlice, status: 404, code: CodeNotFound},
 		{name: "root", method: "GET", path: "/", token: tokAlice, status: 404, code: CodeNotFound},
-		{name: "wrong method", method: "DELETE", path: "/v1/processes/p_alice", token: tokOlga, status: 405, code: CodeMethodNotAllowed},
+		{name: "wrong method", method: "PUT", path: "/v1/processes/p_alice", token: tokOlga, status: 405, code: CodeMethodNotAllowed},
 		{name: "unknown action", method: "POST", path: "/v1/processes/p_alice/explode", token: tokOlga, status: 404, code: CodeNotFound},
 
 		// Create.
@@ -175,6 +175,14 @@ func TestRoutes(t *testing.T) {
 		{name: "steer blank", method: "POST", path: "/v1/processes/p_bob/steer", token: tokOlga, body: `{"content": "\t"}`, status: 422, code: CodeEmptyContent},
 		{name: "steer missing", method: "POST", path: "/v1/processes/p_nope/steer", token: tokOlga, body: `{"content": "hi"}`, status: 404, code: CodeNotFound},
 		{name: "steer too large", method: "POST", path: "/v1/processes/p_bob/steer", token: tokOlga, body: big, status: 413, code: CodeBodyTooLarge},
+
+		// Delete.
+		{name: "user deletes hers", method: "DELETE", path: "/v1/processes/p_alice", token: tokAlice, status: 200,
+			check: wantProcess(func(p Process) bool { return p.ID == "p_alice" && p.State == "BLOCKED" })},
+		{name: "delete another user's", method: "DELETE", path: "/v1/processes/p_bob", token: tokAlice, status: 404, code: CodeNotFound},
+		{name: "operator deletes any", method: "DELETE", path: "/v1/processes/p_bob", token: tokOlga, status: 200,
+			check: wantProcess(func(p Process) bool { return p.Owner == "bob" })},
+		{name: "delete missing", method: "DELETE", path: "/v1/processes/p_nope", token: tokOlga, status: 404, code: CodeNotFound},
 
 		// Controls.
 		{name: "user pauses", method: "POST", path: "/v1/processes/p_alice/pause", token: tokAlice, status: 403, code: CodeForbidden},

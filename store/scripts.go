@@ -23,7 +23,7 @@ var luaFiles embed.FS
 // lifecycle subset and the key layout exist once on the Lua side.
 type scripts struct {
 	create, post, claim, checkpoint, renew, release, commit, transition,
-	list, putTimer, dueTimers, fireTimer *script
+	list, putTimer, dueTimers, fireTimer, delete *script
 }
 
 // prelude is the Lua every script starts with: the event templates as the
@@ -76,7 +76,7 @@ func luaString(s string) string {
 
 // names are the script files, in the order of the library's functions.
 var names = []string{"create", "post", "claim", "checkpoint", "renew", "release", "commit",
-	"transition", "list", "put_timer", "due_timers", "fire_timer"}
+	"transition", "list", "put_timer", "due_timers", "fire_timer", "delete"}
 
 func newScripts(t templates) *scripts {
 	pre := prelude(t)
@@ -105,6 +105,7 @@ func newScripts(t templates) *scripts {
 		putTimer:   load("put_timer"),
 		dueTimers:  load("due_timers"),
 		fireTimer:  load("fire_timer"),
+		delete:     load("delete"),
 	}
 }
 

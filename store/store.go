@@ -25,6 +25,9 @@ var (
 	// ErrConflict: the record changed under a transition more often than
 	// Transition retries.
 	ErrConflict = errors.New("store: version conflict")
+	// ErrRunning: a turn holds the process's lease; Delete waits for no
+	// turn and must be tried again when it has ended.
+	ErrRunning = errors.New("store: process running a turn")
 	// ErrNothingToDo: a wake that starts no turn. The store has already
 	// settled the wake: the caller must not acknowledge it.
 	ErrNothingToDo = errors.New("store: nothing to do")

@@ -197,6 +197,13 @@ func TestClientCommands(t *testing.T) {
 			t.Errorf("brain %s: exit %d, stderr %q; want 1 and one line starting %q", strings.Join(tt.args, " "), code, stderr, tt.want)
 		}
 	}
+
+	if out := s.mustBrain(t, "rm", pid); out != pid+" deleted (was DONE)\n" {
+		t.Errorf("brain rm: %q", out)
+	}
+	if code, _, stderr := s.brain(context.Background(), "logs", pid); code != 1 || !strings.HasPrefix(stderr, "brain logs: 404 not_found: ") {
+		t.Errorf("brain logs of a deleted process: exit %d, stderr %q; want 404", code, stderr)
+	}
 }
 
 // syncBuffer is a buffer written by one goroutine and read by another,
@@ -312,6 +319,8 @@ func TestClientMisuse(t *testing.T) {
 		{[]string{"ps", "all"}, `brain ps: unexpected argument "all"`},
 		{[]string{"pause"}, "brain pause: missing PID"},
 		{[]string{"stop", "p_1", "now"}, `brain stop: unexpected argument "now"`},
+		{[]string{"rm"}, "brain rm: missing PID"},
+		{[]string{"rm", "p_1", "p_2"}, `brain rm: unexpected argument "p_2"`},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

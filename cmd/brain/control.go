@@ -9,21 +9,44 @@ import (
 // resume, stop, retry) on a process and prints its new state.
 func control(action string) func(context.Context, *clientCall, []string) error {
 	return func(ctx context.Context, cc *clientCall, args []string) error {
-		rest, err := cc.parse(cc.flags(), args)
+		pid, err := onePID(cc, args)
 		if err != nil {
 			return err
 		}
-		switch {
-		case len(rest) == 0:
-			return usagef("missing PID")
-		case len(rest) > 1:
-			return usagef("unexpected argument %q", rest[1])
-		}
-		p, err := cc.client.Control(ctx, rest[0], action)
+		p, err := cc.client.Control(ctx, pid, action)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(cc.stdout, "%s %s\n", p.ID, p.State)
 		return nil
 	}
+}
+
+// runRm deletes a process and everything it has, and says what it was.
+func runRm(ctx context.Context, cc *clientCall, args []string) error {
+	pid, err := onePID(cc, args)
+	if err != nil {
+		return err
+	}
+	p, err := cc.client.DeleteProcess(ctx, pid)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cc.stdout, "%s deleted (was %s)\n", p.ID, p.State)
+	return nil
+}
+
+// onePID returns the one argument of a command that takes a process id.
+func onePID(cc *clientCall, args []string) (string, error) {
+	rest, err := cc.parse(cc.flags(), args)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(rest) == 0:
+		return "", usagef("missing PID")
+	case len(rest) > 1:
+		return "", usagef("unexpected argument %q", rest[1])
+	}
+	return rest[0], nil
 }

@@ -38,6 +38,7 @@ Client commands, against BRAIN_URL (default http://127.0.0.1:8080) with BRAIN_TO
                         print a conversation; -f follows it until Ctrl-C
   pause|resume|stop|retry PID
                         hold, release, finish or retry a process
+  rm PID                delete a process and its conversation
 
 Global flags:
 `
@@ -91,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runServe(ctx, rest, log, stdout, stderr)
 	case "token":
 		return runToken(rest, os.Stdin, stdout, stderr)
-	case "ps", "new", "send", "steer", "logs", "pause", "resume", "stop", "retry":
+	case "ps", "new", "send", "steer", "logs", "pause", "resume", "stop", "retry", "rm":
 		return runClient(ctx, cmd, rest, os.Getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, log, stdout, stderr)

@@ -1,0 +1,19 @@
+-- delete.lua: remove a process and all it has (record, inbox, log,
+-- idempotency keys, timers, index entries), unless a turn holds its lease.
+-- A wake still queued for it is dropped by the claim that reads it, which
+-- finds no record; so is one a dead node left pending.
+-- KEYS: the process's keys.
+-- ARGV: pid, shard, now, at
+-- Returns {'NOTFOUND'}, {'RUNNING'} or {'OK', record (as HGETALL lists it)}.
+local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+local record = redis.call('HGETALL', p.proc)
+if #record == 0 then return {'NOTFOUND'} end
+if redis.call('EXISTS', p.lease) == 1 then return {'RUNNING'} end
+local r = fields(record)
+redis.call('ZREM', state_key(r.state), p.pid)
+if r.owner then redis.call('ZREM', owner_key(r.owner), p.pid) end
+for _, id in ipairs(redis.call('HKEYS', p.timers)) do
+  redis.call('ZREM', TIMERS, p.pid .. '|' .. id)
+end
+redis.call('DEL', p.proc, p.inbox, p.events, p.idem, p.timers)
+return {'OK', record}
