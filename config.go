@@ -62,6 +62,12 @@ type Config struct {
 	// text): long conversations make the node keep fewer of them, and a
 	// log larger than the bound is read whole every turn.
 	HistoryBytes int
+	// RetainFinished, when set, is how long DONE and FAILED processes are
+	// kept after they last changed: the node deletes older ones, with
+	// their conversations (store.DeleteFinished), when it starts and then
+	// every RetainFinished/4 (at least a minute apart, at most an hour).
+	// Zero keeps them for good.
+	RetainFinished time.Duration
 	// Grace is how long Stop lets running turns finish (default 10s).
 	Grace time.Duration
 	// Logger receives the node's logs (default: none).
@@ -138,6 +144,9 @@ func (c *Config) validate() error {
 	}
 	if c.HistoryBytes < 0 {
 		errs = append(errs, fmt.Errorf("HistoryBytes: must be positive (got %d); set HistoryCache to -1 to keep no logs", c.HistoryBytes))
+	}
+	if c.RetainFinished < 0 {
+		errs = append(errs, fmt.Errorf("RetainFinished: must not be negative (got %s); 0 keeps finished processes", c.RetainFinished))
 	}
 	if c.LeaseTTL < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("LeaseTTL: must be at least 100ms (got %s)", c.LeaseTTL))

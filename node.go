@@ -114,6 +114,9 @@ func (n *Node) Start(ctx context.Context) error {
 	n.loop(intakeCtx, "takeovers", n.cfg.LeaseTTL/2, n.takeOver)
 	n.loop(intakeCtx, "timers", time.Second, n.fireTimers)
 	n.loop(intakeCtx, "tending function libraries", time.Hour, n.tendLibraries)
+	if n.cfg.RetainFinished > 0 {
+		n.loop(intakeCtx, "deleting finished processes", min(max(n.cfg.RetainFinished/4, time.Minute), time.Hour), n.deleteFinished)
+	}
 	n.intake.Go(func() {
 		// Once per database: processes from before the owner indexes.
 		if added, err := n.store.IndexOwners(intakeCtx); err != nil && intakeCtx.Err() == nil {
@@ -224,6 +227,16 @@ func (n *Node) tendLibraries(ctx context.Context) error {
 	for _, name := range retired {
 		n.log.Info("deleted the Lua function library of a brain version no node has used lately",
 			zap.String("library", name), zap.Duration("unused for", store.LibraryRetention))
+	}
+	return err
+}
+
+// deleteFinished deletes the DONE and FAILED processes that have not
+// changed for RetainFinished.
+func (n *Node) deleteFinished(ctx context.Context) error {
+	deleted, err := n.store.DeleteFinished(ctx, n.cfg.Clock().Add(-n.cfg.RetainFinished))
+	if deleted > 0 {
+		n.log.Info("deleted finished processes", zap.Int("processes", deleted), zap.Duration("finished for", n.cfg.RetainFinished))
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package brain
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -763,8 +764,9 @@ func TestGracefulStop(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
-	_, err := New(Config{Engines: []string{"chat", "robot"}, Concurrency: -1, HistoryBytes: -1})
-	for _, want := range []string{"Redis: required", "Models: required", "Concurrency: must be at least 1", `unknown engine "robot"`, "HistoryBytes: must be positive (got -1)"} {
+	_, err := New(Config{Engines: []string{"chat", "robot"}, Concurrency: -1, HistoryBytes: -1, RetainFinished: -time.Hour})
+	for _, want := range []string{"Redis: required", "Models: required", "Concurrency: must be at least 1", `unknown engine "robot"`, "HistoryBytes: must be positive (got -1)",
+		"RetainFinished: must not be negative (got -1h0m0s)"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("New error %v lacks %q", err, want)
 		}
@@ -1033,5 +1035,69 @@ func TestNodeDeletesUnusedLibraries(t *testing.T) {
 	}
 	if len(names) != 1 || names[0] == old {
 		t.Errorf("libraries = %v; want the node's own only", names)
+	}
+}
+
+// A node with RetainFinished deletes, when it starts, the finished
+// processes that have not changed for that long, and keeps the others.
+func TestNodeDeletesFinishedProcesses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := testutil.StartRedis(t).Client(t)
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	st, err := store.New(rdb, store.Config{Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old, kept []string
+	for i, finish := range []bool{true, false} {
+		rec, err := st.Create(ctx, store.NewProcess{ID: fmt.Sprintf("p_%d", i), Recipe: "default", Engine: "chat"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !finish {
+			kept = append(kept, rec.ID)
+			continue
+		}
+		if _, _, err := st.Transition(ctx, rec.ID, lifecycle.Finish, "operator:olga"); err != nil {
+			t.Fatal(err)
+		}
+		old = append(old, rec.ID)
+	}
+	clock.Add(30 * 24 * time.Hour)
+	rec, err := st.Create(ctx, store.NewProcess{ID: "p_recent", Recipe: "default", Engine: "chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.Transition(ctx, rec.ID, lifecycle.Finish, "operator:olga"); err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, rec.ID)
+	clock.Add(time.Hour)
+
+	deleted := make(chan string, 1)
+	observed, _ := observer.New(zap.InfoLevel)
+	logger := zap.New(zapcore.RegisterHooks(observed, func(e zapcore.Entry) error {
+		if e.Message == "deleted finished processes" {
+			deleted <- e.Message
+		}
+		return nil
+	}))
+	startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": script(t, delegation)},
+		Logger: logger, Clock: clock.Now, RetainFinished: 30 * 24 * time.Hour})
+	select {
+	case <-deleted:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the node deleted no finished process")
+	}
+	for _, pid := range old {
+		if _, err := st.Get(ctx, pid); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s, finished 30 days and an hour ago: %v, want it deleted", pid, err)
+		}
+	}
+	for _, pid := range kept {
+		if _, err := st.Get(ctx, pid); err != nil {
+			t.Errorf("%s: %v, want it kept", pid, err)
+		}
 	}
 }

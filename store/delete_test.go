@@ -130,3 +130,38 @@ func TestWorkerOfADeletedParent(t *testing.T) {
 		t.Errorf("parent keys after the worker reported: %v, %v; want none", keys, err)
 	}
 }
+
+// TestDeleteFinished deletes the DONE and FAILED processes that have not
+// changed since the cutoff, and nothing else.
+func TestDeleteFinished(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	oldDone := e.processIn(t, "p_old_done", lifecycle.Done)
+	oldFailed := e.processIn(t, "p_old_failed", lifecycle.Failed)
+	blocked := e.processIn(t, "p_blocked", lifecycle.Blocked)
+	ready := e.processIn(t, "p_ready", lifecycle.Ready)
+	lateDone := e.processIn(t, "p_late_done", lifecycle.Blocked)
+	e.clock.advance(time.Hour)
+	cutoff := e.clock.now()
+	e.clock.advance(time.Hour)
+	e.transition(t, lateDone, lifecycle.Finish) // finished after the cutoff
+	newDone := e.processIn(t, "p_new_done", lifecycle.Done)
+
+	n, err := e.s.DeleteFinished(e.ctx, cutoff)
+	if err != nil || n != 2 {
+		t.Fatalf("DeleteFinished = %d, %v; want 2", n, err)
+	}
+	for _, pid := range []string{oldDone, oldFailed} {
+		if _, err := e.s.Get(e.ctx, pid); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s after DeleteFinished: %v, want ErrNotFound", pid, err)
+		}
+	}
+	for _, pid := range []string{blocked, ready, lateDone, newDone} {
+		if _, err := e.s.Get(e.ctx, pid); err != nil {
+			t.Errorf("%s after DeleteFinished: %v, want it kept", pid, err)
+		}
+	}
+	if n, err := e.s.DeleteFinished(e.ctx, cutoff); err != nil || n != 0 {
+		t.Errorf("second DeleteFinished = %d, %v; want 0", n, err)
+	}
+}

@@ -254,3 +254,10 @@ func (e *env) processIn(t testing.TB, id string, state lifecycle.State) string {
 	}
 	return id
 }
+
+// advance moves the clock on by d.
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}

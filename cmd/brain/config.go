@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -36,6 +37,9 @@ type serveConfig struct {
 	MaxBody      int64
 	// HistoryMemory bounds the logs the node keeps (brain.Config.HistoryBytes).
 	HistoryMemory int64
+	// RetainFinished is brain.Config.RetainFinished; 0 keeps finished
+	// processes.
+	RetainFinished time.Duration
 	// Tokens come from the config file only (auth.tokens), as hashes.
 	Tokens []api.Token
 	// Providers come from the config file (providers), or else from
@@ -126,6 +130,31 @@ var settings = []setting{
 	}},
 	{name: "max-body", usage: "`SIZE`: the largest request body the API accepts, in bytes or with a KiB, MiB or GiB suffix (default 64KiB)", set: setSize(func(c *serveConfig) *int64 { return &c.MaxBody })},
 	{name: "history-memory", usage: "`SIZE`: the memory this node keeps recent conversation logs in, so that a turn reads only what is new of its log; with KiB, MiB or GiB (default 256MiB)", set: setSize(func(c *serveConfig) *int64 { return &c.HistoryMemory })},
+	{name: "retain-finished", usage: "`DURATION`: delete DONE and FAILED processes, conversations included, once they have not changed for this long: 30d, 12h, 90m (default 0: keep them)", set: func(c *serveConfig, v string) error {
+		d, err := parseRetention(v)
+		if err != nil {
+			return err
+		}
+		c.RetainFinished = d
+		return nil
+	}},
+}
+
+// parseRetention reads a duration of Go's syntax (12h, 90m) or a whole
+// number of days (30d); 0 is allowed.
+func parseRetention(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, nerr := strconv.Atoi(days)
+		d, err = time.Duration(n)*24*time.Hour, nerr
+		if n > 100*365 {
+			err = errors.New("too long")
+		}
+	}
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("want a duration like 30d, 12h or 90m, or 0 to keep finished processes (got %q)", v)
+	}
+	return d, nil
 }
 
 // setSize is the set of a size setting: parseSize's value goes to the

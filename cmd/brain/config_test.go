@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -48,6 +49,7 @@ engines: [worker]
 insecure_open: false
 max_body: 1MiB
 history_memory: 64MiB
+retain_finished: 30d
 auth:
   tokens:
     - name: alice
@@ -58,8 +60,9 @@ auth:
 		return serveConfig{
 			Listen: "127.0.0.1:9000", Redis: "redis://localhost:6379/2", Recipes: filepath.Join(dir, "my-recipes"),
 			Concurrency: 4, NodeID: "node-a", Engines: []string{"worker"}, MaxBody: 1 << 20, HistoryMemory: 64 << 20,
-			Tokens: []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
-			File:   filepath.Join(dir, "brain.yaml"),
+			RetainFinished: 30 * 24 * time.Hour,
+			Tokens:         []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
+			File:           filepath.Join(dir, "brain.yaml"),
 		}
 	}
 	tests := []struct {
@@ -101,10 +104,11 @@ auth:
 		},
 		{
 			name: "flags over defaults without a file",
-			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel", "--history-memory", "1GiB"},
+			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel", "--history-memory", "1GiB", "--retain-finished", "90m"},
 			want: func(string) serveConfig {
 				c := defaultServeConfig()
 				c.Concurrency, c.Engines, c.NodeID, c.Recipes, c.HistoryMemory = 2, []string{"chat"}, "n1", "rel", 1<<30
+				c.RetainFinished = 90 * time.Minute
 				return c
 			},
 		},
@@ -454,8 +458,9 @@ func TestLoadServeConfigErrors(t *testing.T) {
 		},
 		{
 			name: "bad environment variable",
-			env:  map[string]string{"BRAIN_CONCURRENCY": "0", "BRAIN_MAX_BODY": "big"},
-			want: []string{`BRAIN_CONCURRENCY="0": want a whole number`, `BRAIN_MAX_BODY="big": want a size`},
+			env:  map[string]string{"BRAIN_CONCURRENCY": "0", "BRAIN_MAX_BODY": "big", "BRAIN_RETAIN_FINISHED": "a month"},
+			want: []string{`BRAIN_CONCURRENCY="0": want a whole number`, `BRAIN_MAX_BODY="big": want a size`,
+				`BRAIN_RETAIN_FINISHED="a month": want a duration like 30d, 12h or 90m`},
 		},
 		{
 			name: "bad flag",
@@ -516,6 +521,20 @@ func TestParseSize(t *testing.T) {
 	for _, in := range []string{"", "0", "-1", "1GB", "KiB", "1.5MiB", "99999999999MiB", "2048GiB"} {
 		if got, err := parseSize(in); err == nil {
 			t.Errorf("parseSize(%q) = %d, want an error", in, got)
+		}
+	}
+}
+
+func TestParseRetention(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]time.Duration{"0": 0, "0d": 0, "30d": 720 * time.Hour, "12h": 12 * time.Hour, "90m": 90 * time.Minute, "1h30m": 90 * time.Minute} {
+		if got, err := parseRetention(in); err != nil || got != want {
+			t.Errorf("parseRetention(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "d", "-1h", "-2d", "1.5d", "30 days", "1h30d", "99999d"} {
+		if got, err := parseRetention(in); err == nil {
+			t.Errorf("parseRetention(%q) = %s, want an error", in, got)
 		}
 	}
 }

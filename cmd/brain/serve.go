@@ -102,15 +102,16 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 
 	reg := metricsRegistry()
 	node, err := brain.New(brain.Config{
-		Redis:        rdb,
-		NodeID:       cfg.NodeID,
-		Concurrency:  cfg.Concurrency,
-		HistoryBytes: int(cfg.HistoryMemory),
-		Recipes:      lib,
-		ResolveModel: models.Resolve,
-		Engines:      cfg.Engines,
-		Logger:       log,
-		Metrics:      brain.NewMetrics(reg),
+		Redis:          rdb,
+		NodeID:         cfg.NodeID,
+		Concurrency:    cfg.Concurrency,
+		HistoryBytes:   int(cfg.HistoryMemory),
+		RetainFinished: cfg.RetainFinished,
+		Recipes:        lib,
+		ResolveModel:   models.Resolve,
+		Engines:        cfg.Engines,
+		Logger:         log,
+		Metrics:        brain.NewMetrics(reg),
 	})
 	if err != nil {
 		return err
