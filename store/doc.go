@@ -71,6 +71,13 @@
 // that dies leaves its wake pending; another node takes it with
 // ClaimStaleWakes and Claim recovers the turn.
 //
+// # Deleting
+//
+// Delete removes a process's keys and index entries in one script, refused
+// while a turn holds the lease; DeleteFinished does it for the DONE and
+// FAILED processes unchanged since a cutoff. Nothing else deletes a
+// process: the log of one that is kept only grows.
+//
 // # Redis Cluster
 //
 // The keys of one process share the hash tag {pid}, but scripts that also
