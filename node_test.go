@@ -1101,3 +1101,53 @@ func TestNodeDeletesFinishedProcesses(t *testing.T) {
 		}
 	}
 }
+
+// withUsage is a model that reports the usage of each call after its answer.
+type withUsage struct{ llm.Model }
+
+func (m withUsage) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	return func(yield func(llm.Part, error) bool) {
+		for p, err := range m.Model.Generate(ctx, req) {
+			if !yield(p, err) || err != nil {
+				return
+			}
+		}
+		yield(llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 120, OutputTokens: 8}}, nil)
+	}
+}
+
+// A turn's model_usage names the candidate of a fallback chain that
+// answered, not the first one asked.
+func TestUsageNamesTheModelThatAnswered(t *testing.T) {
+	t.Parallel()
+	lib, err := recipes.LoadDir("testdata/recipes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCommits()
+	models := map[string]llm.Model{
+		"default":  script(t, delegation),
+		"down":     failingModel{err: &provider.Error{Provider: "anthropic", Kind: provider.ErrUnavailable, StatusCode: 529}},
+		"scripted": withUsage{script(t, "turns:\n  - rounds:\n      - calls: [{name: respond, args: {message: \"Hi.\", awaiting_user_input: true}}]\n")},
+	}
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: models, Recipes: lib, OnCommit: c.add})
+	p, err := n.Create(context.Background(), NewProcess{Recipe: "backed-up", Input: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the answer", func(r store.Record) bool { return r.ID == p.ID && r.Status.State == lifecycle.Blocked })
+	evs, err := n.Store().Log(context.Background(), p.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []conversation.ModelUsage
+	for _, e := range evs {
+		if e.ModelUsage != nil {
+			got = append(got, *e.ModelUsage)
+		}
+	}
+	want := []conversation.ModelUsage{{Provider: "scripted", Model: "backup-model", InputTokens: 120, OutputTokens: 8}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("model_usage events (-want +got):\n%s", diff)
+	}
+}

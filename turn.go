@@ -222,21 +222,22 @@ func (n *Node) model(r *recipes.Recipe) (llm.Model, error) {
 	return llm.Fallback(chain...), nil
 }
 
-// candidate resolves one model section of recipe r.
+// candidate resolves one model section of recipe r, metered, its usage
+// saying who answered (the model may have said so itself, more precisely:
+// brain serve's providers name the provider "default" stands for).
 func (n *Node) candidate(r *recipes.Recipe, m recipes.Model) (llm.Model, error) {
 	p := m.Provider
 	if p == "" {
 		p = recipes.DefaultProvider
 	}
+	model, ok := n.cfg.Models[p]
 	if n.cfg.ResolveModel != nil {
-		model, err := n.cfg.ResolveModel(m)
-		if err != nil {
+		var err error
+		if model, err = n.cfg.ResolveModel(m); err != nil {
 			return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
 		}
-		return n.cfg.Metrics.meter(p, model), nil
+	} else if !ok {
+		return nil, fmt.Errorf("recipe %s: no model for provider %q; configure one", r.Name, p)
 	}
-	if model, ok := n.cfg.Models[p]; ok {
-		return n.cfg.Metrics.meter(p, model), nil
-	}
-	return nil, fmt.Errorf("recipe %s: no model for provider %q; configure one", r.Name, p)
+	return n.cfg.Metrics.meter(p, llm.Answering(p, "", model)), nil
 }

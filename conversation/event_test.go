@@ -80,7 +80,7 @@ func samples() []Event {
 			Blocks:   json.RawMessage(`[{"kind":"metrics","items":[{"label":"files","value":"3"}]}]`),
 			Markdown: "| a | b |\n|---|---|\n| 1 | 2 |",
 		}}, "1-9", "node:n1"),
-		stamp(NewModelUsage(ModelUsage{Model: "gpt-5", InputTokens: 1200, OutputTokens: 85}), "1-10", "model"),
+		stamp(NewModelUsage(ModelUsage{Provider: "openai", Model: "gpt-5", InputTokens: 1200, OutputTokens: 85}), "1-10", "model"),
 	}
 }
 

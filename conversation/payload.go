@@ -179,8 +179,11 @@ type HostedActivity struct {
 // usage (web searches) is not stored: it is a metric, and every hosted
 // activity is an event of its own.
 type ModelUsage struct {
-	// Model is the model name the call asked for; empty for the
-	// provider's default.
+	// Provider is the configured provider that answered (with fallbacks,
+	// the one that did); empty when not known.
+	Provider string `json:"provider,omitempty"`
+	// Model is the model name the provider was asked for; empty for its
+	// default.
 	Model        string `json:"model,omitempty"`
 	InputTokens  int    `json:"input_tokens"`
 	OutputTokens int    `json:"output_tokens"`

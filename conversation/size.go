@@ -47,7 +47,7 @@ func (e *Event) Size() int {
 		n += structBytes + len(p.CallID) + len(p.Summary) + len(p.Blocks) + len(p.Markdown)
 	}
 	if p := e.ModelUsage; p != nil {
-		n += structBytes + len(p.Model)
+		n += structBytes + len(p.Provider) + len(p.Model)
 	}
 	return n
 }

@@ -86,8 +86,13 @@ const (
 
 // Usage counts the tokens of one model call.
 type Usage struct {
-	InputTokens  int
-	OutputTokens int
+	// Provider and Model say who answered, when the caller's model set
+	// them (brain's node does, for each candidate of a fallback chain): the
+	// configured provider's name and the model name it was asked for (""
+	// for its default). Empty Provider: not said.
+	Provider, Model string
+	InputTokens     int
+	OutputTokens    int
 	// Hosted counts the provider-hosted requests billed apart from tokens,
 	// by activity name, e.g. {"web_search": 2}.
 	Hosted map[string]int
@@ -95,6 +100,9 @@ type Usage struct {
 
 // Add adds o's counts to u.
 func (u *Usage) Add(o Usage) {
+	if o.Provider != "" {
+		u.Provider, u.Model = o.Provider, o.Model
+	}
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
 	for name, n := range o.Hosted {

@@ -195,7 +195,7 @@ func TestEndToEndHostedSearch(t *testing.T) {
 	if code := runClient(ctx, "logs", []string{"--view", "raw", p.ID}, env, &out, &errOut); code != 0 {
 		t.Fatalf("brain logs --view raw: exit %d: %s", code, errOut.String())
 	}
-	if !strings.Contains(out.String(), "model_usage model: 300 tokens in, 40 out") ||
+	if !strings.Contains(out.String(), "model_usage model: local/fake-search-model: 300 tokens in, 40 out") ||
 		!strings.Contains(out.String(), `hosted_activity model: web_search started {"query":"`+fakeSearchQuery+`"}`) {
 		t.Errorf("brain logs --view raw does not show the usage and the search:\n%s", out.String())
 	}

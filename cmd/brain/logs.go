@@ -154,8 +154,8 @@ func summary(e *conversation.Event) string {
 	case e.ModelUsage != nil:
 		u := e.ModelUsage
 		s := fmt.Sprintf("%d tokens in, %d out", u.InputTokens, u.OutputTokens)
-		if u.Model != "" {
-			s = u.Model + ": " + s
+		if who := strings.Trim(u.Provider+"/"+u.Model, "/"); who != "" {
+			s = who + ": " + s
 		}
 		return s
 	}

@@ -153,7 +153,9 @@ func (p providerConfig) newModel(baseURL string, log *zap.Logger) (llm.Model, er
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: %w", p.Name, err)
 	}
-	return m, nil
+	// Its usage names p (not "default", which recipes may call it) and
+	// the model p's default is when a recipe names none.
+	return llm.Answering(p.Name, p.Model, m), nil
 }
 
 // check resolves the model of every recipe of lib, so that a recipe naming

@@ -252,8 +252,8 @@ func TestAnthropicProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m.(*anthropic.Client); !ok {
-		t.Fatalf("newModel gave %T, want *anthropic.Client", m)
+	if _, ok := clientOf(t, m).(*anthropic.Client); !ok {
+		t.Fatalf("newModel gave %T, want *anthropic.Client", clientOf(t, m))
 	}
 	if err := (providerConfig{Name: "claude", Type: providerAnthropic}).check(); err == nil || !strings.Contains(err.Error(), "api_key is required") {
 		t.Fatalf("an anthropic provider without a key: %v, want a clear error", err)
@@ -313,8 +313,8 @@ func TestGeminiProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := m.(*gemini.Client); !ok {
-		t.Fatalf("Resolve gave %T, want *gemini.Client", m)
+	if _, ok := clientOf(t, m).(*gemini.Client); !ok {
+		t.Fatalf("Resolve gave %T, want *gemini.Client", clientOf(t, m))
 	}
 	if got := ask(t, m, ""); got != "from gemini" {
 		t.Errorf("answered %q, want the fake's answer", got)
@@ -431,4 +431,14 @@ func TestLoadServeConfigGemini(t *testing.T) {
 	if _, err := loadServeConfig(nil, envOf(env), io.Discard); err == nil || !strings.Contains(err.Error(), `unknown provider type "gemni"; want openai`) || !strings.Contains(err.Error(), "anthropic or gemini") {
 		t.Errorf("an unknown type: %v, want an error naming gemini among the types", err)
 	}
+}
+
+// clientOf returns the client a provider's model wraps (llm.Answering).
+func clientOf(t *testing.T, m llm.Model) llm.Model {
+	t.Helper()
+	a, ok := m.(*llm.Answered)
+	if !ok {
+		t.Fatalf("the model is a %T, want an *llm.Answered", m)
+	}
+	return a.Unwrap()
 }

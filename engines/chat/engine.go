@@ -278,8 +278,12 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 // token usage and the states of the work its provider ran itself.
 func (r *run) observed(req *llm.Request, resp *llm.Response) {
 	if u := resp.Usage; u.InputTokens > 0 || u.OutputTokens > 0 {
+		model := u.Model
+		if u.Provider == "" { // the model did not say who answered: the one asked
+			model = req.Params.Model
+		}
 		r.add(byModel, conversation.NewModelUsage(conversation.ModelUsage{
-			Model: req.Params.Model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+			Provider: u.Provider, Model: model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		}))
 	}
 	for _, h := range resp.Hosted {
