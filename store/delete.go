@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/engine-brain/brain/lifecycle"
@@ -24,10 +25,10 @@ func (s *Store) Delete(ctx context.Context, pid string) (Record, error) {
 	return s.delete(ctx, pid, "")
 }
 
-// delete is Delete; with finishedBefore (unix ms) only of a DONE or FAILED
-// process last changed before then (else errKept), checked in the same
-// step as the deletion.
-func (s *Store) delete(ctx context.Context, pid string, finishedBefore any) (Record, error) {
+// delete is Delete; with finishedBefore (unix ms; "" for none) only of a
+// DONE or FAILED process last changed before then (else errKept), checked
+// in the same step as the deletion.
+func (s *Store) delete(ctx context.Context, pid, finishedBefore string) (Record, error) {
 	if !validID(pid) {
 		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
@@ -74,7 +75,7 @@ func (s *Store) DeleteFinished(ctx context.Context, cutoff time.Time) (int, erro
 				if !rec.UpdatedAt.Before(cutoff) {
 					continue
 				}
-				_, err := s.delete(ctx, rec.ID, cutoff.UnixMilli())
+				_, err := s.delete(ctx, rec.ID, strconv.FormatInt(cutoff.UnixMilli(), 10))
 				switch {
 				case err == nil:
 					deleted++
