@@ -16,7 +16,8 @@ const ownersIndexed = keyPrefix + "owner-index"
 // IndexOwners adds every process with an owner to its owner's index, once
 // per database: processes created by a brain without owner indexes would
 // otherwise be missing from ListOwned. It walks the keys with SCAN, a page
-// at a time, and is safe to run from several nodes at once.
+// at a time, is safe to run from several nodes at once, and returns how
+// many processes it added (those an index lacked).
 func (s *Store) IndexOwners(ctx context.Context) (int, error) {
 	done, err := s.rdb.Exists(ctx, ownersIndexed).Result()
 	if err != nil || done == 1 {
@@ -58,8 +59,8 @@ func (s *Store) indexOwners(ctx context.Context, keys []string) (int, error) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, fmt.Errorf("store: index owners: %w", err)
 	}
-	added := 0
 	pipe = s.rdb.Pipeline()
+	var adds []*redis.IntCmd
 	for i, k := range keys {
 		owner, _ := reads[i].Val()[0].(string)
 		created, _ := reads[i].Val()[1].(string)
@@ -68,14 +69,17 @@ func (s *Store) indexOwners(ctx context.Context, keys []string) (int, error) {
 		if owner == "" || err != nil || !validID(pid) {
 			continue
 		}
-		pipe.ZAdd(ctx, ownerKey(owner), redis.Z{Score: at, Member: pid})
-		added++
+		adds = append(adds, pipe.ZAdd(ctx, ownerKey(owner), redis.Z{Score: at, Member: pid}))
 	}
-	if added == 0 {
+	if len(adds) == 0 {
 		return 0, nil
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, fmt.Errorf("store: index owners: %w", err)
+	}
+	added := 0 // those the index lacked; the others were created indexed
+	for _, a := range adds {
+		added += int(a.Val())
 	}
 	return added, nil
 }
