@@ -991,6 +991,22 @@ func lastKept(n *Node, pid string) string {
 	return id
 }
 
+// logged returns a logger for a node, and a channel that receives once the
+// node has logged a message starting with prefix.
+func logged(prefix string) (*zap.Logger, <-chan struct{}) {
+	seen := make(chan struct{}, 1)
+	observed, _ := observer.New(zap.InfoLevel) // hooks run only on entries a core takes
+	return zap.New(zapcore.RegisterHooks(observed, func(e zapcore.Entry) error {
+		if strings.HasPrefix(e.Message, prefix) {
+			select {
+			case seen <- struct{}{}:
+			default:
+			}
+		}
+		return nil
+	})), seen
+}
+
 // A node deletes, when it starts, the Lua library of a brain version that
 // no node has used for store.LibraryRetention, and keeps its own.
 func TestNodeDeletesUnusedLibraries(t *testing.T) {
@@ -1007,14 +1023,7 @@ func TestNodeDeletesUnusedLibraries(t *testing.T) {
 	if err := rdb.ZAdd(ctx, "brain:libraries", redis.Z{Score: float64(lastUse.UnixMilli()), Member: old}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	deleted := make(chan string, 1)
-	observed, _ := observer.New(zap.InfoLevel) // hooks run only on entries a core takes
-	logger := zap.New(zapcore.RegisterHooks(observed, func(e zapcore.Entry) error {
-		if strings.HasPrefix(e.Message, "deleted the Lua function library") {
-			deleted <- e.Message
-		}
-		return nil
-	}))
+	logger, deleted := logged("deleted the Lua function library")
 	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": script(t, delegation)},
 		Logger: logger, Clock: func() time.Time { return now }})
 	select {
@@ -1075,14 +1084,7 @@ func TestNodeDeletesFinishedProcesses(t *testing.T) {
 	kept = append(kept, rec.ID)
 	clock.Add(time.Hour)
 
-	deleted := make(chan string, 1)
-	observed, _ := observer.New(zap.InfoLevel)
-	logger := zap.New(zapcore.RegisterHooks(observed, func(e zapcore.Entry) error {
-		if e.Message == "deleted finished processes" {
-			deleted <- e.Message
-		}
-		return nil
-	}))
+	logger, deleted := logged("deleted finished processes")
 	startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": script(t, delegation)},
 		Logger: logger, Clock: clock.Now, RetainFinished: 30 * 24 * time.Hour})
 	select {
