@@ -63,7 +63,8 @@ func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, who identity
 }
 
 // deleteProcess removes a process and everything it has (a user's own, any
-// for operators) and answers with the process as it was.
+// for operators) and answers with the process as it was. The log keeps who
+// deleted what: the process's own log is gone.
 func (s *Server) deleteProcess(w http.ResponseWriter, r *http.Request, who identity) error {
 	pid := r.PathValue("id")
 	if err := s.authorize(r.Context(), pid, who); err != nil {
@@ -73,6 +74,8 @@ func (s *Server) deleteProcess(w http.ResponseWriter, r *http.Request, who ident
 	if err != nil {
 		return err
 	}
+	s.log.Info("process deleted", zap.String("process", pid), zap.String("by", qualified(string(who.role), who.name)),
+		zap.String("recipe", rec.Recipe), zap.String("state", string(rec.Status.State)), zap.String("owner", rec.Owner))
 	s.writeJSON(w, http.StatusOK, processOf(rec))
 	return nil
 }

@@ -590,3 +590,22 @@ func TestInboxDepthReported(t *testing.T) {
 		t.Errorf("create: %d %s; want no inbox figure (not read)", w.Code, w.Body)
 	}
 }
+
+// A deletion is logged with who made it: the process's own log is gone.
+func TestDeleteIsLogged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if w := b.do("DELETE", "/v1/processes/p_bob", tokOlga, nil, ""); w.Code != 200 {
+		t.Fatalf("delete: %d %s", w.Code, w.Body)
+	}
+	entries := b.logs.FilterMessage("process deleted").All()
+	if len(entries) != 1 {
+		t.Fatalf("%d log entries say the process was deleted, want 1", len(entries))
+	}
+	got := entries[0].ContextMap()
+	for k, want := range map[string]string{"process": "p_bob", "by": "operator:olga", "owner": "bob", "state": "BLOCKED"} {
+		if got[k] != want {
+			t.Errorf("log field %s = %v, want %q", k, got[k], want)
+		}
+	}
+}
