@@ -198,8 +198,12 @@ func TestClientCommands(t *testing.T) {
 		}
 	}
 
-	if out := s.mustBrain(t, "rm", pid); out != pid+" deleted (was DONE)\n" {
-		t.Errorf("brain rm: %q", out)
+	other, _ := s.newProcess(t, "default")
+	if out, want := s.mustBrain(t, "rm", other, pid), other+" deleted (was BLOCKED)\n"+pid+" deleted (was DONE)\n"; out != want {
+		t.Errorf("brain rm: %q, want %q", out, want)
+	}
+	if code, out, stderr := s.brain(context.Background(), "rm", "p_nope", pid); code != 1 || out != "" || !strings.HasPrefix(stderr, "brain rm: 404 not_found: ") {
+		t.Errorf("brain rm of missing processes: exit %d, stdout %q, stderr %q; want 404 at the first", code, out, stderr)
 	}
 	if code, _, stderr := s.brain(context.Background(), "logs", pid); code != 1 || !strings.HasPrefix(stderr, "brain logs: 404 not_found: ") {
 		t.Errorf("brain logs of a deleted process: exit %d, stderr %q; want 404", code, stderr)
@@ -320,7 +324,6 @@ func TestClientMisuse(t *testing.T) {
 		{[]string{"pause"}, "brain pause: missing PID"},
 		{[]string{"stop", "p_1", "now"}, `brain stop: unexpected argument "now"`},
 		{[]string{"rm"}, "brain rm: missing PID"},
-		{[]string{"rm", "p_1", "p_2"}, `brain rm: unexpected argument "p_2"`},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

@@ -22,17 +22,23 @@ func control(action string) func(context.Context, *clientCall, []string) error {
 	}
 }
 
-// runRm deletes a process and everything it has, and says what it was.
+// runRm deletes processes and everything they have, in order, saying what
+// each was; it stops at the first the server refuses.
 func runRm(ctx context.Context, cc *clientCall, args []string) error {
-	pid, err := onePID(cc, args)
+	pids, err := cc.parse(cc.flags(), args)
 	if err != nil {
 		return err
 	}
-	p, err := cc.client.DeleteProcess(ctx, pid)
-	if err != nil {
-		return err
+	if len(pids) == 0 {
+		return usagef("missing PID")
 	}
-	fmt.Fprintf(cc.stdout, "%s deleted (was %s)\n", p.ID, p.State)
+	for _, pid := range pids {
+		p, err := cc.client.DeleteProcess(ctx, pid)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cc.stdout, "%s deleted (was %s)\n", p.ID, p.State)
+	}
 	return nil
 }
 

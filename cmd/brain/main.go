@@ -38,7 +38,7 @@ Client commands, against BRAIN_URL (default http://127.0.0.1:8080) with BRAIN_TO
                         print a conversation; -f follows it until Ctrl-C
   pause|resume|stop|retry PID
                         hold, release, finish or retry a process
-  rm PID                delete a process and its conversation
+  rm PID...             delete processes and their conversations
 
 Global flags:
 `
