@@ -80,11 +80,12 @@ func (s *Store) tendLibraries(ctx context.Context, ours string) ([]string, error
 		if now-int64(noted.Val()[i]) <= LibraryRetention.Milliseconds() {
 			continue
 		}
-		err := s.rdb.FunctionDelete(ctx, name).Err()
-		if err != nil && !strings.Contains(err.Error(), "Library not found") { // another node was first
+		switch err := s.rdb.FunctionDelete(ctx, name).Err(); {
+		case err == nil:
+			retired = append(retired, name)
+		case !strings.Contains(err.Error(), "Library not found"): // else another node was first
 			return retired, fmt.Errorf("store: delete function library %s: %w", name, err)
 		}
-		retired = append(retired, name)
 		gone = append(gone, name)
 	}
 	for _, name := range known.Val() {
