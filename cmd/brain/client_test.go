@@ -154,8 +154,8 @@ func TestClientCommands(t *testing.T) {
 	}
 
 	out = s.mustBrain(t, "ps")
-	if !regexp.MustCompile(`(?m)^ID +RECIPE +STATE +OWNER +AGE$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(pid)+` +default +BLOCKED +- +\d+s$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^ID +RECIPE +STATE +OWNER +PARENT +AGE$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(pid)+` +default +BLOCKED +- +- +\d+s$`).MatchString(out) {
 		t.Errorf("brain ps:\n%s", out)
 	}
 	if out := s.mustBrain(t, "ps", "--state", "DONE"); strings.Contains(out, pid) {
@@ -359,5 +359,23 @@ func TestAge(t *testing.T) {
 		if got := age(d); got != want {
 			t.Errorf("age(%s) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// A worker's row names its parent; a paused process where it was paused
+// from.
+func TestProcessTable(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var out bytes.Buffer
+	writeProcessTable(&out, []api.Process{
+		{ID: "p_chat", Recipe: "arthur", State: "PAUSED", PausedFrom: "BLOCKED", Owner: "alice", CreatedAt: now.Add(-3 * time.Hour)},
+		{ID: "p_work", Recipe: "marvin-worker", State: "DONE", Parent: "p_chat", CreatedAt: now.Add(-2 * time.Minute)},
+	}, now)
+	want := "ID      RECIPE         STATE                  OWNER  PARENT  AGE\n" +
+		"p_chat  arthur         PAUSED (from BLOCKED)  alice  -       3h\n" +
+		"p_work  marvin-worker  DONE                   -      p_chat  2m\n"
+	if got := out.String(); got != want {
+		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
 }

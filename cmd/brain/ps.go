@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -41,20 +42,17 @@ func runPS(ctx context.Context, cc *clientCall, args []string) error {
 	return nil
 }
 
-// writeProcessTable prints processes as aligned columns.
+// writeProcessTable prints processes as aligned columns; a worker's
+// PARENT is the process that spawned it.
 func writeProcessTable(w io.Writer, ps []api.Process, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tRECIPE\tSTATE\tOWNER\tAGE")
+	fmt.Fprintln(tw, "ID\tRECIPE\tSTATE\tOWNER\tPARENT\tAGE")
 	for _, p := range ps {
 		state := p.State
 		if p.PausedFrom != "" {
 			state += " (from " + p.PausedFrom + ")"
 		}
-		owner := p.Owner
-		if owner == "" {
-			owner = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.ID, p.Recipe, state, owner, age(now.Sub(p.CreatedAt)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Recipe, state, cmp.Or(p.Owner, "-"), cmp.Or(p.Parent, "-"), age(now.Sub(p.CreatedAt)))
 	}
 	_ = tw.Flush()
 }
