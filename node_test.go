@@ -1058,30 +1058,22 @@ func TestNodeDeletesFinishedProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var old, kept []string
-	for i, finish := range []bool{true, false} {
-		rec, err := st.Create(ctx, store.NewProcess{ID: fmt.Sprintf("p_%d", i), Recipe: "default", Engine: "chat"})
-		if err != nil {
+	create := func(pid string, finish bool) string {
+		t.Helper()
+		if _, err := st.Create(ctx, store.NewProcess{ID: pid, Recipe: "default", Engine: "chat"}); err != nil {
 			t.Fatal(err)
 		}
-		if !finish {
-			kept = append(kept, rec.ID)
-			continue
+		if finish {
+			if _, _, err := st.Transition(ctx, pid, lifecycle.Finish, "operator:olga"); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if _, _, err := st.Transition(ctx, rec.ID, lifecycle.Finish, "operator:olga"); err != nil {
-			t.Fatal(err)
-		}
-		old = append(old, rec.ID)
+		return pid
 	}
+	old := []string{create("p_old_done", true)}
+	kept := []string{create("p_old_blocked", false)}
 	clock.Add(30 * 24 * time.Hour)
-	rec, err := st.Create(ctx, store.NewProcess{ID: "p_recent", Recipe: "default", Engine: "chat"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := st.Transition(ctx, rec.ID, lifecycle.Finish, "operator:olga"); err != nil {
-		t.Fatal(err)
-	}
-	kept = append(kept, rec.ID)
+	kept = append(kept, create("p_recent_done", true))
 	clock.Add(time.Hour)
 
 	logger, deleted := logged("deleted finished processes")

@@ -61,36 +61,44 @@ const finishedPage = 500
 func (s *Store) DeleteFinished(ctx context.Context, cutoff time.Time) (int, error) {
 	deleted := 0
 	for _, st := range []lifecycle.State{lifecycle.Done, lifecycle.Failed} {
-		after := ""
-		for {
-			recs, next, err := s.List(ctx, st, after, finishedPage)
-			if err != nil {
-				return deleted, err
-			}
-			for _, rec := range recs {
-				if rec.CreatedAt.After(cutoff) {
-					next = ""
-					break
-				}
-				if !rec.UpdatedAt.Before(cutoff) {
-					continue
-				}
-				_, err := s.delete(ctx, rec.ID, strconv.FormatInt(cutoff.UnixMilli(), 10))
-				switch {
-				case err == nil:
-					deleted++
-				case errors.Is(err, errKept), errors.Is(err, ErrNotFound), errors.Is(err, ErrRunning):
-					// changed meanwhile, deleted by another node, or a
-					// stopped turn still committing: the next pass decides
-				default:
-					return deleted, err
-				}
-			}
-			if next == "" {
-				break
-			}
-			after = next
+		n, err := s.deleteFinishedIn(ctx, st, cutoff)
+		deleted += n
+		if err != nil {
+			return deleted, err
 		}
 	}
 	return deleted, nil
+}
+
+// deleteFinishedIn is DeleteFinished for the processes in state st.
+func (s *Store) deleteFinishedIn(ctx context.Context, st lifecycle.State, cutoff time.Time) (int, error) {
+	before := strconv.FormatInt(cutoff.UnixMilli(), 10)
+	deleted, after := 0, ""
+	for {
+		recs, next, err := s.List(ctx, st, after, finishedPage)
+		if err != nil {
+			return deleted, err
+		}
+		for _, rec := range recs {
+			if rec.CreatedAt.After(cutoff) { // and so is every one after it
+				return deleted, nil
+			}
+			if !rec.UpdatedAt.Before(cutoff) {
+				continue
+			}
+			switch _, err := s.delete(ctx, rec.ID, before); {
+			case err == nil:
+				deleted++
+			case errors.Is(err, errKept), errors.Is(err, ErrNotFound), errors.Is(err, ErrRunning):
+				// changed meanwhile, deleted by another node, or a stopped
+				// turn still committing: the next pass decides
+			default:
+				return deleted, err
+			}
+		}
+		if next == "" {
+			return deleted, nil
+		}
+		after = next
+	}
 }

@@ -143,16 +143,17 @@ var settings = []setting{
 // parseRetention reads a duration of Go's syntax (12h, 90m) or a whole
 // number of days (30d); 0 is allowed.
 func parseRetention(v string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
+	bad := fmt.Errorf("want a duration like 30d, 12h or 90m, or 0 to keep finished processes (got %q)", v)
 	if days, ok := strings.CutSuffix(v, "d"); ok {
-		n, nerr := strconv.Atoi(days)
-		d, err = time.Duration(n)*24*time.Hour, nerr
-		if n > 100*365 {
-			err = errors.New("too long")
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > 100*365 {
+			return 0, bad
 		}
+		return time.Duration(n) * 24 * time.Hour, nil
 	}
+	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("want a duration like 30d, 12h or 90m, or 0 to keep finished processes (got %q)", v)
+		return 0, bad
 	}
 	return d, nil
 }
