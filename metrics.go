@@ -25,6 +25,7 @@ type Metrics struct {
 	hosted       *prometheus.CounterVec
 	takeovers    prometheus.Counter
 	drained      prometheus.Histogram
+	fitted       *prometheus.CounterVec
 }
 
 // NewMetrics registers a node's metrics on reg.
@@ -60,8 +61,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "brain_inbox_drained_messages", Help: "Inbox messages drained into one turn (the inbox depth a wake found).",
 			Buckets: []float64{1, 2, 3, 5, 10, 20, 50},
 		}),
+		fitted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_context_fitted_calls_total",
+			Help: "Model calls shown the conversation cut to their recipe's limits.max_context_tokens, by recipe: processes that outgrew it.",
+		}, []string{"recipe"}),
 	}
-	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained)
+	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted)
 	return m
 }
 
@@ -72,6 +77,9 @@ func (m *Metrics) observeTurn(claim *store.Claim, out chat.Outcome) {
 	}
 	m.turns.WithLabelValues(claim.Record.Recipe, string(out.Next)).Inc()
 	m.rounds.Observe(float64(out.Rounds))
+	if out.Fitted > 0 {
+		m.fitted.WithLabelValues(claim.Record.Recipe).Add(float64(out.Fitted))
+	}
 	for _, e := range out.Events[len(claim.Current):] {
 		if c := e.ValidationCorrection; c != nil {
 			m.corrections.WithLabelValues(c.Validator).Inc()

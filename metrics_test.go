@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/engine-brain/brain/engines/chat"
 	brainutil "github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
@@ -51,6 +52,19 @@ turns:
 		if got, err := testutil.GatherAndCount(reg, name); err != nil || got != want {
 			t.Errorf("%s: %d series (%v), want %d", name, got, err, want)
 		}
+	}
+}
+
+// A turn whose model calls were shown a cut conversation counts them by
+// recipe: a process that outgrew limits.max_context_tokens.
+func TestMetricsCountFittedCalls(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics(prometheus.NewPedanticRegistry())
+	claim := &store.Claim{Record: store.Record{ID: "p1", Recipe: "ford"}}
+	m.observeTurn(claim, chat.Outcome{Next: lifecycle.AwaitUser, Rounds: 3, Fitted: 2})
+	m.observeTurn(claim, chat.Outcome{Next: lifecycle.AwaitUser, Rounds: 1})
+	if got := testutil.ToFloat64(m.fitted.WithLabelValues("ford")); got != 2 {
+		t.Errorf("brain_context_fitted_calls_total{ford} = %v, want 2", got)
 	}
 }
 

@@ -38,6 +38,7 @@
 // validation.max_corrections 2; data_relay 500 and 200 characters;
 // limits.max_rounds 40; no turn timeout; limits.max_depth 3 (workers nest
 // at most 3 deep below a top-level process) and limits.max_workers 5
-// (spawn_worker calls per turn). Provider "default" stands for the first
+// (spawn_worker calls per turn); limits.max_context_tokens 100,000 (what
+// one model call is shown of the conversation). Provider "default" stands for the first
 // configured provider, an empty model name for its default model.
 package recipes

@@ -42,6 +42,11 @@ func TestParseProblems(t *testing.T) {
 				"x.yaml:4:38: limits.max_workers: must be between 0 and 100 (got -1)",
 		},
 		{
+			name: "max_context_tokens too small for a conversation",
+			yaml: header + "tools: [respond]\nlimits: {max_context_tokens: 500}\n",
+			want: "x.yaml:4:30: limits.max_context_tokens: must be between 1000 and 10000000 (got 500)",
+		},
+		{
 			name: "max_workers misspelt",
 			yaml: header + "tools: [respond]\nlimits: {max_worker: 2}\n",
 			want: "x.yaml:4:10: limits.max_worker: unknown field; did you mean `max_workers`?",

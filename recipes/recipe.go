@@ -45,6 +45,7 @@ const (
 	DefaultMaxRounds          = 40
 	DefaultMaxDepth           = 3
 	DefaultMaxWorkers         = 5
+	DefaultMaxContextTokens   = 100_000
 )
 
 // DefaultProvider is the provider name that stands for the first provider
@@ -252,6 +253,10 @@ type Limits struct {
 	TurnTimeout Duration `yaml:"turn_timeout,omitempty" json:"turn_timeout,omitempty" jsonschema_description:"Longest wall-clock time of one turn, such as '5m'; left out, no limit."`
 	MaxDepth    int      `yaml:"max_depth,omitempty" json:"max_depth,omitempty" jsonschema:"minimum=1,maximum=10,default=3" jsonschema_description:"How deep a chain of workers below a top-level process may go: a top-level process has depth 0, its workers depth 1, theirs depth 2. spawn_worker is refused when the new worker's depth would exceed the max_depth of the calling process's recipe."`
 	MaxWorkers  *int     `yaml:"max_workers,omitempty" json:"max_workers,omitempty" jsonschema:"minimum=0,maximum=100,default=5" jsonschema_description:"Most spawn_worker calls one turn may make; 0 lets the process start no worker."`
+	// MaxContextTokens bounds what each model call is shown of the
+	// conversation, which otherwise grows with every turn until the model
+	// refuses it and the process can no longer answer.
+	MaxContextTokens int `yaml:"max_context_tokens,omitempty" json:"max_context_tokens,omitempty" jsonschema:"minimum=1000,maximum=10000000,default=100000" jsonschema_description:"Most tokens of the conversation one model call is shown, estimated at 3 bytes of text a token (the system prompt and tool definitions come on top): set it below the model's context window. A longer conversation is cut from its oldest end: the content of old tool results first, then whole old exchanges; the model is told, and the log keeps everything."`
 }
 
 // Rounds returns the most model calls one turn may make.
@@ -274,6 +279,15 @@ func (l Limits) Depth() int {
 		return DefaultMaxDepth
 	}
 	return l.MaxDepth
+}
+
+// ContextTokens returns the most tokens of the conversation one model call
+// is shown (estimated, see conversation.Fit).
+func (l Limits) ContextTokens() int {
+	if l.MaxContextTokens == 0 {
+		return DefaultMaxContextTokens
+	}
+	return l.MaxContextTokens
 }
 
 // Workers returns the most spawn_worker calls one turn may make; 0 means

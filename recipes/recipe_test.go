@@ -30,6 +30,8 @@ func TestDefaults(t *testing.T) {
 		{"max_workers", r.Limits.Workers(), 5},
 		{"max_workers 0", Limits{MaxWorkers: intp(0)}.Workers(), 0},
 		{"max_workers set", Limits{MaxWorkers: intp(12)}.Workers(), 12},
+		{"max_context_tokens", r.Limits.ContextTokens(), 100_000},
+		{"max_context_tokens set", Limits{MaxContextTokens: 6000}.ContextTokens(), 6000},
 		{"has tool", (&Recipe{Tools: []ToolRef{{Name: "respond"}}}).HasTool("respond"), true},
 		{"has no tool", r.HasTool("respond"), false},
 	}

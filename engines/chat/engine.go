@@ -87,6 +87,7 @@ type run struct {
 	rounds      int
 	spawned     int // spawn_worker calls that started a worker this turn
 	cuts        int // rounds asked again after their answer was cut
+	fitted      int // rounds whose view was cut to limits.max_context_tokens
 	validators  []validators.Validator
 	defs        []llm.ToolDef
 	err         error // a failed checkpoint: the turn is abandoned
@@ -228,7 +229,7 @@ func (r *run) save(ctx context.Context) bool {
 
 func (r *run) outcome(next lifecycle.Event) Outcome {
 	evs := r.turn
-	return Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds}
+	return Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds, Fitted: r.fitted}
 }
 
 // idle is the lifecycle event of a turn that ends without a reply that says
@@ -244,9 +245,13 @@ func (r *run) idle() lifecycle.Event {
 // turn ends with the lifecycle event next. ctx bounds checkpoints, toolCtx
 // (ctx with the turn's timeout) the model and the tools.
 func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bool) {
+	msgs, fit := conversation.Fit(r.view(), r.t.Recipe.Limits.ContextTokens())
+	if fit.Fitted() {
+		r.fitted++
+	}
 	req := &llm.Request{
 		System:   r.t.Recipe.SystemPrompt,
-		Messages: r.view(),
+		Messages: msgs,
 		Tools:    r.defs,
 		Params: llm.Params{
 			Model:       r.t.Recipe.Model.Name,

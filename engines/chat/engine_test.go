@@ -3,7 +3,9 @@ package chat
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,6 +16,7 @@ import (
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/tools"
 )
 
 func oneTurn(t *testing.T, r *recipes.Recipe, model llm.Model) Turn {
@@ -239,5 +242,75 @@ func TestHistoryView(t *testing.T) {
 		if got := req.Messages[0].Text(); got != "from the kept view" {
 			t.Errorf("request %d begins with %q, not the kept view's first message", i+1, got)
 		}
+	}
+}
+
+// A conversation longer than limits.max_context_tokens is shown to the
+// model cut to it (conversation.Fit), in every round, and the outcome
+// counts those rounds; the log keeps everything.
+func TestContextBound(t *testing.T) {
+	t.Parallel()
+	r := &recipes.Recipe{
+		Name:   "bounded",
+		Tools:  []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}},
+		Limits: recipes.Limits{MaxContextTokens: 1000},
+	}
+	var hist []conversation.Event
+	for i := range 3 {
+		id := fmt.Sprintf("h%d", i)
+		hist = append(hist,
+			conversation.NewInboxMessage(id, conversation.KindUser, "user:ada", "an earlier question"),
+			conversation.NewToolCallRequest(id+"-lookup", "lookup", []byte(`{"query":"orders"}`)),
+			conversation.NewToolCallResponse(id+"-lookup", "lookup", []conversation.Block{conversation.TextBlock(strings.Repeat("order ", 500))}, false),
+			conversation.NewToolCallRequest(id, "respond", []byte(`{"message":"an earlier answer"}`)),
+			conversation.NewToolCallResponse(id, "respond", tools.RespondResult(tools.RespondArgs{Message: "an earlier answer", AwaitingUserInput: true}).Content, false),
+		)
+	}
+	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "orders", "size": 600}}}},
+		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "There are 3 open orders."}}}},
+	}}}}
+	model := scripted.New(script)
+	turn := Turn{
+		ID: "t1", Recipe: r, Model: model, Tools: testRegistry(t, r), History: hist,
+		Current: []conversation.Event{
+			conversation.NewTurnStart("wake"),
+			conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "How many open orders?"),
+		},
+	}
+	var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+	out, err := (&Engine{}).Run(context.Background(), &turn, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Fitted != 2 {
+		t.Errorf("Outcome.Fitted = %d, want 2 (both rounds)", out.Fitted)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	log := append(append([]conversation.Event(nil), hist...), out.Events...)
+	for i, req := range reqs {
+		size := 0
+		for j := range req.Messages {
+			size += conversation.EstimateTokens(&req.Messages[j])
+		}
+		if size > 1000 {
+			t.Errorf("request %d is estimated at %d tokens, over limits.max_context_tokens (1000)", i+1, size)
+		}
+		if got := req.Messages[0].Text(); !strings.Contains(got, "an earlier question") || len(req.Messages) < 3 {
+			t.Errorf("request %d starts with %q (%d messages): the earlier exchanges should stay, their results cleared", i+1, got, len(req.Messages))
+		}
+		// The view of the whole log up to this round, fitted: the model
+		// sees what the turn's log says, cut, and nothing else.
+		whole := conversation.ProviderView(log[:len(hist)+len(turn.Current)+2*i])
+		if want, _ := conversation.Fit(whole, 1000); !cmp.Equal(want, req.Messages, cmpopts.EquateEmpty()) {
+			t.Errorf("request %d (-fitted view of the log +sent):\n%s", i+1, cmp.Diff(want, req.Messages, cmpopts.EquateEmpty()))
+		}
+	}
+	// What the model has just asked for is never cut.
+	if got := reqs[1].Messages[len(reqs[1].Messages)-1]; got.Role != conversation.MessageTool || len(got.Text()) != 600 {
+		t.Errorf("the second round ends with %s %.40q: want the 600 characters the lookup just returned", got.Role, got.Text())
 	}
 }

@@ -67,6 +67,10 @@ type Outcome struct {
 	Finish *tools.FinishArgs
 	// Rounds counts the model calls of the turn, resumed ones included.
 	Rounds int
+	// Fitted counts the model calls of this run of the turn that were shown
+	// the conversation cut to the recipe's limits.max_context_tokens
+	// (conversation.Fit).
+	Fitted int
 }
 
 // Engine runs chat turns. Its zero value is ready to use with the wall

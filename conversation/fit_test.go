@@ -1,0 +1,176 @@
+package conversation
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// exchange is one user message answered after a tool call whose result
+// holds resultBytes bytes: user, assistant (the call), tool, assistant.
+func exchange(n, resultBytes int) []Message {
+	id := fmt.Sprintf("c%d", n)
+	return []Message{
+		msg(MessageUser, fmt.Sprintf("question %d", n)),
+		{Role: MessageAssistant, ToolCalls: []ToolCall{{ID: id, Name: "search", Arguments: json.RawMessage(`{}`)}}},
+		tool(id, "search", false, TextBlock(strings.Repeat("x", resultBytes))),
+		msg(MessageAssistant, fmt.Sprintf("answer %d", n)),
+	}
+}
+
+// cleared is m with its content left out, as Fit leaves it.
+func cleared(m Message) Message {
+	m.Content = []Block{TextBlock(ClearedResult)}
+	return m
+}
+
+// noted is m, a user message, with the omitted note before its content.
+func noted(m Message) Message {
+	m.Content = append([]Block{TextBlock(OmittedNote)}, m.Content...)
+	return m
+}
+
+func estimate(msgs []Message) int {
+	n := 0
+	for i := range msgs {
+		n += EstimateTokens(&msgs[i])
+	}
+	return n
+}
+
+func concat(parts ...[]Message) []Message {
+	var out []Message
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func TestFit(t *testing.T) {
+	t.Parallel()
+	e1, e2, e3 := exchange(1, 3000), exchange(2, 3000), exchange(3, 3000)
+	current := []Message{msg(MessageUser, "question 4")}
+	chat := concat(e1, e2, e3, current)
+	whole := estimate(chat)
+	saved := EstimateTokens(&e1[2]) - EstimateTokens(new(cleared(e1[2])))
+
+	// A worker's task: one user message, then rounds of tool calls.
+	task := exchange(1, 3000)[:3]
+	for n := 2; n <= 4; n++ {
+		task = append(task, exchange(n, 3000)[1:3]...)
+	}
+	taskWhole := estimate(task)
+	short := exchange(5, 3)
+
+	tests := []struct {
+		name   string
+		msgs   []Message
+		budget int
+		want   []Message
+		fit    Fitting
+	}{
+		{name: "fits", msgs: chat, budget: whole, want: chat},
+		{name: "no bound", msgs: chat, budget: 0, want: chat},
+		{
+			name: "the oldest tool result is cleared first", msgs: chat, budget: whole - 1,
+			want: concat(e1[:2], []Message{cleared(e1[2])}, e1[3:], e2, e3, current),
+			fit:  Fitting{Cleared: 1},
+		},
+		{
+			name: "then the next ones, up to the current exchange", msgs: chat, budget: whole - 2*saved,
+			want: concat(e1[:2], []Message{cleared(e1[2])}, e1[3:], e2[:2], []Message{cleared(e2[2])}, e2[3:], e3, current),
+			fit:  Fitting{Cleared: 2},
+		},
+		{
+			name: "then the oldest exchanges go whole, the rest starting with a note", msgs: chat, budget: whole - 3*saved - 1,
+			want: concat([]Message{noted(e2[0])}, e2[1:2], []Message{cleared(e2[2])}, e2[3:],
+				e3[:2], []Message{cleared(e3[2])}, e3[3:], current),
+			fit: Fitting{Cleared: 2, Dropped: 4},
+		},
+		{
+			name: "the current exchange is kept when nothing else fits", msgs: chat, budget: 1,
+			want: []Message{noted(current[0])},
+			fit:  Fitting{Dropped: 12},
+		},
+		{
+			name: "a long task: older results cleared, not the last call's", msgs: task, budget: taskWhole - 1,
+			want: concat(task[:2], []Message{cleared(task[2])}, task[3:]),
+			fit:  Fitting{Cleared: 1},
+		},
+		{
+			name: "a long task that cannot fit: the last call's result stays", msgs: task, budget: 1,
+			want: concat(task[:2], []Message{cleared(task[2])}, task[3:4], []Message{cleared(task[4])},
+				task[5:6], []Message{cleared(task[6])}, task[7:]),
+			fit: Fitting{Cleared: 3},
+		},
+		{
+			name: "a result shorter than the placeholder stays as it is",
+			msgs: concat(short, e2, current), budget: estimate(concat(short, e2, current)) - 1,
+			want: concat(short, e2[:2], []Message{cleared(e2[2])}, e2[3:], current),
+			fit:  Fitting{Cleared: 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			before := concat(tt.msgs)
+			got, fit := Fit(tt.msgs, tt.budget)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Fit (-want +got):\n%s", diff)
+			}
+			if fit != tt.fit {
+				t.Errorf("Fitting = %+v, want %+v", fit, tt.fit)
+			}
+			if fit.Fitted() != (tt.fit != Fitting{}) {
+				t.Errorf("Fitted() = %v for %+v", fit.Fitted(), fit)
+			}
+			if diff := cmp.Diff(before, tt.msgs); diff != "" {
+				t.Errorf("Fit changed its input (-before +after):\n%s", diff)
+			}
+			if tt.budget > 1 && estimate(got) > tt.budget {
+				t.Errorf("the fitted view is estimated at %d tokens, over the budget of %d", estimate(got), tt.budget)
+			}
+		})
+	}
+}
+
+func TestFitReturnsAViewThatFitsAsItIs(t *testing.T) {
+	t.Parallel()
+	msgs := exchange(1, 10)
+	got, _ := Fit(msgs, estimate(msgs))
+	if &got[0] != &msgs[0] {
+		t.Error("Fit copied a view that fits")
+	}
+}
+
+func TestEstimateTokens(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		m    Message
+		want int
+	}{
+		{name: "empty", m: Message{Role: MessageUser}, want: 4},
+		{name: "text, rounded up", m: msg(MessageUser, "abcd"), want: 4 + 2},
+		{name: "several scripts count their bytes", m: msg(MessageUser, "日本語"), want: 4 + 3},
+		{name: "an image counts the same whatever its size", m: Message{Role: MessageTool, Content: []Block{ImageBlock("image/png", strings.Repeat("A", 90000))}}, want: 4 + 1600},
+		{
+			name: "tool calls and replayed reasoning count",
+			m: Message{
+				Role:      MessageAssistant,
+				Reasoning: []Reasoning{{Text: "abc", Signature: "sig", Payload: &ProviderPayload{Value: json.RawMessage(`"x"`)}}},
+				ToolCalls: []ToolCall{{ID: "c1", Name: "search", Arguments: json.RawMessage(`{"q":1}`)}},
+			},
+			want: 4 + (3+3+3+2+6+7)/3,
+		},
+		{name: "a tool result names its call", m: tool("c1", "get", false, TextBlock("ok")), want: 4 + 3},
+	}
+	for _, tt := range tests {
+		if got := EstimateTokens(&tt.m); got != tt.want {
+			t.Errorf("%s: EstimateTokens = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
