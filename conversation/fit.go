@@ -52,10 +52,14 @@ func (f Fitting) Fitted() bool { return f.Cleared > 0 || f.Dropped > 0 }
 //     for).
 //
 // A tool result is never separated from the call it answers, and after a
-// drop what is left starts with a user message, as providers require. When even that is
-// over budget, the rest is returned as it is: the provider then refuses it
-// with an error that the turn reports. msgs is not changed; a view that
-// fits is returned as it is, and budget <= 0 means no bound.
+// drop what is left starts with a user message, as providers require. When
+// even that is over budget, the rest is returned as it is: the provider
+// then refuses it with an error that the turn reports. msgs is not changed;
+// a view that fits is returned as it is, and budget <= 0 means no bound.
+//
+// What is cut is a multiple of a quarter of budget: the cut stays where it
+// is while the conversation grows by that much, so that consecutive calls
+// share their beginning, which providers cache.
 func Fit(msgs []Message, budget int) ([]Message, Fitting) {
 	if budget <= 0 {
 		return msgs, Fitting{}
@@ -67,7 +71,9 @@ func Fit(msgs []Message, budget int) ([]Message, Fitting) {
 	if total <= budget {
 		return msgs, Fitting{} // the common case: nothing is allocated
 	}
-	f := fitter{budget: budget, total: total, sizes: make([]int, len(msgs))}
+	step := max(budget/4, 1)
+	cut := (total - budget + step - 1) / step * step
+	f := fitter{target: total - cut, total: total, sizes: make([]int, len(msgs))}
 	for i := range msgs {
 		f.sizes[i] = EstimateTokens(&msgs[i])
 	}
@@ -92,16 +98,16 @@ func Fit(msgs []Message, budget int) ([]Message, Fitting) {
 }
 
 // fitter is the state of one Fit: the view being cut, the estimated size
-// of each of its messages and of all of them.
+// of each of its messages and of all of them, and the size to cut it to.
 type fitter struct {
-	budget  int
+	target  int
 	msgs    []Message
 	sizes   []int
 	total   int
 	cleared []bool // by index in msgs: the tool result was cleared
 }
 
-func (f *fitter) over() bool { return f.total > f.budget }
+func (f *fitter) over() bool { return f.total > f.target }
 
 // clear replaces the content of the tool results among msgs[from:to] with
 // [ClearedResult], oldest first, until the view fits.
@@ -136,7 +142,7 @@ func (f *fitter) drop(lastUser int) int {
 	}
 	note := ceilDiv(len(OmittedNote), BytesPerToken)
 	n := 0
-	for n < lastUser && (f.total+note > f.budget || f.msgs[n].Role != MessageUser) {
+	for n < lastUser && (f.total+note > f.target || f.msgs[n].Role != MessageUser) {
 		f.total -= f.sizes[n]
 		n++
 	}

@@ -49,21 +49,34 @@ func concat(parts ...[]Message) []Message {
 	return out
 }
 
+// talk is one exchange without tools: a user message of userBytes bytes
+// and its answer.
+func talk(n, userBytes int) []Message {
+	return []Message{
+		msg(MessageUser, fmt.Sprintf("%d: %s", n, strings.Repeat("y", userBytes))),
+		msg(MessageAssistant, fmt.Sprintf("answer %d", n)),
+	}
+}
+
 func TestFit(t *testing.T) {
 	t.Parallel()
-	e1, e2, e3 := exchange(1, 3000), exchange(2, 3000), exchange(3, 3000)
+	// Results and messages of 10,000 tokens; everything else is a few.
+	const big = 30_000
+	e1, e2, e3 := exchange(1, big), exchange(2, big), exchange(3, big)
 	current := []Message{msg(MessageUser, "question 4")}
 	chat := concat(e1, e2, e3, current)
 	whole := estimate(chat)
 	saved := EstimateTokens(&e1[2]) - EstimateTokens(new(cleared(e1[2])))
-
-	// A worker's task: one user message, then rounds of tool calls.
-	task := exchange(1, 3000)[:3]
-	for n := 2; n <= 4; n++ {
-		task = append(task, exchange(n, 3000)[1:3]...)
-	}
-	taskWhole := estimate(task)
+	t1, t2, t3 := talk(1, big), talk(2, big), talk(3, big)
+	talks := concat(t1, t2, t3, current)
 	short := exchange(5, 3)
+
+	// A worker's task: one user message, then rounds of tool calls, the
+	// first one's result larger than a quarter of the whole.
+	task := exchange(1, 2*big)[:3]
+	for n := 2; n <= 4; n++ {
+		task = append(task, exchange(n, big)[1:3]...)
+	}
 
 	tests := []struct {
 		name   string
@@ -80,15 +93,14 @@ func TestFit(t *testing.T) {
 			fit:  Fitting{Cleared: 1},
 		},
 		{
-			name: "then the next ones, up to the current exchange", msgs: chat, budget: whole - 2*saved,
+			name: "then the next ones, up to the current exchange", msgs: chat, budget: whole - saved - 1,
 			want: concat(e1[:2], []Message{cleared(e1[2])}, e1[3:], e2[:2], []Message{cleared(e2[2])}, e2[3:], e3, current),
 			fit:  Fitting{Cleared: 2},
 		},
 		{
-			name: "then the oldest exchanges go whole, the rest starting with a note", msgs: chat, budget: whole - 3*saved - 1,
-			want: concat([]Message{noted(e2[0])}, e2[1:2], []Message{cleared(e2[2])}, e2[3:],
-				e3[:2], []Message{cleared(e3[2])}, e3[3:], current),
-			fit: Fitting{Cleared: 2, Dropped: 4},
+			name: "then the oldest exchanges go whole, the rest starting with a note", msgs: talks, budget: estimate(talks) - 1,
+			want: concat([]Message{noted(t2[0])}, t2[1:], t3, current),
+			fit:  Fitting{Dropped: 2},
 		},
 		{
 			name: "the current exchange is kept when nothing else fits", msgs: chat, budget: 1,
@@ -96,7 +108,7 @@ func TestFit(t *testing.T) {
 			fit:  Fitting{Dropped: 12},
 		},
 		{
-			name: "a long task: older results cleared, not the last call's", msgs: task, budget: taskWhole - 1,
+			name: "a long task: older results cleared, not the last call's", msgs: task, budget: estimate(task) - 1,
 			want: concat(task[:2], []Message{cleared(task[2])}, task[3:]),
 			fit:  Fitting{Cleared: 1},
 		},
@@ -134,6 +146,44 @@ func TestFit(t *testing.T) {
 				t.Errorf("the fitted view is estimated at %d tokens, over the budget of %d", estimate(got), tt.budget)
 			}
 		})
+	}
+}
+
+// Once a conversation is cut, the cut stays where it is while the
+// conversation grows by less than a quarter of the budget: consecutive
+// model calls begin alike, as providers' prompt caches need.
+func TestFitKeepsItsCut(t *testing.T) {
+	t.Parallel()
+	var msgs []Message
+	for n := 1; n <= 40; n++ { // small results: each cleared one saves little
+		msgs = append(msgs, exchange(n, 300)...)
+	}
+	msgs = append(msgs, msg(MessageUser, "go on"))
+	// The cut is a multiple of step, the excess rounded up: an excess one
+	// above a multiple may grow by step-1 without moving it.
+	budget := estimate(msgs) / 2
+	step := budget / 4
+	budget = 4 * step
+	for estimate(msgs)%step != 1 {
+		msgs[len(msgs)-1].Content[0].Text += "zzz"
+	}
+	first, fit := Fit(msgs, budget)
+	if !fit.Fitted() {
+		t.Fatal("nothing cut")
+	}
+	grown := msgs
+	for n := 0; estimate(grown)-estimate(msgs) < step/2; n++ {
+		id := fmt.Sprintf("g%d", n)
+		grown = append(grown,
+			Message{Role: MessageAssistant, ToolCalls: []ToolCall{{ID: id, Name: "peek", Arguments: json.RawMessage(`{}`)}}},
+			tool(id, "peek", false, TextBlock("a short result")))
+	}
+	later, laterFit := Fit(grown, budget)
+	if laterFit != fit {
+		t.Errorf("the cut moved as the conversation grew: %+v, then %+v", fit, laterFit)
+	}
+	if diff := cmp.Diff(first, later[:len(first)]); diff != "" {
+		t.Errorf("the grown conversation's view does not begin as the first one's (-first +later):\n%s", diff)
 	}
 }
 
