@@ -118,11 +118,13 @@ func (n *Node) Start(ctx context.Context) error {
 		n.loop(intakeCtx, "deleting finished processes", min(max(n.cfg.RetainFinished/4, time.Minute), time.Hour), n.deleteFinished)
 	}
 	n.intake.Go(func() {
-		// Once per database: processes from before the owner indexes.
-		if added, err := n.store.IndexOwners(intakeCtx); err != nil && intakeCtx.Err() == nil {
-			n.log.Warn("indexing processes by owner failed; a user's list may miss older processes until a node indexes them", zap.Error(err))
-		} else if added > 0 {
-			n.log.Info("indexed processes by owner", zap.Int("processes", added))
+		// Once per database: processes from before the owner and workers
+		// indexes.
+		if added, err := n.store.IndexProcesses(intakeCtx); err != nil && intakeCtx.Err() == nil {
+			n.log.Warn("indexing processes failed; a user's list may miss older processes, and deleting one may leave "+
+				"its older workers, until a node indexes them", zap.Error(err))
+		} else if added.Owners+added.Workers > 0 {
+			n.log.Info("indexed older processes", zap.Int("by_owner", added.Owners), zap.Int("workers", added.Workers))
 		}
 	})
 	n.log.Info("node started", zap.Strings("engines", n.cfg.Engines), zap.Int("concurrency", n.cfg.Concurrency))

@@ -88,9 +88,10 @@ func (n *Node) Transition(ctx context.Context, pid string, ev lifecycle.Event, b
 }
 
 // Delete removes a process and everything it has: record, inbox, log,
-// timers, index entries. It refuses while a turn runs (store.ErrRunning).
+// timers, index entries, and its workers (store.Delete), whose ids it
+// returns. It refuses while a turn of any of them runs (store.ErrRunning).
 // A log a node keeps of it goes when the node needs the room.
-func (n *Node) Delete(ctx context.Context, pid string) (store.Record, error) {
+func (n *Node) Delete(ctx context.Context, pid string) (store.Record, []string, error) {
 	return n.store.Delete(ctx, pid)
 }
 

@@ -26,9 +26,10 @@ type Backend interface {
 	// Steer posts an operator message and returns its inbox id.
 	Steer(ctx context.Context, pid, from, content string) (string, error)
 	Transition(ctx context.Context, pid string, ev lifecycle.Event, by string) (store.Record, error)
-	// Delete removes a process and everything it has, and returns its
-	// record as it was; store.ErrRunning while a turn runs.
-	Delete(ctx context.Context, pid string) (store.Record, error)
+	// Delete removes a process and everything it has, its workers
+	// included, and returns its record as it was and the workers' ids;
+	// store.ErrRunning while a turn of any of them runs.
+	Delete(ctx context.Context, pid string) (store.Record, []string, error)
 	// Log returns up to limit events after event id after (0 = all).
 	Log(ctx context.Context, pid, after string, limit int) ([]conversation.Event, error)
 	// Follow waits up to block for events after event id after.

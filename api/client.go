@@ -91,10 +91,10 @@ func (c *Client) Control(ctx context.Context, id, action string) (Process, error
 	return p, err
 }
 
-// DeleteProcess removes a process and everything it has, and returns it as
-// it was.
-func (c *Client) DeleteProcess(ctx context.Context, id string) (Process, error) {
-	var p Process
+// DeleteProcess removes a process and everything it has, its workers
+// included, and returns it as it was with the ids of the workers deleted.
+func (c *Client) DeleteProcess(ctx context.Context, id string) (DeletedProcess, error) {
+	var p DeletedProcess
 	err := c.do(ctx, http.MethodDelete, processPath(id, ""), nil, nil, nil, &p)
 	return p, err
 }

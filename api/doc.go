@@ -13,7 +13,7 @@
 //	POST /v1/processes                    {recipe, input?, metadata?} -> 201 Process
 //	GET  /v1/processes?state=&after=&limit=                            -> ProcessPage
 //	GET  /v1/processes/{id}                                            -> Process
-//	DELETE /v1/processes/{id}   (not while a turn runs: 409)           -> Process, as it was
+//	DELETE /v1/processes/{id}   (workers too; not mid-turn: 409)       -> DeletedProcess
 //	POST /v1/processes/{id}/messages      {content}, Idempotency-Key   -> 202 MessageAccepted
 //	POST /v1/processes/{id}/steer         {content}   (operator)       -> 202 MessageAccepted
 //	POST /v1/processes/{id}/pause|resume|stop|retry   (operator)       -> Process

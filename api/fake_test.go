@@ -235,24 +235,42 @@ func (f *fake) Transition(ctx context.Context, pid string, ev lifecycle.Event, b
 	return *rec, nil
 }
 
-// Delete refuses a RUNNING process, as a turn's lease makes the store do.
-func (f *fake) Delete(_ context.Context, pid string) (store.Record, error) {
+// Delete deletes a process and its workers, refusing a RUNNING one, as a
+// turn's lease makes the store do.
+func (f *fake) Delete(_ context.Context, pid string) (store.Record, []string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failWith != nil {
-		return store.Record{}, f.failWith
+		return store.Record{}, nil, f.failWith
 	}
 	rec, ok := f.procs[pid]
-	switch {
-	case !ok:
-		return store.Record{}, f.notFound(pid)
-	case rec.Status.State == lifecycle.Running:
-		return store.Record{}, fmt.Errorf("%w: process %s", store.ErrRunning, pid)
+	if !ok {
+		return store.Record{}, nil, f.notFound(pid)
 	}
-	delete(f.procs, pid)
-	delete(f.logs, pid)
+	deleted, workers, err := f.deleteLocked(rec)
 	f.broadcast()
-	return *rec, nil
+	return deleted, workers, err
+}
+
+func (f *fake) deleteLocked(rec *store.Record) (store.Record, []string, error) {
+	if rec.Status.State == lifecycle.Running {
+		return store.Record{}, nil, fmt.Errorf("%w: process %s", store.ErrRunning, rec.ID)
+	}
+	var deleted []string
+	for _, w := range f.procs {
+		if w.Parent != rec.ID {
+			continue
+		}
+		_, theirs, err := f.deleteLocked(w)
+		deleted = append(deleted, theirs...)
+		if err != nil {
+			return store.Record{}, deleted, err
+		}
+		deleted = append(deleted, w.ID)
+	}
+	delete(f.procs, rec.ID)
+	delete(f.logs, rec.ID)
+	return *rec, deleted, nil
 }
 
 func seqOf(id string) int {

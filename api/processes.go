@@ -62,21 +62,26 @@ func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, who identity
 	return nil
 }
 
-// deleteProcess removes a process and everything it has (a user's own, any
-// for operators) and answers with the process as it was. The log keeps who
-// deleted what: the process's own log is gone.
+// deleteProcess removes a process and everything it has, its workers
+// included (a user's own, any for operators), and answers with the process
+// as it was and the workers deleted. The log keeps who deleted what: the
+// process's own log is gone.
 func (s *Server) deleteProcess(w http.ResponseWriter, r *http.Request, who identity) error {
 	pid := r.PathValue("id")
 	if err := s.authorize(r.Context(), pid, who); err != nil {
 		return err
 	}
-	rec, err := s.cfg.Backend.Delete(r.Context(), pid)
+	rec, workers, err := s.cfg.Backend.Delete(r.Context(), pid)
+	if len(workers) > 0 { // even when the process itself was refused
+		s.log.Info("workers deleted", zap.String("process", pid), zap.String("by", qualified(string(who.role), who.name)),
+			zap.Strings("workers", workers))
+	}
 	if err != nil {
 		return err
 	}
 	s.log.Info("process deleted", zap.String("process", pid), zap.String("by", qualified(string(who.role), who.name)),
 		zap.String("recipe", rec.Recipe), zap.String("state", string(rec.Status.State)), zap.String("owner", rec.Owner))
-	s.writeJSON(w, http.StatusOK, processOf(rec))
+	s.writeJSON(w, http.StatusOK, DeletedProcess{Process: processOf(rec), Workers: workers})
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -592,11 +593,22 @@ func TestInboxDepthReported(t *testing.T) {
 }
 
 // A deletion is logged with who made it: the process's own log is gone.
+// The answer and the log name the workers deleted with it.
 func TestDeleteIsLogged(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	if w := b.do("DELETE", "/v1/processes/p_bob", tokOlga, nil, ""); w.Code != 200 {
+	b.fake.add("p_worker", "bob", lifecycle.Status{State: lifecycle.Done})
+	b.fake.procs["p_worker"].Parent = "p_bob"
+	w := b.do("DELETE", "/v1/processes/p_bob", tokOlga, nil, "")
+	var answer DeletedProcess
+	if err := json.Unmarshal(w.Body.Bytes(), &answer); w.Code != 200 || err != nil {
 		t.Fatalf("delete: %d %s", w.Code, w.Body)
+	}
+	if answer.ID != "p_bob" || !slices.Equal(answer.Workers, []string{"p_worker"}) {
+		t.Errorf("delete answered %s; want p_bob with deleted_workers [p_worker]", w.Body)
+	}
+	if entries := b.logs.FilterMessage("workers deleted").All(); len(entries) != 1 || entries[0].ContextMap()["process"] != "p_bob" {
+		t.Errorf("log entries naming the workers deleted: %+v", entries)
 	}
 	entries := b.logs.FilterMessage("process deleted").All()
 	if len(entries) != 1 {

@@ -35,6 +35,15 @@ type Process struct {
 	Inbox *int `json:"inbox,omitempty"`
 }
 
+// DeletedProcess is the answer of DELETE /v1/processes/{id}: the process
+// as it was and the workers deleted with it.
+type DeletedProcess struct {
+	Process
+	// Workers are the ids of the workers deleted with the process (theirs
+	// too, deepest first).
+	Workers []string `json:"deleted_workers,omitempty"`
+}
+
 // processWithInbox is processOf with the inbox depth, for the answers of
 // the store's Get and List, which read it.
 func processWithInbox(r store.Record) Process {

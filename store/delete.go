@@ -14,20 +14,77 @@ import (
 // to delete: the process was retried, or changed since it was listed.
 var errKept = errors.New("store: process kept")
 
+// errHasWorkers says that a process still had workers when it came to be
+// deleted: they go first.
+var errHasWorkers = errors.New("store: process has workers")
+
 // Delete removes process pid and everything it has: its record, inbox,
 // log, idempotency keys and timers, and its entries in the state, owner
-// and timer indexes. It returns the record as it was. It refuses, with
-// ErrRunning, while a turn holds the process's lease (a node whose lease
-// expired finds the process gone and writes nothing: ErrFenced). A worker
-// of the process is a process of its own and stays; what it reports to a
-// deleted parent is dropped.
-func (s *Store) Delete(ctx context.Context, pid string) (Record, error) {
-	return s.delete(ctx, pid, "")
+// and timer indexes; and so its workers, theirs, and so on, first (a
+// worker belongs to the process that started it). It returns the record
+// as it was and the ids of the workers deleted.
+//
+// It refuses, with ErrRunning, while a turn of the process or of one of
+// its workers holds its lease (a node whose lease expired finds the
+// process gone and writes nothing: ErrFenced). Workers deleted before such
+// a refusal stay deleted; the process and the rest stay, to delete again
+// once the turn has ended.
+func (s *Store) Delete(ctx context.Context, pid string) (Record, []string, error) {
+	if !validID(pid) {
+		return Record{}, nil, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	// A process whose turn is running is refused before any of its
+	// workers is touched.
+	pipe := s.rdb.Pipeline()
+	exists, leased := pipe.Exists(ctx, procKey(pid)), pipe.Exists(ctx, leaseKey(pid))
+	if _, err := pipe.Exec(ctx); err != nil {
+		return Record{}, nil, fmt.Errorf("store: delete %s: %w", pid, err)
+	}
+	switch {
+	case exists.Val() == 0:
+		return Record{}, nil, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	case leased.Val() == 1:
+		return Record{}, nil, runningError(pid)
+	}
+	var deleted []string
+	// A worker started between reading the workers and deleting the
+	// process makes the deletion refuse (errHasWorkers): read them again.
+	// Starting one takes a turn of the process, which makes it refuse with
+	// ErrRunning instead, so this ends.
+	for {
+		workers, err := s.rdb.ZRange(ctx, workersKey(pid), 0, -1).Result()
+		if err != nil {
+			return Record{}, deleted, fmt.Errorf("store: delete %s: workers: %w", pid, err)
+		}
+		for _, w := range workers {
+			_, theirs, err := s.Delete(ctx, w)
+			deleted = append(deleted, theirs...)
+			switch {
+			case err == nil:
+				deleted = append(deleted, w)
+			case errors.Is(err, ErrNotFound): // deleted meanwhile
+				if err := s.rdb.ZRem(ctx, workersKey(pid), w).Err(); err != nil {
+					return Record{}, deleted, fmt.Errorf("store: delete %s: %w", pid, err)
+				}
+			default:
+				return Record{}, deleted, fmt.Errorf("worker %s of process %s: %w", w, pid, err)
+			}
+		}
+		rec, err := s.delete(ctx, pid, "")
+		if !errors.Is(err, errHasWorkers) {
+			return rec, deleted, err
+		}
+	}
 }
 
-// delete is Delete; with finishedBefore (unix ms; "" for none) only of a
-// DONE or FAILED process last changed before then (else errKept), checked
-// in the same step as the deletion.
+func runningError(pid string) error {
+	return fmt.Errorf("%w: process %s: try again when its turn has ended", ErrRunning, pid)
+}
+
+// delete deletes process pid, which must have no workers (else
+// errHasWorkers); with finishedBefore (unix ms; "" for none) only a DONE or
+// FAILED process last changed before then (else errKept), checked in the
+// same step as the deletion.
 func (s *Store) delete(ctx context.Context, pid, finishedBefore string) (Record, error) {
 	if !validID(pid) {
 		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
@@ -40,9 +97,11 @@ func (s *Store) delete(ctx context.Context, pid, finishedBefore string) (Record,
 	case status == "NOTFOUND":
 		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	case status == "RUNNING":
-		return Record{}, fmt.Errorf("%w: process %s: try again when its turn has ended", ErrRunning, pid)
+		return Record{}, runningError(pid)
 	case status == "KEPT":
 		return Record{}, fmt.Errorf("%w: %s", errKept, pid)
+	case status == "WORKERS":
+		return Record{}, fmt.Errorf("%w: %s", errHasWorkers, pid)
 	case status != "OK" || len(res) < 1:
 		return Record{}, fmt.Errorf("store: delete %s: unexpected reply %q", pid, status)
 	}
@@ -54,6 +113,9 @@ const finishedPage = 500
 
 // DeleteFinished deletes the DONE and FAILED processes that have not
 // changed since before cutoff (Delete), and returns how many it deleted.
+// A process that still has workers stays until they are deleted (finished
+// and old enough themselves, or by hand): its workers come later in the
+// walk, so it goes on a later pass.
 // It walks the two state indexes from the oldest process and stops at the
 // first created after cutoff; each deletion checks again, in the same step,
 // that the process is still finished and unchanged since before cutoff, so
@@ -89,9 +151,10 @@ func (s *Store) deleteFinishedIn(ctx context.Context, st lifecycle.State, cutoff
 			switch _, err := s.delete(ctx, rec.ID, before); {
 			case err == nil:
 				deleted++
-			case errors.Is(err, errKept), errors.Is(err, ErrNotFound), errors.Is(err, ErrRunning):
-				// changed meanwhile, deleted by another node, or a stopped
-				// turn still committing: the next pass decides
+			case errors.Is(err, errKept), errors.Is(err, ErrNotFound), errors.Is(err, ErrRunning), errors.Is(err, errHasWorkers):
+				// changed meanwhile, deleted by another node, a stopped
+				// turn still committing, or workers left: a later pass
+				// decides
 			default:
 				return deleted, err
 			}

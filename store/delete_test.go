@@ -2,8 +2,12 @@ package store_test
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
@@ -30,9 +34,9 @@ func TestDelete(t *testing.T) {
 		}
 	}
 
-	rec, err := e.s.Delete(e.ctx, pid)
-	if err != nil || rec.ID != pid || rec.Status.State != lifecycle.Ready || rec.Owner != "alice" {
-		t.Fatalf("Delete = %+v, %v; want the READY record of %s", rec, err, pid)
+	rec, workers, err := e.s.Delete(e.ctx, pid)
+	if err != nil || rec.ID != pid || rec.Status.State != lifecycle.Ready || rec.Owner != "alice" || len(workers) != 0 {
+		t.Fatalf("Delete = %+v, %v, %v; want the READY record of %s, no workers", rec, workers, err, pid)
 	}
 	if keys, err := e.rdb.Keys(e.ctx, "brain:{"+pid+"}:*").Result(); err != nil || len(keys) != 0 {
 		t.Errorf("keys of the deleted process: %v, %v; want none", keys, err)
@@ -60,10 +64,10 @@ func TestDelete(t *testing.T) {
 	if n := e.wakeEntries(t); n != 0 {
 		t.Errorf("%d wake entries left, want 0", n)
 	}
-	if _, err := e.s.Delete(e.ctx, pid); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := e.s.Delete(e.ctx, pid); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("second Delete: %v, want ErrNotFound", err)
 	}
-	if _, err := e.s.Delete(e.ctx, "no{such}"); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := e.s.Delete(e.ctx, "no{such}"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Delete of an invalid id: %v, want ErrNotFound", err)
 	}
 	if got := e.get(t, keep); got.Status.State != lifecycle.Blocked {
@@ -79,11 +83,11 @@ func TestDeleteWhileRunning(t *testing.T) {
 	in := user("start")
 	e.create(t, "p1", &in)
 	c := e.claim(t, "p1", "t1")
-	if _, err := e.s.Delete(e.ctx, "p1"); !errors.Is(err, store.ErrRunning) {
+	if _, _, err := e.s.Delete(e.ctx, "p1"); !errors.Is(err, store.ErrRunning) {
 		t.Fatalf("Delete during a turn: %v, want ErrRunning", err)
 	}
 	e.commit(t, c, lifecycle.AwaitUser)
-	if _, err := e.s.Delete(e.ctx, "p1"); err != nil {
+	if _, _, err := e.s.Delete(e.ctx, "p1"); err != nil {
 		t.Fatalf("Delete after the turn: %v", err)
 	}
 
@@ -92,7 +96,7 @@ func TestDeleteWhileRunning(t *testing.T) {
 	if err := e.rdb.Del(e.ctx, "brain:{p2}:lease").Err(); err != nil { // the lease expires
 		t.Fatal(err)
 	}
-	if _, err := e.s.Delete(e.ctx, "p2"); err != nil {
+	if _, _, err := e.s.Delete(e.ctx, "p2"); err != nil {
 		t.Fatalf("Delete of a process whose node died: %v", err)
 	}
 	if err := e.s.Checkpoint(e.ctx, stalled, []conversation.Event{chat("late")}); !errors.Is(err, store.ErrFenced) {
@@ -106,28 +110,102 @@ func TestDeleteWhileRunning(t *testing.T) {
 	}
 }
 
-// TestWorkerOfADeletedParent: a worker's result to a parent that was
-// deleted is dropped; the worker finishes and no parent is made again.
-func TestWorkerOfADeletedParent(t *testing.T) {
+// worker creates process id, a worker of parent, BLOCKED.
+func (e *env) worker(t testing.TB, id, parent string) {
+	t.Helper()
+	if _, err := e.s.Create(e.ctx, store.NewProcess{ID: id, Recipe: "w", Engine: engine, Parent: parent, Depth: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDeleteWorkers: a process goes with its workers, theirs first; a
+// worker deleted alone leaves its parent's index.
+func TestDeleteWorkers(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	e.create(t, "p_parent", nil)
-	task := msg(conversation.KindUser, "process:p_parent", "count")
-	if _, err := e.s.Create(e.ctx, store.NewProcess{ID: "p_worker", Recipe: "w", Engine: engine, Parent: "p_parent", Depth: 1, Input: &task}); err != nil {
+	e.worker(t, "w1", "p_parent")
+	e.worker(t, "w2", "p_parent")
+	e.worker(t, "w3", "w2")
+	e.create(t, "p_other", nil)
+	e.worker(t, "w4", "p_other")
+
+	rec, workers, err := e.s.Delete(e.ctx, "p_parent")
+	if err != nil || rec.ID != "p_parent" {
+		t.Fatalf("Delete = %s, %v", rec.ID, err)
+	}
+	if want := []string{"w1", "w3", "w2"}; !slices.Equal(workers, want) {
+		t.Errorf("workers deleted: %v, want %v (each one's own first)", workers, want)
+	}
+	for _, pid := range []string{"p_parent", "w1", "w2", "w3"} {
+		if keys, err := e.rdb.Keys(e.ctx, "brain:{"+pid+"}:*").Result(); err != nil || len(keys) != 0 {
+			t.Errorf("keys of %s: %v, %v; want none", pid, keys, err)
+		}
+	}
+	if got := e.rdb.ZRange(e.ctx, "brain:{p_other}:workers", 0, -1).Val(); !slices.Equal(got, []string{"w4"}) {
+		t.Errorf("the other process's workers: %v, want [w4]", got)
+	}
+
+	if _, workers, err := e.s.Delete(e.ctx, "w4"); err != nil || len(workers) != 0 {
+		t.Fatalf("Delete of a worker alone: %v, %v", workers, err)
+	}
+	if n := e.rdb.Exists(e.ctx, "brain:{p_other}:workers").Val(); n != 0 {
+		t.Error("a deleted worker is still in its parent's index")
+	}
+
+	// A worker in the index whose record is gone (deleted by hand in
+	// Redis, say) does not hold its parent's deletion off.
+	e.rdb.ZAdd(e.ctx, "brain:{p_other}:workers", redis.Z{Score: 1, Member: "p_ghost"})
+	if _, workers, err := e.s.Delete(e.ctx, "p_other"); err != nil || len(workers) != 0 {
+		t.Errorf("Delete with a gone worker indexed: %v, %v", workers, err)
+	}
+	if keys := e.rdb.Keys(e.ctx, "brain:{p_other}:*").Val(); len(keys) != 0 {
+		t.Errorf("keys of p_other: %v, want none", keys)
+	}
+}
+
+// TestDeleteWithARunningWorker: a running worker holds its parent's
+// deletion off; the parent and its workers go once the turn has ended.
+// A worker whose parent went anyway (a process from before workers were
+// indexed) finishes, and its report is dropped.
+func TestDeleteWithARunningWorker(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.create(t, "p_parent", nil)
+	e.worker(t, "w_done", "p_parent")
+	e.worker(t, "w_busy", "p_parent")
+	e.post(t, "w_busy", user("count"))
+	c := e.claim(t, "w_busy", "t1")
+	_, workers, err := e.s.Delete(e.ctx, "p_parent")
+	if !errors.Is(err, store.ErrRunning) || !strings.Contains(err.Error(), "w_busy") {
+		t.Fatalf("Delete while a worker runs: %v, want ErrRunning naming w_busy", err)
+	}
+	if !slices.Equal(workers, []string{"w_done"}) {
+		t.Errorf("workers deleted before the refusal: %v, want [w_done]", workers)
+	}
+	if got := e.get(t, "p_parent"); got.Status.State != lifecycle.Blocked {
+		t.Errorf("the parent is %s after the refusal, want it kept BLOCKED", got.Status.State)
+	}
+	e.commit(t, c, lifecycle.Continue)
+	if _, workers, err := e.s.Delete(e.ctx, "p_parent"); err != nil || !slices.Equal(workers, []string{"w_busy"}) {
+		t.Fatalf("Delete after the worker's turn: %v, %v; want w_busy deleted", workers, err)
+	}
+
+	e.create(t, "p_legacy", nil)
+	e.worker(t, "w_legacy", "p_legacy")
+	e.post(t, "w_legacy", user("count"))
+	c = e.claim(t, "w_legacy", "t2")
+	e.rdb.Del(e.ctx, "brain:{p_legacy}:workers") // as created before the index
+	if _, _, err := e.s.Delete(e.ctx, "p_legacy"); err != nil {
 		t.Fatal(err)
 	}
-	c := e.claim(t, "p_worker", "t1")
-	if _, err := e.s.Delete(e.ctx, "p_parent"); err != nil {
-		t.Fatal(err)
-	}
-	notify := &store.Notify{PID: "p_parent", Message: msg(conversation.KindProcessEvent, "p_worker", "3 rows")}
+	notify := &store.Notify{PID: "p_legacy", Message: msg(conversation.KindProcessEvent, "w_legacy", "3 rows")}
 	rec, err := e.s.Commit(e.ctx, c, nil, lifecycle.Finish, "model", notify)
 	if err != nil || rec.Status.State != lifecycle.Done {
 		t.Fatalf("Commit = %s, %v; want DONE", rec.Status, err)
 	}
-	keys, err := e.rdb.Keys(e.ctx, "brain:{p_parent}:*").Result()
-	if err != nil || len(keys) != 0 {
-		t.Errorf("parent keys after the worker reported: %v, %v; want none", keys, err)
+	if keys := e.rdb.Keys(e.ctx, "brain:{p_legacy}:*").Val(); len(keys) != 0 {
+		t.Errorf("parent keys after the worker reported: %v; want none", keys)
 	}
 }
 
@@ -163,5 +241,61 @@ func TestDeleteFinished(t *testing.T) {
 	}
 	if n, err := e.s.DeleteFinished(e.ctx, cutoff); err != nil || n != 0 {
 		t.Errorf("second DeleteFinished = %d, %v; want 0", n, err)
+	}
+}
+
+// TestDeleteFinishedKeepsAParentWithWorkers: retention deletes a finished
+// process only once it has no workers left; its finished workers go first.
+func TestDeleteFinishedKeepsAParentWithWorkers(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	parent := e.processIn(t, "p_parent", lifecycle.Done)
+	e.worker(t, "w_done", parent)
+	e.transition(t, "w_done", lifecycle.Finish)
+	e.worker(t, "w_blocked", parent)
+	e.clock.advance(time.Hour)
+
+	// The parent, first in the walk, still has its workers; w_done goes.
+	if n, err := e.s.DeleteFinished(e.ctx, e.clock.now()); err != nil || n != 1 {
+		t.Fatalf("DeleteFinished = %d, %v; want 1 (w_done)", n, err)
+	}
+	if _, err := e.s.Get(e.ctx, parent); err != nil {
+		t.Fatalf("the parent, whose worker w_blocked lives: %v, want it kept", err)
+	}
+	if _, _, err := e.s.Delete(e.ctx, "w_blocked"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.s.DeleteFinished(e.ctx, e.clock.now()); err != nil || n != 1 {
+		t.Fatalf("DeleteFinished once its workers are gone = %d, %v; want 1", n, err)
+	}
+	if _, err := e.s.Get(e.ctx, parent); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the parent after its workers: %v, want ErrNotFound", err)
+	}
+}
+
+// TestIndexOlderWorkers: workers created by a brain without workers
+// indexes are indexed once, so that deleting their parent deletes them.
+func TestIndexOlderWorkers(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.create(t, "p_parent", nil)
+	e.worker(t, "w1", "p_parent")
+	e.worker(t, "w2", "p_parent")
+	e.worker(t, "w_orphan", "p_gone") // its parent was deleted long ago
+	// The database as such a brain left it.
+	if err := e.rdb.Del(e.ctx, "brain:{p_parent}:workers", "brain:{p_gone}:workers").Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.rdb.Set(e.ctx, "brain:owner-index", "1", 0)
+
+	n, err := e.s.IndexProcesses(e.ctx)
+	if err != nil || n != (store.Indexed{Workers: 2}) {
+		t.Fatalf("IndexProcesses = %+v, %v; want the 2 workers of p_parent", n, err)
+	}
+	if got := e.rdb.Exists(e.ctx, "brain:{p_gone}:workers", "brain:owner-index").Val(); got != 0 {
+		t.Errorf("%d of the deleted parent's index and the old marker exist, want neither", got)
+	}
+	if _, workers, err := e.s.Delete(e.ctx, "p_parent"); err != nil || !slices.Equal(workers, []string{"w1", "w2"}) {
+		t.Errorf("Delete after indexing = %v, %v; want w1 and w2 deleted", workers, err)
 	}
 }

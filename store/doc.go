@@ -18,6 +18,8 @@
 //	brain:{pid}:lease   string  "<node>|<token>", PX = the lease TTL
 //	brain:{pid}:idem    hash    idempotency key -> inbox message id (24h)
 //	brain:{pid}:timers  hash    timer id -> JSON spec
+//	brain:{pid}:workers zset    worker pid -> created_at ms: the workers it
+//	                            started, deleted with it (Delete)
 //	brain:wake:<engine>:<n>     stream  wake queue shard n (crc32(pid) % Shards),
 //	                            consumer group "nodes", field pid
 //	brain:state:<STATE> zset    pid -> created_at ms: the index List walks

@@ -32,6 +32,10 @@ func eventsKey(pid string) string { return keyPrefix + "{" + pid + "}:events" }
 func leaseKey(pid string) string  { return keyPrefix + "{" + pid + "}:lease" }
 func timersOf(pid string) string  { return keyPrefix + "{" + pid + "}:timers" }
 
+// workersKey is the index of the workers process pid started, scored by
+// creation time.
+func workersKey(pid string) string { return keyPrefix + "{" + pid + "}:workers" }
+
 func stateKey(st lifecycle.State) string { return keyPrefix + "state:" + string(st) }
 
 // ownerKey is the index of the processes of owner, scored by creation time.

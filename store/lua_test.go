@@ -64,8 +64,8 @@ func TestLuaKeyLayout(t *testing.T) {
 	got := evalPrelude(t, rdb, `
 local k = keys_of(ARGV[1])
 return {k.proc, k.inbox, k.events, k.idem, k.lease, k.timers,
-  state_key('BLOCKED'), wake_key('worker', 3), TIMERS, GROUP, owner_key('alice')}`, "p_x1")
-	want := append(processKeys("p_x1"), stateKey(lifecycle.Blocked), wakeKey("worker", 3), timersKey, wakeGroup, ownerKey("alice"))
+  state_key('BLOCKED'), wake_key('worker', 3), TIMERS, GROUP, owner_key('alice'), workers_key(ARGV[1])}`, "p_x1")
+	want := append(processKeys("p_x1"), stateKey(lifecycle.Blocked), wakeKey("worker", 3), timersKey, wakeGroup, ownerKey("alice"), workersKey("p_x1"))
 	if diff := cmp.Diff(want, strs(got)); diff != "" {
 		t.Errorf("Lua key layout (-Go +Lua):\n%s", diff)
 	}

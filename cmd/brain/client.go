@@ -35,7 +35,7 @@ var clientCommands = map[string]clientCommand{
 	"resume": {"PID", "release a held process", control("resume")},
 	"stop":   {"PID", "finish a process for good", control("stop")},
 	"retry":  {"PID", "run a FAILED process again", control("retry")},
-	"rm":     {"PID...", "delete processes and their conversations (not while a turn runs)", runRm},
+	"rm":     {"PID...", "delete processes, their conversations and their workers (not while a turn runs)", runRm},
 }
 
 // clientCall is one run of a client command: the client and where its

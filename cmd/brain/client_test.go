@@ -32,6 +32,7 @@ const waitTimeout = 10 * time.Second
 type clientSetup struct {
 	url     string
 	commits chan store.Record
+	store   *store.Store // the node's Redis, to make what the API cannot
 }
 
 func setupClient(t *testing.T) *clientSetup {
@@ -48,7 +49,11 @@ func setupClient(t *testing.T) *clientSetup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &clientSetup{commits: make(chan store.Record, 64)}
+	st, err := store.New(rdb, store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &clientSetup{commits: make(chan store.Record, 64), store: st}
 	node, err := brain.New(brain.Config{
 		Redis: rdb, NodeID: "test", ResolveModel: models.Resolve,
 		OnCommit: func(rec store.Record, _ []conversation.Event) { s.commits <- rec },
@@ -199,7 +204,11 @@ func TestClientCommands(t *testing.T) {
 	}
 
 	other, _ := s.newProcess(t, "default")
-	if out, want := s.mustBrain(t, "rm", other, pid), other+" deleted (was BLOCKED)\n"+pid+" deleted (was DONE)\n"; out != want {
+	// A worker of other's, BLOCKED: only a turn's spawn_worker makes one.
+	if _, err := s.store.Create(context.Background(), store.NewProcess{ID: "p_worker", Recipe: "marvin-worker", Engine: "worker", Parent: other, Depth: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if out, want := s.mustBrain(t, "rm", other, pid), other+" deleted (was BLOCKED) with its workers p_worker\n"+pid+" deleted (was DONE)\n"; out != want {
 		t.Errorf("brain rm: %q, want %q", out, want)
 	}
 	if code, out, stderr := s.brain(context.Background(), "rm", "p_nope", pid); code != 1 || out != "" || !strings.HasPrefix(stderr, "brain rm: 404 not_found: ") {

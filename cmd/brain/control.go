@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // control returns the command that fires an operator action (pause,
@@ -37,7 +38,11 @@ func runRm(ctx context.Context, cc *clientCall, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cc.stdout, "%s deleted (was %s)\n", p.ID, p.State)
+		fmt.Fprintf(cc.stdout, "%s deleted (was %s)", p.ID, p.State)
+		if len(p.Workers) > 0 {
+			fmt.Fprintf(cc.stdout, " with its workers %s", strings.Join(p.Workers, ", "))
+		}
+		fmt.Fprintln(cc.stdout)
 	}
 	return nil
 }

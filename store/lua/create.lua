@@ -10,7 +10,10 @@ local state = ARGV[5]
 redis.call('HSET', p.proc,
   'recipe', ARGV[6], 'engine', ARGV[7], 'state', state, 'version', '1',
   'depth', ARGV[9], 'created_at', p.now, 'updated_at', p.now, 'fence', '0')
-if ARGV[8] ~= '' then redis.call('HSET', p.proc, 'parent', ARGV[8]) end
+if ARGV[8] ~= '' then
+  redis.call('HSET', p.proc, 'parent', ARGV[8])
+  redis.call('ZADD', workers_key(ARGV[8]), p.now, p.pid)
+end
 if ARGV[10] ~= '' then redis.call('HSET', p.proc, 'owner', ARGV[10]) end
 if ARGV[11] ~= '' then redis.call('HSET', p.proc, 'metadata', ARGV[11]) end
 redis.call('ZADD', state_key(state), p.now, p.pid)

@@ -7,6 +7,7 @@ local TIMERS = 'brain:timers'
 local GROUP = 'nodes'
 local function state_key(state) return 'brain:state:' .. state end
 local function owner_key(owner) return 'brain:owner:' .. owner end
+local function workers_key(pid) return 'brain:{' .. pid .. '}:workers' end
 local function wake_key(engine, shard) return 'brain:wake:' .. engine .. ':' .. shard end
 local function keys_of(pid)
   local base = 'brain:{' .. pid .. '}:'
