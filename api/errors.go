@@ -93,9 +93,10 @@ var internalError = &Error{Status: http.StatusInternalServerError, Code: CodeInt
 // its headers).
 func (s *Server) apiError(r *http.Request, err error) *Error {
 	var (
-		e   *Error
-		tr  *lifecycle.TransitionError
-		big *http.MaxBytesError
+		e      *Error
+		tr     *lifecycle.TransitionError
+		big    *http.MaxBytesError
+		worker *store.WorkerError
 	)
 	switch {
 	case errors.As(err, &e):
@@ -113,6 +114,8 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		return errorf(http.StatusConflict, CodeInvalidState, "the process's state does not allow this")
 	case errors.Is(err, store.ErrClosed):
 		return errorf(http.StatusConflict, CodeProcessClosed, "the process is closed (DONE or FAILED) and takes no more messages")
+	case errors.As(err, &worker) && errors.Is(err, store.ErrRunning):
+		return errorf(http.StatusConflict, CodeProcessRunning, "its worker %s is running a turn; delete the process once that turn has ended", worker.Worker)
 	case errors.Is(err, store.ErrRunning):
 		return errorf(http.StatusConflict, CodeProcessRunning, "the process is running a turn; delete it once the turn has ended")
 	case errors.Is(err, store.ErrConflict):

@@ -264,7 +264,7 @@ func (f *fake) deleteLocked(rec *store.Record) (store.Record, []string, error) {
 		_, theirs, err := f.deleteLocked(w)
 		deleted = append(deleted, theirs...)
 		if err != nil {
-			return store.Record{}, deleted, err
+			return store.Record{}, deleted, &store.WorkerError{Worker: w.ID, Err: err}
 		}
 		deleted = append(deleted, w.ID)
 	}

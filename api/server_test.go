@@ -592,6 +592,23 @@ func TestInboxDepthReported(t *testing.T) {
 	}
 }
 
+// A process whose worker runs a turn is not deleted: the answer names the
+// worker.
+func TestDeleteWithARunningWorker(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.fake.add("p_busy", "alice", lifecycle.Status{State: lifecycle.Running})
+	b.fake.procs["p_busy"].Parent = "p_alice"
+	w := b.do("DELETE", "/v1/processes/p_alice", tokAlice, nil, "")
+	if w.Code != 409 || !strings.Contains(w.Body.String(), `"process_running"`) ||
+		!strings.Contains(w.Body.String(), "its worker p_busy is running a turn") {
+		t.Errorf("delete: %d %s; want 409 process_running naming the worker", w.Code, w.Body)
+	}
+	if _, ok := b.fake.procs["p_alice"]; !ok {
+		t.Error("the process was deleted")
+	}
+}
+
 // A deletion is logged with who made it: the process's own log is gone.
 // The answer and the log name the workers deleted with it.
 func TestDeleteIsLogged(t *testing.T) {

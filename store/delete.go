@@ -67,7 +67,11 @@ func (s *Store) Delete(ctx context.Context, pid string) (Record, []string, error
 					return Record{}, deleted, fmt.Errorf("store: delete %s: %w", pid, err)
 				}
 			default:
-				return Record{}, deleted, fmt.Errorf("worker %s of process %s: %w", w, pid, err)
+				var we *WorkerError
+				if !errors.As(err, &we) { // the deepest worker is named
+					err = &WorkerError{Worker: w, Err: err}
+				}
+				return Record{}, deleted, fmt.Errorf("process %s: %w", pid, err)
 			}
 		}
 		rec, err := s.delete(ctx, pid, "")
@@ -76,6 +80,16 @@ func (s *Store) Delete(ctx context.Context, pid string) (Record, []string, error
 		}
 	}
 }
+
+// WorkerError is a deletion refused because of a worker of the process (or
+// of one of its workers): ErrRunning while the worker runs a turn.
+type WorkerError struct {
+	Worker string
+	Err    error
+}
+
+func (e *WorkerError) Error() string { return "worker " + e.Worker + ": " + e.Err.Error() }
+func (e *WorkerError) Unwrap() error { return e.Err }
 
 func runningError(pid string) error {
 	return fmt.Errorf("%w: process %s: try again when its turn has ended", ErrRunning, pid)

@@ -3,7 +3,6 @@ package store_test
 import (
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -177,8 +176,9 @@ func TestDeleteWithARunningWorker(t *testing.T) {
 	e.post(t, "w_busy", user("count"))
 	c := e.claim(t, "w_busy", "t1")
 	_, workers, err := e.s.Delete(e.ctx, "p_parent")
-	if !errors.Is(err, store.ErrRunning) || !strings.Contains(err.Error(), "w_busy") {
-		t.Fatalf("Delete while a worker runs: %v, want ErrRunning naming w_busy", err)
+	var we *store.WorkerError
+	if !errors.Is(err, store.ErrRunning) || !errors.As(err, &we) || we.Worker != "w_busy" {
+		t.Fatalf("Delete while a worker runs: %v, want ErrRunning of the WorkerError w_busy", err)
 	}
 	if !slices.Equal(workers, []string{"w_done"}) {
 		t.Errorf("workers deleted before the refusal: %v, want [w_done]", workers)
@@ -190,6 +190,17 @@ func TestDeleteWithARunningWorker(t *testing.T) {
 	if _, workers, err := e.s.Delete(e.ctx, "p_parent"); err != nil || !slices.Equal(workers, []string{"w_busy"}) {
 		t.Fatalf("Delete after the worker's turn: %v, %v; want w_busy deleted", workers, err)
 	}
+
+	// Deeper down, the running worker itself is named.
+	e.create(t, "p_top", nil)
+	e.worker(t, "w_mid", "p_top")
+	e.worker(t, "w_deep", "w_mid")
+	e.post(t, "w_deep", user("count"))
+	c = e.claim(t, "w_deep", "t3")
+	if _, _, err := e.s.Delete(e.ctx, "p_top"); !errors.As(err, &we) || we.Worker != "w_deep" {
+		t.Errorf("Delete while a worker's worker runs: %v, want the WorkerError of w_deep", err)
+	}
+	e.commit(t, c, lifecycle.Continue)
 
 	e.create(t, "p_legacy", nil)
 	e.worker(t, "w_legacy", "p_legacy")
