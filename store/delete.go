@@ -62,7 +62,10 @@ func (s *Store) Delete(ctx context.Context, pid string) (Record, []string, error
 			switch {
 			case err == nil:
 				deleted = append(deleted, w)
-			case errors.Is(err, ErrNotFound): // deleted meanwhile
+			case errors.Is(err, ErrNotFound):
+				// Deleted meanwhile, which took it out of the index; or a
+				// record gone without that (deleted by hand in Redis),
+				// which would hold the deletion off for good.
 				if err := s.rdb.ZRem(ctx, workersKey(pid), w).Err(); err != nil {
 					return Record{}, deleted, fmt.Errorf("store: delete %s: %w", pid, err)
 				}
