@@ -1,6 +1,9 @@
 package conversation
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // MessageRole is the speaker of a provider view message.
 type MessageRole string
@@ -78,6 +81,10 @@ func (m Message) ResultText() string {
 //
 //   - an inbox message is a user message; one not from a user starts with a
 //     one-line bracketed header naming its source, e.g. "[operator message]";
+//     a run of identical schedule messages drained together (the ticks of
+//     one timer that piled up while the process was BLOCKED) is one
+//     message whose header says how many, e.g. "[schedule from daily, 288
+//     times]": the log keeps each;
 //   - consecutive parts of one model response (chat responses of any variant
 //     and tool call requests) form one assistant message; hosted activities
 //     model usage and chat responses addressed to the user only are not sent
@@ -94,6 +101,7 @@ func (m Message) ResultText() string {
 func ProviderView(events []Event) []Message {
 	msgs := make([]Message, 0, len(events))
 	open := false // msgs' last message is an assistant message still growing
+	ticks := 0    // the inbox messages msgs' last message stands for, when it is one
 	for i := range events {
 		e := &events[i]
 		if e.fromModel() {
@@ -113,7 +121,13 @@ func ProviderView(events []Event) []Message {
 		}
 		switch {
 		case e.Type == TypeInboxMessage && e.InboxMessage != nil:
+			if i > 0 && repeats(&events[i-1], e) {
+				ticks++
+				msgs[len(msgs)-1].Content = []Block{TextBlock(ticksText(e.InboxMessage, ticks))}
+				continue
+			}
 			msgs = append(msgs, Message{Role: MessageUser, Content: []Block{TextBlock(inboxText(e.InboxMessage))}})
+			ticks = 1
 		case e.Type == TypeToolCallResponse && e.ToolCallResponse != nil:
 			msgs = append(msgs, toolMessage(e.ToolCallResponse))
 		case e.Type == TypeValidationCorrection && e.ValidationCorrection != nil && e.ValidationCorrection.CallID == "":
@@ -180,6 +194,23 @@ func dropEmpty(msgs []Message) []Message {
 		return msgs[:len(msgs)-1]
 	}
 	return msgs
+}
+
+// repeats reports whether e is a schedule message that repeats prev, the
+// event right before it: the same timer's tick in the same drain.
+func repeats(prev, e *Event) bool {
+	p, m := prev.InboxMessage, e.InboxMessage
+	return prev.Type == TypeInboxMessage && p != nil && m.Kind == KindSchedule &&
+		p.Kind == m.Kind && p.From == m.From && p.Content == m.Content
+}
+
+// ticksText is n schedule messages like m as the model reads them.
+func ticksText(m *InboxMessage, n int) string {
+	header := string(m.Kind)
+	if m.From != "" {
+		header += " from " + m.From
+	}
+	return fmt.Sprintf("[%s, %d times]\n%s", header, n, m.Content)
 }
 
 // inboxText is an inbox message as the model reads it: a user's words

@@ -150,6 +150,32 @@ func TestProviderView(t *testing.T) {
 			},
 		},
 		{
+			name: "identical schedule messages drained together are one, with their count",
+			events: []Event{
+				NewTurnStart("wake"),
+				NewInboxMessage("m1", KindSchedule, "daily", "Report time."),
+				NewInboxMessage("m2", KindSchedule, "daily", "Report time."),
+				NewInboxMessage("m3", KindSchedule, "daily", "Report time."),
+				NewInboxMessage("m4", KindSchedule, "weekly", "Report time."),
+				NewInboxMessage("m5", KindSchedule, "weekly", "Summary time."),
+				NewInboxMessage("m6", KindUser, "user:alice", "hi"),
+				NewInboxMessage("m7", KindUser, "user:alice", "hi"),
+				NewInboxMessage("m8", KindSchedule, "daily", "Report time."),
+				NewTurnStart("wake"), // another drain: counted apart
+				NewInboxMessage("m9", KindSchedule, "daily", "Report time."),
+				NewInboxMessage("m10", KindSchedule, "daily", "Report time."),
+			},
+			want: []Message{
+				msg(MessageUser, "[schedule from daily, 3 times]\nReport time."),
+				msg(MessageUser, "[schedule from weekly]\nReport time."),
+				msg(MessageUser, "[schedule from weekly]\nSummary time."),
+				msg(MessageUser, "hi"),
+				msg(MessageUser, "hi"),
+				msg(MessageUser, "[schedule from daily]\nReport time."),
+				msg(MessageUser, "[schedule from daily, 2 times]\nReport time."),
+			},
+		},
+		{
 			name: "events the model is not sent",
 			events: []Event{
 				NewTurnStart("wake"),

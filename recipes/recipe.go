@@ -233,7 +233,7 @@ func (d DataRelay) MaxReply() int {
 
 // Wakeup lists scheduled messages.
 type Wakeup struct {
-	Schedules []Schedule `yaml:"schedules,omitempty" json:"schedules,omitempty" jsonschema_description:"Messages posted into the inbox on a cron schedule, as inbox messages of kind schedule."`
+	Schedules []Schedule `yaml:"schedules,omitempty" json:"schedules,omitempty" jsonschema_description:"Messages posted into the inbox on a cron schedule, as inbox messages of kind schedule. They wake a READY process; a BLOCKED one keeps them until a user or operator message wakes it, and the model then reads the ticks of one schedule as one message with their count."`
 }
 
 // Schedule posts Message into the process's inbox at the times of Cron.
