@@ -17,12 +17,11 @@ const (
 	messageTokens = 4
 )
 
-// Texts that stand, in a fitted view, for what was left out. They tell the
-// model that something is missing and what to do about it, so that it does
-// not guess.
+// Texts that stand, in a fitted view, for what was left out, so that the
+// model knows something is missing rather than guess. They do not urge it
+// to call a tool again: not every tool may safely run twice.
 const (
-	ClearedResult = "[This tool result is left out: the conversation is longer than the model is shown. " +
-		"Call the tool again if you need it.]"
+	ClearedResult = "[This tool result is left out: the conversation is longer than the model is shown.]"
 	OmittedNote = "[The earlier part of this conversation is left out: it is longer than the model is shown.]"
 )
 
