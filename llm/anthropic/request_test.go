@@ -95,7 +95,7 @@ func TestRequestMapping(t *testing.T) {
 		"max_tokens": 4096,
 		"stream": true,
 		"temperature": 0.2,
-		"system": [{"type": "text", "text": "You are Ford."}],
+		"system": [{"type": "text", "text": "You are Ford.", "cache_control": {"type": "ephemeral"}}],
 		"messages": [
 			{"role": "user", "content": [
 				{"type": "text", "text": "What is the weather in Paris and the time?"},
@@ -153,7 +153,7 @@ func TestRequestResultsFirst(t *testing.T) {
 	body, _ := sent(t, Config{MaxTokens: 1000}, req)
 	want := decode(t, `{"role": "user", "content": [
 		{"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true, "content": [{"type": "text", "text": "Tool failed."}]},
-		{"type": "text", "text": "[process_event from w1]\ndone"}
+		{"type": "text", "text": "[process_event from w1]\ndone", "cache_control": {"type": "ephemeral"}}
 	]}`)
 	msgs := body["messages"].([]any)
 	if diff := cmp.Diff(want, msgs[len(msgs)-1]); diff != "" {
@@ -161,6 +161,47 @@ func TestRequestResultsFirst(t *testing.T) {
 	}
 	if got := body["max_tokens"]; got != 1000.0 {
 		t.Errorf("max_tokens %v, want Config.MaxTokens 1000", got)
+	}
+}
+
+// TestRequestCacheBreakpoints checks where the prompt cache is asked for:
+// the system prompt and the last block of a last user turn, whatever that
+// block is, and nowhere else.
+func TestRequestCacheBreakpoints(t *testing.T) {
+	t.Parallel()
+	call := conversation.Message{Role: conversation.MessageAssistant, ToolCalls: []conversation.ToolCall{{ID: "toolu_1", Name: "a", Arguments: json.RawMessage(`{}`)}}}
+	result := conversation.Message{Role: conversation.MessageTool, ToolCallID: "toolu_1", Content: []conversation.Block{conversation.TextBlock("42")}}
+	tests := []struct {
+		name string
+		req  *llm.Request
+		want int // breakpoints in the messages: on their last block
+	}{
+		{name: "a tool result last", req: &llm.Request{System: "S", Messages: []conversation.Message{text(conversation.MessageUser, "hi"), call, result}}, want: 1},
+		{name: "an assistant turn last", req: &llm.Request{Messages: []conversation.Message{text(conversation.MessageUser, "hi"), text(conversation.MessageAssistant, "Hello")}}},
+		{name: "no messages", req: &llm.Request{System: "S"}},
+	}
+	for _, tt := range tests {
+		body, _ := sent(t, Config{}, tt.req)
+		raw, _ := json.Marshal(body)
+		marked := strings.Count(string(raw), `"cache_control"`)
+		system := 0
+		if tt.req.System != "" {
+			system = 1
+			sys := body["system"].([]any)
+			if _, ok := sys[len(sys)-1].(map[string]any)["cache_control"]; !ok {
+				t.Errorf("%s: the system prompt carries no cache_control", tt.name)
+			}
+		}
+		if marked != system+tt.want {
+			t.Errorf("%s: %d cache_control marks, want %d: %s", tt.name, marked, system+tt.want, raw)
+		}
+		if tt.want == 1 {
+			msgs := body["messages"].([]any)
+			blocks := msgs[len(msgs)-1].(map[string]any)["content"].([]any)
+			if _, ok := blocks[len(blocks)-1].(map[string]any)["cache_control"]; !ok {
+				t.Errorf("%s: the last block carries no cache_control: %s", tt.name, raw)
+			}
+		}
 	}
 }
 
