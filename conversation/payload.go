@@ -187,6 +187,11 @@ type ModelUsage struct {
 	Model        string `json:"model,omitempty"`
 	InputTokens  int    `json:"input_tokens"`
 	OutputTokens int    `json:"output_tokens"`
+	// ClearedResults and DroppedMessages say what the call was not shown
+	// of a conversation longer than the recipe's limits.max_context_tokens
+	// (see Fit).
+	ClearedResults  int `json:"cleared_results,omitempty"`
+	DroppedMessages int `json:"dropped_messages,omitempty"`
 }
 
 // Presentation is the user-addressed result of present_results.

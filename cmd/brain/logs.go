@@ -157,6 +157,10 @@ func summary(e *conversation.Event) string {
 		if who := strings.Trim(u.Provider+"/"+u.Model, "/"); who != "" {
 			s = who + ": " + s
 		}
+		if u.DroppedMessages > 0 || u.ClearedResults > 0 {
+			s += fmt.Sprintf("; conversation cut to fit: %d earlier messages left out, %d tool results cleared",
+				u.DroppedMessages, u.ClearedResults)
+		}
 		return s
 	}
 	return ""

@@ -31,4 +31,9 @@ func TestTranscriptSourcesAndUsage(t *testing.T) {
 	if got, want := rawLine(&usage), "model_usage model: gpt-5: 1200 tokens in, 85 out"; got != want {
 		t.Errorf("raw line %q, want %q", got, want)
 	}
+	usage.ModelUsage.DroppedMessages, usage.ModelUsage.ClearedResults = 12, 3
+	if got, want := rawLine(&usage), "model_usage model: gpt-5: 1200 tokens in, 85 out; conversation cut to fit: "+
+		"12 earlier messages left out, 3 tool results cleared"; got != want {
+		t.Errorf("raw line %q, want %q", got, want)
+	}
 }

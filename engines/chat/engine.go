@@ -263,7 +263,7 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 		req.Params.MaxTokens = *mt
 	}
 	resp, err := llm.Collect(r.t.Model.Generate(toolCtx, req))
-	r.observed(req, &resp)
+	r.observed(req, &resp, fit)
 	if err != nil {
 		return r.failed(ctx, toolCtx, &resp, err)
 	}
@@ -280,8 +280,9 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 }
 
 // observed records what the model call reported beside its answer: its
-// token usage and the states of the work its provider ran itself.
-func (r *run) observed(req *llm.Request, resp *llm.Response) {
+// token usage, with what fit left out of the conversation it was shown,
+// and the states of the work its provider ran itself.
+func (r *run) observed(req *llm.Request, resp *llm.Response, fit conversation.Fitting) {
 	if u := resp.Usage; u.InputTokens > 0 || u.OutputTokens > 0 {
 		model := u.Model
 		if u.Provider == "" { // the model did not say who answered: the one asked
@@ -289,6 +290,7 @@ func (r *run) observed(req *llm.Request, resp *llm.Response) {
 		}
 		r.add(byModel, conversation.NewModelUsage(conversation.ModelUsage{
 			Provider: u.Provider, Model: model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+			ClearedResults: fit.Cleared, DroppedMessages: fit.Dropped,
 		}))
 	}
 	for _, h := range resp.Hosted {

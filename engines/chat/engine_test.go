@@ -272,7 +272,7 @@ func TestContextBound(t *testing.T) {
 	}}}}
 	model := scripted.New(script)
 	turn := Turn{
-		ID: "t1", Recipe: r, Model: model, Tools: testRegistry(t, r), History: hist,
+		ID: "t1", Recipe: r, Model: metered{model}, Tools: testRegistry(t, r), History: hist,
 		Current: []conversation.Event{
 			conversation.NewTurnStart("wake"),
 			conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "How many open orders?"),
@@ -304,13 +304,43 @@ func TestContextBound(t *testing.T) {
 		}
 		// The view of the whole log up to this round, fitted: the model
 		// sees what the turn's log says, cut, and nothing else.
-		whole := conversation.ProviderView(log[:len(hist)+len(turn.Current)+2*i])
+		whole := conversation.ProviderView(log[:len(hist)+len(turn.Current)+3*i])
 		if want, _ := conversation.Fit(whole, 1000); !cmp.Equal(want, req.Messages, cmpopts.EquateEmpty()) {
 			t.Errorf("request %d (-fitted view of the log +sent):\n%s", i+1, cmp.Diff(want, req.Messages, cmpopts.EquateEmpty()))
+		}
+	}
+	// Each call's usage says what it was not shown.
+	var usages []conversation.ModelUsage
+	for _, e := range out.Events {
+		if e.ModelUsage != nil {
+			usages = append(usages, *e.ModelUsage)
+		}
+	}
+	if len(usages) != 2 {
+		t.Fatalf("%d model_usage events, want 2", len(usages))
+	}
+	for i, u := range usages {
+		_, fit := conversation.Fit(conversation.ProviderView(log[:len(hist)+len(turn.Current)+3*i]), 1000)
+		if u.ClearedResults != fit.Cleared || u.DroppedMessages != fit.Dropped || !fit.Fitted() {
+			t.Errorf("call %d's usage says %d results cleared, %d messages dropped; Fit says %+v", i+1, u.ClearedResults, u.DroppedMessages, fit)
 		}
 	}
 	// What the model has just asked for is never cut.
 	if got := reqs[1].Messages[len(reqs[1].Messages)-1]; got.Role != conversation.MessageTool || len(got.Text()) != 600 {
 		t.Errorf("the second round ends with %s %.40q: want the 600 characters the lookup just returned", got.Role, got.Text())
+	}
+}
+
+// metered reports a usage after each answer of its model, as providers do.
+type metered struct{ llm.Model }
+
+func (m metered) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	return func(yield func(llm.Part, error) bool) {
+		for p, err := range m.Model.Generate(ctx, req) {
+			if !yield(p, err) || err != nil {
+				return
+			}
+		}
+		yield(llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 900, OutputTokens: 10}}, nil)
 	}
 }
