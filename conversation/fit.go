@@ -22,7 +22,7 @@ const (
 // to call a tool again: not every tool may safely run twice.
 const (
 	ClearedResult = "[This tool result is left out: the conversation is longer than the model is shown.]"
-	OmittedNote = "[The earlier part of this conversation is left out: it is longer than the model is shown.]"
+	OmittedNote   = "[The earlier part of this conversation is left out: it is longer than the model is shown.]"
 )
 
 // Fitting says what Fit left out of a view.
