@@ -35,7 +35,7 @@ func chromiumPath() string {
 // `brain serve` with tokens: user A starts a `default` process asking for
 // data and sees the demo model's presentation (a table, a two-slice pie),
 // clicks its action button, which posts its prompt and wakes the process;
-// user B cannot see A's process. Screenshots go to $BRAIN_TEST_ARTIFACTS,
+// user B cannot see A's process; A deletes it (two clicks). Screenshots go to $BRAIN_TEST_ARTIFACTS,
 // or a temporary directory, and their paths are logged.
 func TestBrowser(t *testing.T) {
 	chromium := chromiumPath()
@@ -239,6 +239,24 @@ func TestBrowser(t *testing.T) {
 		if resp.StatusCode != c.want {
 			t.Errorf("GET /v1/processes/%s as %s: %s, want %d", pid, c.who, resp.Status, c.want)
 		}
+	}
+
+	// User A deletes her process: the first click arms the button, the
+	// second deletes and goes back to the list.
+	do("sign out B", chromedp.Click(chromedp.CSS("#signout")))
+	signIn(tokA)
+	do("open A's process again", chromedp.Evaluate[chromedp.Void](`location.hash = '#/p/' + encodeURIComponent('`+pid+`')`))
+	poll("the process page again", `!document.querySelector('#process').hidden && document.querySelector('#p-state').textContent !== ''`)
+	do("arm delete", chromedp.Click(chromedp.CSS("#p-delete")))
+	poll("the armed button", `document.querySelector('#p-delete').classList.contains('armed')`)
+	if _, err := api.NewClient(srv.url, tokA).GetProcess(apiCtx, pid); err != nil {
+		t.Errorf("the process after one click on Delete: %v, want it still there", err)
+	}
+	shot(t, bctx, artifacts, "4-delete-armed")
+	do("delete", chromedp.Click(chromedp.CSS("#p-delete")))
+	poll("back to the list", `location.hash === '#/' && !document.querySelector('#list').hidden`)
+	if _, err := api.NewClient(srv.url, tokA).GetProcess(apiCtx, pid); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("the process after Delete: %v, want 404", err)
 	}
 }
 

@@ -284,6 +284,7 @@
   async function showProcess(pid) {
     only('process');
     current = pid;
+    disarmDelete();
     $('chat').textContent = '';
     $('raw').textContent = '';
     $('p-title').textContent = pid;
@@ -734,6 +735,39 @@
     }
   }
 
+  // Deleting takes two clicks: the first arms the button for a few
+  // seconds, the second deletes (a process, its conversation and its
+  // workers are gone for good).
+  const ARM_MS = 4000;
+  let armTimer = null;
+
+  function disarmDelete() {
+    clearTimeout(armTimer);
+    armTimer = null;
+    const b = $('p-delete');
+    b.classList.remove('armed');
+    b.textContent = 'Delete';
+  }
+
+  async function onDelete() {
+    const pid = current;
+    if (!pid) return;
+    const b = $('p-delete');
+    if (!armTimer) {
+      b.classList.add('armed');
+      b.textContent = 'Delete for good?';
+      armTimer = setTimeout(disarmDelete, ARM_MS);
+      return;
+    }
+    disarmDelete();
+    try {
+      await api('DELETE', '/v1/processes/' + enc(pid));
+      if (current === pid) location.hash = '#/';
+    } catch (e) {
+      showError('delete: ' + e.message);
+    }
+  }
+
   function onRaw() {
     if (!current) return;
     const raw = $('p-raw').checked;
@@ -774,6 +808,7 @@
     $('steer-form').addEventListener('submit', onSteer);
     $('p-controls').addEventListener('click', onControl);
     $('p-raw').addEventListener('change', onRaw);
+    $('p-delete').addEventListener('click', onDelete);
     window.addEventListener('hashchange', route);
 
     try {
