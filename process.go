@@ -124,6 +124,12 @@ func (n *Node) ListOwned(ctx context.Context, owner string, state lifecycle.Stat
 	return n.store.ListOwned(ctx, owner, state, after, limit)
 }
 
+// ListWorkers lists the workers process parent started, optionally in one
+// state, a page at a time.
+func (n *Node) ListWorkers(ctx context.Context, parent string, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
+	return n.store.ListWorkers(ctx, parent, state, after, limit)
+}
+
 // Log returns a page of a process's conversation log after event id after.
 func (n *Node) Log(ctx context.Context, pid, after string, limit int) ([]conversation.Event, error) {
 	return n.store.Log(ctx, pid, after, limit)

@@ -20,6 +20,8 @@ type Backend interface {
 	List(ctx context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error)
 	// ListOwned is List of the processes owner created.
 	ListOwned(ctx context.Context, owner string, state lifecycle.State, after string, limit int) ([]store.Record, string, error)
+	// ListWorkers is List of the workers process parent started.
+	ListWorkers(ctx context.Context, parent string, state lifecycle.State, after string, limit int) ([]store.Record, string, error)
 	// Send posts a user message and returns its inbox id; a repeated
 	// idempotency key returns the first message's id.
 	Send(ctx context.Context, pid, from, content, idempotencyKey string) (string, error)

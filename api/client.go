@@ -52,6 +52,22 @@ func (c *Client) ListProcesses(ctx context.Context, state, after string, limit i
 	return page, err
 }
 
+// ListWorkers lists the workers process parent started, in state state
+// when not empty, after the cursor after; limit 0 takes the server's
+// default.
+func (c *Client) ListWorkers(ctx context.Context, parent, state, after string, limit int) (ProcessPage, error) {
+	q := url.Values{}
+	set(q, "parent", parent)
+	set(q, "state", state)
+	set(q, "after", after)
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var page ProcessPage
+	err := c.do(ctx, http.MethodGet, "/v1/processes", q, nil, nil, &page)
+	return page, err
+}
+
 // GetProcess returns a process.
 func (c *Client) GetProcess(ctx context.Context, id string) (Process, error) {
 	var p Process

@@ -128,7 +128,7 @@ func (f *fake) Get(_ context.Context, pid string) (store.Record, error) {
 // List pages by creation order; the cursor is "<index>:<id>" of the last
 // record, the shape of the store's.
 func (f *fake) List(_ context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
-	return f.list("", state, after, limit)
+	return f.list(func(*store.Record) bool { return true }, state, after, limit)
 }
 
 // ListOwned is List of owner's processes; it counts its calls.
@@ -136,11 +136,16 @@ func (f *fake) ListOwned(_ context.Context, owner string, state lifecycle.State,
 	f.mu.Lock()
 	f.ownedLists++
 	f.mu.Unlock()
-	return f.list(owner, state, after, limit)
+	return f.list(func(r *store.Record) bool { return r.Owner == owner }, state, after, limit)
 }
 
-// list pages the processes of owner ("" = everyone's) in state ("" = all).
-func (f *fake) list(owner string, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
+// ListWorkers is List of parent's workers.
+func (f *fake) ListWorkers(_ context.Context, parent string, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
+	return f.list(func(r *store.Record) bool { return r.Parent == parent }, state, after, limit)
+}
+
+// list pages the processes that match in state ("" = all).
+func (f *fake) list(match func(*store.Record) bool, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failWith != nil {
@@ -159,7 +164,7 @@ func (f *fake) list(owner string, state lifecycle.State, after string, limit int
 	next, last := "", -1
 	for i := start; i < len(f.order); i++ {
 		rec, ok := f.procs[f.order[i]]
-		if !ok || (state != "" && rec.Status.State != state) || (owner != "" && rec.Owner != owner) {
+		if !ok || (state != "" && rec.Status.State != state) || !match(rec) {
 			continue
 		}
 		if len(recs) == limit {

@@ -110,9 +110,10 @@ func (s *Server) authorize(ctx context.Context, pid string, who identity) error 
 }
 
 // listProcesses lists processes a page at a time: all of them for
-// operators and admins, a user's own from the owner index. A page filtered
-// by state may come back short; further pages of the backend (a bounded
-// number) are read to fill it.
+// operators and admins, a user's own from the owner index, or with parent
+// the workers of one process (which a user sees, as any worker, only if it
+// is hers). A page filtered by state may come back short; further pages of
+// the backend (a bounded number) are read to fill it.
 func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, who identity) error {
 	state, err := stateParam(r)
 	if err != nil {
@@ -127,7 +128,15 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, who ident
 		return errorf(http.StatusBadRequest, CodeInvalidParameter, "after: %q is not a cursor a page returned as next", after)
 	}
 	list := s.cfg.Backend.List
-	if who.role == RoleUser {
+	switch parent := r.URL.Query().Get("parent"); {
+	case parent != "":
+		if _, err := s.process(r.Context(), parent, who); err != nil {
+			return err
+		}
+		list = func(ctx context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
+			return s.cfg.Backend.ListWorkers(ctx, parent, state, after, limit)
+		}
+	case who.role == RoleUser:
 		list = func(ctx context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
 			return s.cfg.Backend.ListOwned(ctx, who.name, state, after, limit)
 		}

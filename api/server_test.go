@@ -592,6 +592,47 @@ func TestInboxDepthReported(t *testing.T) {
 	}
 }
 
+// ?parent= lists a process's workers: an operator sees them, a user none
+// (workers have no owner), and the parent must be one the caller sees.
+func TestListWorkers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, w := range []struct {
+		id, parent string
+		state      lifecycle.State
+	}{{"p_w1", "p_bob", lifecycle.Ready}, {"p_w2", "p_bob", lifecycle.Done}, {"p_w3", "p_alice", lifecycle.Ready}} {
+		b.fake.add(w.id, "", lifecycle.Status{State: w.state})
+		b.fake.procs[w.id].Parent = w.parent
+	}
+	ids := func(path, token string, wantStatus int) []string {
+		t.Helper()
+		w := b.do("GET", path, token, nil, "")
+		if w.Code != wantStatus {
+			t.Fatalf("GET %s: %d %s, want %d", path, w.Code, w.Body, wantStatus)
+		}
+		var page ProcessPage
+		if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range page.Processes {
+			out = append(out, p.ID)
+		}
+		return out
+	}
+	if got := ids("/v1/processes?parent=p_bob", tokOlga, 200); !slices.Equal(got, []string{"p_w1", "p_w2"}) {
+		t.Errorf("p_bob's workers for the operator: %v, want [p_w1 p_w2]", got)
+	}
+	if got := ids("/v1/processes?parent=p_bob&state=DONE", tokOlga, 200); !slices.Equal(got, []string{"p_w2"}) {
+		t.Errorf("p_bob's DONE workers: %v, want [p_w2]", got)
+	}
+	if got := ids("/v1/processes?parent=p_bob", tokBob, 200); len(got) != 0 {
+		t.Errorf("p_bob's workers for bob: %v, want none (workers have no owner)", got)
+	}
+	ids("/v1/processes?parent=p_bob", tokAlice, 404)
+	ids("/v1/processes?parent=p_nope", tokOlga, 404)
+}
+
 // A process whose worker runs a turn is not deleted: the answer names the
 // worker.
 func TestDeleteWithARunningWorker(t *testing.T) {

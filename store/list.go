@@ -47,6 +47,21 @@ func (s *Store) ListOwned(ctx context.Context, owner string, state lifecycle.Sta
 	if owner == "" {
 		return nil, "", fmt.Errorf("store: list: owner is empty")
 	}
+	return s.listIndex(ctx, ownerKey(owner), state, after, limit)
+}
+
+// ListWorkers is List of the workers process parent started, from its
+// workers index (as ListOwned, a page with a state may come back short).
+func (s *Store) ListWorkers(ctx context.Context, parent string, state lifecycle.State, after string, limit int) ([]Record, string, error) {
+	if !validID(parent) {
+		return nil, "", fmt.Errorf("%w: process %q", ErrNotFound, parent)
+	}
+	return s.listIndex(ctx, workersKey(parent), state, after, limit)
+}
+
+// listIndex lists the processes of one index, keeping those in state ("":
+// every state).
+func (s *Store) listIndex(ctx context.Context, key string, state lifecycle.State, after string, limit int) ([]Record, string, error) {
 	var keep []any
 	if state != "" {
 		st, err := lifecycle.ParseState(string(state))
@@ -55,7 +70,7 @@ func (s *Store) ListOwned(ctx context.Context, owner string, state lifecycle.Sta
 		}
 		keep = []any{string(st)}
 	}
-	return s.list(ctx, []string{ownerKey(owner)}, keep, after, limit)
+	return s.list(ctx, []string{key}, keep, after, limit)
 }
 
 // list runs list.lua over the index keys, keeping the records in the

@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -201,5 +203,37 @@ func TestInboxDepth(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]int{"p1": 2, "p2": 0}, got); diff != "" {
 		t.Errorf("List inbox depths (-want +got):\n%s", diff)
+	}
+}
+
+// ListWorkers walks the workers a process started, in creation order, from
+// its workers index.
+func TestListWorkers(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.create(t, "p_parent", nil)
+	e.create(t, "p_other", nil)
+	e.worker(t, "w1", "p_parent")
+	e.worker(t, "w2", "p_other")
+	e.worker(t, "w3", "p_parent")
+	e.worker(t, "w4", "p_parent")
+	e.transition(t, "w3", lifecycle.Finish)
+
+	recs, next, err := e.s.ListWorkers(e.ctx, "p_parent", "", "", 2)
+	if err != nil || !slices.Equal(ids(recs), []string{"w1", "w3"}) || next == "" {
+		t.Fatalf("first page: %v, next %q, %v; want w1, w3 and a cursor", ids(recs), next, err)
+	}
+	recs, next, err = e.s.ListWorkers(e.ctx, "p_parent", "", next, 2)
+	if err != nil || !slices.Equal(ids(recs), []string{"w4"}) || next != "" {
+		t.Errorf("second page: %v, next %q, %v; want w4, the last", ids(recs), next, err)
+	}
+	if recs, _, err := e.s.ListWorkers(e.ctx, "p_parent", lifecycle.Done, "", 10); err != nil || !slices.Equal(ids(recs), []string{"w3"}) {
+		t.Errorf("DONE workers: %v, %v; want w3", ids(recs), err)
+	}
+	if recs, _, err := e.s.ListWorkers(e.ctx, "w1", "", "", 10); err != nil || len(recs) != 0 {
+		t.Errorf("workers of a worker without any: %v, %v; want none", ids(recs), err)
+	}
+	if _, _, err := e.s.ListWorkers(e.ctx, "no{such}", "", "", 10); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an invalid id: %v, want ErrNotFound", err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/store"
 )
 
 // browserTimeout bounds the whole browser test, Chromium's start included.
@@ -35,7 +37,9 @@ func chromiumPath() string {
 // `brain serve` with tokens: user A starts a `default` process asking for
 // data and sees the demo model's presentation (a table, a two-slice pie),
 // clicks its action button, which posts its prompt and wakes the process;
-// user B cannot see A's process; A deletes it (two clicks). Screenshots go to $BRAIN_TEST_ARTIFACTS,
+// user B cannot see A's process; the operator sees its worker, and the
+// worker's parent; A deletes it (two clicks), its worker too. It runs
+// serve on a real redis-server, which the test also writes the worker to. Screenshots go to $BRAIN_TEST_ARTIFACTS,
 // or a temporary directory, and their paths are logged.
 func TestBrowser(t *testing.T) {
 	chromium := chromiumPath()
@@ -58,7 +62,8 @@ func TestBrowser(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "brain.yaml"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := startServe(t, bin, dir, "--redis", embeddedRedis, "--listen", "127.0.0.1:0")
+	rs := testutil.StartRedis(t) // skips, or fails with BRAIN_REQUIRE_REDIS=1, without redis-server
+	srv := startServe(t, bin, dir, "--redis", "redis://"+rs.Addr, "--listen", "127.0.0.1:0")
 
 	artifacts := os.Getenv("BRAIN_TEST_ARTIFACTS")
 	if artifacts == "" {
@@ -241,9 +246,30 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 
-	// User A deletes her process: the first click arms the button, the
-	// second deletes and goes back to the list.
+	// A worker of A's process (only a turn's spawn_worker makes one; the
+	// demo model spawns none): the operator sees it on the process's page
+	// and, on the worker's, its parent.
+	st, err := store.New(rs.Client(t), store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Create(apiCtx, store.NewProcess{ID: "p_browser_worker", Recipe: "marvin-worker", Engine: "worker", Parent: pid, Depth: 1}); err != nil {
+		t.Fatal(err)
+	}
 	do("sign out B", chromedp.Click(chromedp.CSS("#signout")))
+	signIn(tokOp)
+	do("open A's process as the operator", chromedp.Evaluate[chromedp.Void](`location.hash = '#/p/' + encodeURIComponent('`+pid+`')`))
+	poll("the workers", `(() => { const f = document.querySelector('#p-family');
+		return !f.hidden && [...f.querySelectorAll('a')].some((a) => a.textContent === 'p_browser_worker') && f.textContent.includes('BLOCKED'); })()`)
+	shot(t, bctx, artifacts, "4-workers")
+	do("open the worker", chromedp.Click(chromedp.CSS(`#p-family a[href="#/p/p_browser_worker"]`)))
+	poll("its parent", `(() => { const f = document.querySelector('#p-family');
+		return location.hash === '#/p/p_browser_worker' && !f.hidden && f.textContent.includes('worker of') &&
+			[...f.querySelectorAll('a')].some((a) => a.textContent === '`+pid+`'); })()`)
+
+	// User A deletes her process: the first click arms the button, the
+	// second deletes it, its worker too, and goes back to the list.
+	do("sign out the operator", chromedp.Click(chromedp.CSS("#signout")))
 	signIn(tokA)
 	do("open A's process again", chromedp.Evaluate[chromedp.Void](`location.hash = '#/p/' + encodeURIComponent('`+pid+`')`))
 	poll("the process page again", `!document.querySelector('#process').hidden && document.querySelector('#p-state').textContent !== ''`)
@@ -252,11 +278,14 @@ func TestBrowser(t *testing.T) {
 	if _, err := api.NewClient(srv.url, tokA).GetProcess(apiCtx, pid); err != nil {
 		t.Errorf("the process after one click on Delete: %v, want it still there", err)
 	}
-	shot(t, bctx, artifacts, "4-delete-armed")
+	shot(t, bctx, artifacts, "5-delete-armed")
 	do("delete", chromedp.Click(chromedp.CSS("#p-delete")))
 	poll("back to the list", `location.hash === '#/' && !document.querySelector('#list').hidden`)
 	if _, err := api.NewClient(srv.url, tokA).GetProcess(apiCtx, pid); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("the process after Delete: %v, want 404", err)
+	}
+	if _, err := api.NewClient(srv.url, tokOp).GetProcess(apiCtx, "p_browser_worker"); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("its worker after Delete: %v, want 404", err)
 	}
 }
 

@@ -26,7 +26,7 @@ type clientCommand struct {
 
 // clientCommands are the client commands by name; main's usage lists them.
 var clientCommands = map[string]clientCommand{
-	"ps":     {"[--state STATE]", "list the processes", runPS},
+	"ps":     {"[--state STATE] [--parent PID]", "list the processes, or the workers of one", runPS},
 	"new":    {"RECIPE [INPUT]", "create a process; with INPUT it starts working on it", runNew},
 	"send":   {"PID TEXT", "send a user message to a process", runSend},
 	"steer":  {"PID TEXT", "send an operator message to a process", runSteer},

@@ -208,6 +208,10 @@ func TestClientCommands(t *testing.T) {
 	if _, err := s.store.Create(context.Background(), store.NewProcess{ID: "p_worker", Recipe: "marvin-worker", Engine: "worker", Parent: other, Depth: 1}); err != nil {
 		t.Fatal(err)
 	}
+	if out := s.mustBrain(t, "ps", "--parent", other); !strings.Contains(out, "p_worker") || strings.Contains(out, pid) ||
+		strings.Count(out, "\n") != 2 {
+		t.Errorf("brain ps --parent %s:\n%s\nwant the header and p_worker alone", other, out)
+	}
 	if out, want := s.mustBrain(t, "rm", other, pid), other+" deleted (was BLOCKED) with its workers p_worker\n"+pid+" deleted (was DONE)\n"; out != want {
 		t.Errorf("brain rm: %q, want %q", out, want)
 	}

@@ -14,10 +14,12 @@ import (
 // psPage is how many processes `brain ps` asks for at a time.
 const psPage = 100
 
-// runPS lists the processes, every page of them, as a table.
+// runPS lists the processes, or the workers of one, every page of them, as
+// a table.
 func runPS(ctx context.Context, cc *clientCall, args []string) error {
 	fs := cc.flags()
 	state := fs.String("state", "", "only processes in this `STATE`: READY, RUNNING, BLOCKED, PAUSED, DONE or FAILED")
+	parent := fs.String("parent", "", "only the workers process `PID` started")
 	rest, err := cc.parse(fs, args)
 	if err != nil {
 		return err
@@ -28,7 +30,13 @@ func runPS(ctx context.Context, cc *clientCall, args []string) error {
 	var all []api.Process
 	after := ""
 	for {
-		page, err := cc.client.ListProcesses(ctx, *state, after, psPage)
+		list := cc.client.ListProcesses
+		if *parent != "" {
+			list = func(ctx context.Context, state, after string, limit int) (api.ProcessPage, error) {
+				return cc.client.ListWorkers(ctx, *parent, state, after, limit)
+			}
+		}
+		page, err := list(ctx, *state, after, psPage)
 		if err != nil {
 			return err
 		}

@@ -290,6 +290,7 @@
     $('p-title').textContent = pid;
     $('p-state').textContent = '';
     $('p-recipe').textContent = '';
+    $('p-family').hidden = true;
     pending.clear();
     drained.clear();
     applyRole();
@@ -314,11 +315,42 @@
       st.className = 'state ' + p.state;
       $('p-recipe').textContent = p.recipe + (p.owner ? ' · ' + p.owner : '') + ' · ' + age(p.created_at) + ' old' +
         (p.inbox ? ' · ' + p.inbox + ' message' + (p.inbox === 1 ? '' : 's') + ' waiting in the inbox' : '');
+      const workers = await api('GET', '/v1/processes?parent=' + enc(pid) + '&limit=100');
+      if (current === pid) showFamily(p, workers);
       return true;
     } catch (e) {
       if (e.status !== 401) showError('process: ' + e.message);
       return false;
     }
+  }
+
+  // showFamily links the process's parent and the workers it started (a
+  // user sees none: workers have no owner).
+  function showFamily(p, workers) {
+    const box = $('p-family');
+    box.textContent = '';
+    const procLink = (id) => {
+      const a = el('a', '', id);
+      a.href = '#/p/' + enc(id);
+      return a;
+    };
+    if (p.parent) {
+      box.appendChild(el('span', '', 'worker of'));
+      box.appendChild(procLink(p.parent));
+    }
+    const ws = workers.processes || [];
+    if (ws.length) {
+      box.appendChild(el('span', '', 'workers:'));
+      for (const w of ws) {
+        const s = el('span', 'worker');
+        s.appendChild(procLink(w.id));
+        s.appendChild(document.createTextNode(' '));
+        s.appendChild(el('span', 'state ' + w.state, w.state));
+        box.appendChild(s);
+      }
+      if (workers.next) box.appendChild(el('span', '', '…'));
+    }
+    box.hidden = !p.parent && !ws.length;
   }
 
   // probeRole learns whether the token is an operator's: the raw view is
