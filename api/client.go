@@ -41,21 +41,15 @@ func (c *Client) CreateProcess(ctx context.Context, req CreateRequest) (Process,
 // ListProcesses lists processes, in state state when not empty, after the
 // cursor after; limit 0 takes the server's default.
 func (c *Client) ListProcesses(ctx context.Context, state, after string, limit int) (ProcessPage, error) {
-	q := url.Values{}
-	set(q, "state", state)
-	set(q, "after", after)
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
-	var page ProcessPage
-	err := c.do(ctx, http.MethodGet, "/v1/processes", q, nil, nil, &page)
-	return page, err
+	return c.listProcesses(ctx, "", state, after, limit)
 }
 
-// ListWorkers lists the workers process parent started, in state state
-// when not empty, after the cursor after; limit 0 takes the server's
-// default.
+// ListWorkers is ListProcesses of the workers process parent started.
 func (c *Client) ListWorkers(ctx context.Context, parent, state, after string, limit int) (ProcessPage, error) {
+	return c.listProcesses(ctx, parent, state, after, limit)
+}
+
+func (c *Client) listProcesses(ctx context.Context, parent, state, after string, limit int) (ProcessPage, error) {
 	q := url.Values{}
 	set(q, "parent", parent)
 	set(q, "state", state)
