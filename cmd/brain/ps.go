@@ -27,15 +27,15 @@ func runPS(ctx context.Context, cc *clientCall, args []string) error {
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q", rest[0])
 	}
+	list := cc.client.ListProcesses
+	if *parent != "" {
+		list = func(ctx context.Context, state, after string, limit int) (api.ProcessPage, error) {
+			return cc.client.ListWorkers(ctx, *parent, state, after, limit)
+		}
+	}
 	var all []api.Process
 	after := ""
 	for {
-		list := cc.client.ListProcesses
-		if *parent != "" {
-			list = func(ctx context.Context, state, after string, limit int) (api.ProcessPage, error) {
-				return cc.client.ListWorkers(ctx, *parent, state, after, limit)
-			}
-		}
 		page, err := list(ctx, *state, after, psPage)
 		if err != nil {
 			return err

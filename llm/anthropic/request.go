@@ -70,13 +70,13 @@ func (c *Client) params(req *llm.Request) (sdk.MessageNewParams, []option.Reques
 // markCache asks the API to cache the prompt up to two breakpoints: the
 // system prompt (with the tools before it, the same on every call of a
 // recipe) and the last block of the last user turn (the whole conversation
-// so far, which the next round, or the next turn within the cache's five
-// minutes, begins with). A turn of brain makes at least one call after
-// another (a tool round, then respond), so the cache is read at ~10 % of
-// the input price more often than it is written at 125 %; a prompt
-// shorter than the model's minimum is simply not cached. The other
-// providers cache prefixes by themselves; conversation.Fit keeps the
-// prefix still while a conversation grows.
+// so far, which the next call begins with). A turn usually makes several
+// calls (a tool round, then respond) and the next turn often comes within
+// the cache's five minutes, so the cache is read (at ~10 % of the input
+// price) more often than written (at 125 %); a prompt shorter than the
+// model's minimum is simply not cached. The other providers cache prefixes
+// by themselves; conversation.Fit keeps the prefix still while a
+// conversation grows.
 func markCache(p *sdk.MessageNewParams) {
 	ephemeral := sdk.NewCacheControlEphemeralParam()
 	if n := len(p.System); n > 0 {
