@@ -1145,3 +1145,76 @@ func TestUsageNamesTheModelThatAnswered(t *testing.T) {
 		t.Errorf("model_usage events (-want +got):\n%s", diff)
 	}
 }
+
+// A model's declared context window (llm.Windowed, as brain serve's
+// providers declare max_context_tokens) bounds a recipe that sets none;
+// with fallbacks, the smallest window does.
+func TestModelWindow(t *testing.T) {
+	t.Parallel()
+	plain := script(t, "turns:\n  - rounds:\n      - text: \"hi\"\n")
+	n, err := New(Config{Redis: testutil.Redis(t), Recipes: testRecipes(t), Models: map[string]llm.Model{
+		"default": plain,
+		"big":     llm.WithContextTokens(plain, 8000),
+		"small":   llm.WithContextTokens(plain, 4000),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		m    recipes.Model
+		want int
+	}{
+		{"none declared", recipes.Model{Provider: "default"}, 0},
+		{"declared", recipes.Model{Provider: "big"}, 8000},
+		{"the smallest of the fallbacks", recipes.Model{Provider: "big", Fallbacks: []recipes.Fallback{{Provider: "default"}, {Provider: "small"}}}, 4000},
+	} {
+		_, window, err := n.model(&recipes.Recipe{Name: "r", Model: tt.m})
+		if err != nil || window != tt.want {
+			t.Errorf("%s: window %d, %v; want %d", tt.name, window, err, tt.want)
+		}
+	}
+}
+
+// A turn's model calls are cut to the window its model declares, unless
+// the recipe sets its own bound.
+func TestModelWindowBoundsTheTurn(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		recipe string
+		cut    bool
+	}{{"ford", true}, {"roomy", false}} {
+		t.Run(tt.recipe, func(t *testing.T) {
+			t.Parallel()
+			model := script(t, `
+turns:
+  - rounds:
+      - calls: [{name: respond, args: {message: "Read it.", awaiting_user_input: true}}]
+  - rounds:
+      - calls: [{name: respond, args: {message: "Done.", awaiting_user_input: true}}]
+`)
+			c := newCommits()
+			n := startNode(t, Config{Redis: testutil.Redis(t), OnCommit: c.add,
+				Models: map[string]llm.Model{"default": llm.WithContextTokens(model, 1000)}})
+			p, err := n.Create(context.Background(), NewProcess{Recipe: tt.recipe, Input: strings.Repeat("a long text ", 400)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.wait(t, "the first answer", func(r store.Record) bool { return r.ID == p.ID && r.Status.State == lifecycle.Blocked })
+			if _, err := n.Send(context.Background(), p.ID, "user:alice", "and now?", ""); err != nil {
+				t.Fatal(err)
+			}
+			c.wait(t, "the second answer", func(r store.Record) bool {
+				return r.ID == p.ID && r.Status.State == lifecycle.Blocked && r.Version > 3
+			})
+			reqs := model.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d model calls, want 2", len(reqs))
+			}
+			first := reqs[1].Messages[0].Text()
+			if cut := strings.HasPrefix(first, conversation.OmittedNote); cut != tt.cut {
+				t.Errorf("the second call begins with %.80q: cut %v, want %v (the model's window is 1000 tokens)", first, cut, tt.cut)
+			}
+		})
+	}
+}

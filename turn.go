@@ -1,6 +1,7 @@
 package brain
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -137,7 +138,7 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, historyView []conve
 	if err != nil {
 		return out, err
 	}
-	model, err := n.model(r)
+	model, window, err := n.model(r)
 	if err != nil {
 		return out, err
 	}
@@ -155,6 +156,8 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, historyView []conve
 		HistoryView: historyView,
 		Current:     claim.Current,
 		Worker:      rec.Parent != "",
+		// The recipe's own bound wins over its models' windows.
+		ContextTokens: cmp.Or(r.Limits.MaxContextTokens, window),
 	}, chat.CheckpointFunc(func(ctx context.Context, evs []conversation.Event) error {
 		return n.store.Checkpoint(ctx, claim, evs)
 	}))
@@ -206,26 +209,31 @@ func (n *Node) notifyParent(claim *store.Claim, out chat.Outcome) *store.Notify 
 // model resolves a recipe's model, by Config.ResolveModel when set, else
 // by Config.Models; each candidate metered under its provider name. With
 // model.fallbacks, the candidates are tried in order (llm.Fallback).
-func (n *Node) model(r *recipes.Recipe) (llm.Model, error) {
+// window is the smallest context window the candidates declare
+// (llm.Windowed), 0 when none does.
+func (n *Node) model(r *recipes.Recipe) (model llm.Model, window int, err error) {
 	specs := r.Model.Candidates()
-	if len(specs) == 1 {
-		return n.candidate(r, specs[0])
-	}
 	chain := make([]llm.Candidate, len(specs))
 	for i, m := range specs {
-		c, err := n.candidate(r, m)
+		c, w, err := n.candidate(r, m)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
+		}
+		if w > 0 && (window == 0 || w < window) {
+			window = w
 		}
 		chain[i] = llm.Candidate{Model: c, Name: m.Name}
 	}
-	return llm.Fallback(chain...), nil
+	if len(chain) == 1 {
+		return chain[0].Model, window, nil
+	}
+	return llm.Fallback(chain...), window, nil
 }
 
 // candidate resolves one model section of recipe r, metered, its usage
 // saying who answered (the model may have said so itself, more precisely:
 // brain serve's providers name the provider "default" stands for).
-func (n *Node) candidate(r *recipes.Recipe, m recipes.Model) (llm.Model, error) {
+func (n *Node) candidate(r *recipes.Recipe, m recipes.Model) (llm.Model, int, error) {
 	p := m.Provider
 	if p == "" {
 		p = recipes.DefaultProvider
@@ -234,10 +242,14 @@ func (n *Node) candidate(r *recipes.Recipe, m recipes.Model) (llm.Model, error) 
 	if n.cfg.ResolveModel != nil {
 		var err error
 		if model, err = n.cfg.ResolveModel(m); err != nil {
-			return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
+			return nil, 0, fmt.Errorf("recipe %s: %w", r.Name, err)
 		}
 	} else if !ok {
-		return nil, fmt.Errorf("recipe %s: no model for provider %q; configure one", r.Name, p)
+		return nil, 0, fmt.Errorf("recipe %s: no model for provider %q; configure one", r.Name, p)
 	}
-	return n.cfg.Metrics.meter(p, llm.Answering(p, "", model)), nil
+	window := 0
+	if w, ok := model.(llm.Windowed); ok {
+		window = w.ContextTokens()
+	}
+	return n.cfg.Metrics.meter(p, llm.Answering(p, "", model)), window, nil
 }

@@ -48,6 +48,14 @@ const (
 	DefaultMaxContextTokens   = 100_000
 )
 
+// The range of limits.max_context_tokens (the schema's tag on
+// Limits.MaxContextTokens says the same), also that of a provider's
+// max_context_tokens in brain serve's configuration.
+const (
+	MinContextTokens = 1000
+	MaxContextTokens = 10_000_000
+)
+
 // DefaultProvider is the provider name that stands for the first provider
 // configured on the server.
 const DefaultProvider = "default"

@@ -88,3 +88,40 @@ func TestSchemaPatternWords(t *testing.T) {
 	}
 	walk(doc)
 }
+
+// TestSchemaContextTokensRange checks that the schema bounds
+// limits.max_context_tokens as MinContextTokens and MaxContextTokens say
+// (brain serve bounds a provider's max_context_tokens with them).
+func TestSchemaContextTokensRange(t *testing.T) {
+	t.Parallel()
+	var doc map[string]any
+	if err := json.Unmarshal(Schema(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var found []map[string]any
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if props, ok := v["properties"].(map[string]any); ok {
+				if p, ok := props["max_context_tokens"].(map[string]any); ok {
+					found = append(found, p)
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	if len(found) != 1 {
+		t.Fatalf("%d max_context_tokens properties in the schema, want 1", len(found))
+	}
+	if got := found[0]; got["minimum"] != float64(MinContextTokens) || got["maximum"] != float64(MaxContextTokens) {
+		t.Errorf("max_context_tokens is %v to %v in the schema, want %d to %d", got["minimum"], got["maximum"], MinContextTokens, MaxContextTokens)
+	}
+}

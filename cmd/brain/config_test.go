@@ -172,6 +172,7 @@ func TestLoadServeConfigProviders(t *testing.T) {
     type: openai
     base_url: http://127.0.0.1:11434/v1
     model: llama3.2
+    max_context_tokens: 6000
   - name: gpt
     type: openai
     api_key_env: MY_OPENAI_KEY
@@ -179,7 +180,7 @@ func TestLoadServeConfigProviders(t *testing.T) {
     max_attempts: 2
 `
 	fromFile := []providerConfig{
-		{Name: "ollama", Type: providerOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Model: "llama3.2"},
+		{Name: "ollama", Type: providerOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Model: "llama3.2", MaxContextTokens: 6000},
 		{Name: "gpt", Type: providerOpenAI, APIKeyEnv: "MY_OPENAI_KEY", APIKey: "sk-file", Model: "gpt-4o-mini", MaxAttempts: 2},
 	}
 	tests := []struct {
@@ -381,7 +382,7 @@ func TestLoadServeConfigErrors(t *testing.T) {
 		{
 			name: "providers not a list",
 			file: "providers: {name: local}\n",
-			want: []string{"brain.yaml:1:12: providers: want a list of {name, type, base_url, api_key_env, model, max_attempts}"},
+			want: []string{"brain.yaml:1:12: providers: want a list of {name, type, base_url, api_key_env, model, max_attempts, max_context_tokens}"},
 		},
 		{
 			name: "unknown provider type",
@@ -440,13 +441,15 @@ func TestLoadServeConfigErrors(t *testing.T) {
 				"  - {name: b, type: openai, base_url: \"http://me:hunter2@127.0.0.1/v1\"}\n" +
 				"  - {name: c, type: openai, base_url: \"http://127.0.0.1/v1?x=1\"}\n" +
 				"  - {name: d, type: openai, base_url: http://127.0.0.1/v1, max_attempts: 50}\n" +
-				"  - {name: e, type: openai, base_url: http://127.0.0.1/v1, model: [a, b]}\n",
+				"  - {name: e, type: openai, base_url: http://127.0.0.1/v1, model: [a, b]}\n" +
+				"  - {name: f, type: openai, base_url: http://127.0.0.1/v1, max_context_tokens: 512}\n",
 			want: []string{
 				"brain.yaml:2:39: providers[0].base_url: not a valid URL; want an absolute http or https URL",
 				"brain.yaml:3:39: providers[1].base_url: must not hold a user or password",
 				`brain.yaml:4:39: providers[2].base_url: must have no query or fragment (got "http://127.0.0.1/v1?x=1")`,
 				`brain.yaml:5:74: providers[3].max_attempts: want a whole number from 1 (no retry) to 20 (got "50")`,
 				"brain.yaml:6:67: providers[4].model: want a single value, not a list",
+				`brain.yaml:7:80: providers[5].max_context_tokens: want the models' context window in tokens, a whole number from 1000 to 10000000 (got "512")`,
 			},
 			notWant: []string{"hunter2"},
 		},

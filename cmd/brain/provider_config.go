@@ -68,6 +68,10 @@ type providerConfig struct {
 	// MaxAttempts bounds the attempts of one model call; 0 means the
 	// adapter's default.
 	MaxAttempts int
+	// MaxContextTokens is the context window of the provider's models
+	// (llm.Windowed), for recipes that set no limits.max_context_tokens;
+	// 0 leaves them the recipes' default.
+	MaxContextTokens int
 }
 
 // secret is a string that fmt and zap print as [redacted], so that an API
@@ -78,7 +82,7 @@ func (secret) String() string   { return "[redacted]" }
 func (secret) GoString() string { return `"[redacted]"` }
 
 // providerFields are the keys of a providers entry.
-var providerFields = []string{"name", "type", "base_url", "api_key_env", "model", "max_attempts"}
+var providerFields = []string{"name", "type", "base_url", "api_key_env", "model", "max_attempts", "max_context_tokens"}
 
 var (
 	providerNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
@@ -88,11 +92,12 @@ var (
 )
 
 // providers reads providers: [{name, type, base_url, api_key_env, model,
-// max_attempts}] into c.Providers, reading each key from the environment.
+// max_attempts, max_context_tokens}] into c.Providers, reading each key
+// from the environment.
 func (y *yamlFile) providers(n *yaml.Node, c *serveConfig) {
 	n = deref(n)
 	if n.Kind != yaml.SequenceNode {
-		y.errorf(n, "providers", "want a list of {name, type, base_url, api_key_env, model, max_attempts}")
+		y.errorf(n, "providers", "want a list of {name, type, base_url, api_key_env, model, max_attempts, max_context_tokens}")
 		return
 	}
 	names := map[string]int{} // name → index of its entry
@@ -134,6 +139,8 @@ func (y *yamlFile) provider(item *yaml.Node, path string, i int, names map[strin
 			p.Model = s
 		case "max_attempts":
 			p.MaxAttempts, err = parseAttempts(s)
+		case "max_context_tokens":
+			p.MaxContextTokens, err = parseContextTokens(s)
 		}
 		if err != nil {
 			y.errorf(v, path+"."+key, "%v", err)
@@ -279,6 +286,17 @@ func parseAttempts(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > maxProviderAttempts {
 		return 0, fmt.Errorf("want a whole number from 1 (no retry) to %d (got %q)", maxProviderAttempts, s)
+	}
+	return n, nil
+}
+
+// parseContextTokens reads a provider's max_context_tokens, in the range
+// a recipe's limits.max_context_tokens takes.
+func parseContextTokens(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < recipes.MinContextTokens || n > recipes.MaxContextTokens {
+		return 0, fmt.Errorf("want the models' context window in tokens, a whole number from %d to %d (got %q)",
+			recipes.MinContextTokens, recipes.MaxContextTokens, s)
 	}
 	return n, nil
 }

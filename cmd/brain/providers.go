@@ -155,7 +155,11 @@ func (p providerConfig) newModel(baseURL string, log *zap.Logger) (llm.Model, er
 	}
 	// Its usage names p (not "default", which recipes may call it) and
 	// the model p's default is when a recipe names none.
-	return llm.Answering(p.Name, p.Model, m), nil
+	m = llm.Answering(p.Name, p.Model, m)
+	if p.MaxContextTokens > 0 {
+		m = llm.WithContextTokens(m, p.MaxContextTokens)
+	}
+	return m, nil
 }
 
 // check resolves the model of every recipe of lib, so that a recipe naming

@@ -163,6 +163,39 @@ func TestProviderSetCachesClients(t *testing.T) {
 	}
 }
 
+// A provider's max_context_tokens is its models' window (llm.Windowed), a
+// recipe's base_url on it included; a provider without one declares none.
+func TestProviderContextWindow(t *testing.T) {
+	t.Parallel()
+	set, err := newProviderSet([]providerConfig{
+		{Name: "ollama", Type: providerOpenAI, BaseURL: "http://127.0.0.1:11434/v1", MaxContextTokens: 6000},
+		{Name: "vllm", Type: providerOpenAI, BaseURL: "http://127.0.0.1:8000/v1"},
+	}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		m    recipes.Model
+		want int // 0: not Windowed
+	}{
+		{recipes.Model{Provider: "default"}, 6000},
+		{recipes.Model{Provider: "ollama", BaseURL: "http://127.0.0.1:11435/v1"}, 6000},
+		{recipes.Model{Provider: "vllm"}, 0},
+	} {
+		m, err := set.Resolve(tt.m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, ok := m.(llm.Windowed)
+		switch {
+		case tt.want == 0 && ok:
+			t.Errorf("%+v: a window of %d, want none", tt.m, w.ContextTokens())
+		case tt.want > 0 && (!ok || w.ContextTokens() != tt.want):
+			t.Errorf("%+v: Windowed %v, want a window of %d", tt.m, ok, tt.want)
+		}
+	}
+}
+
 func TestProviderSetErrors(t *testing.T) {
 	t.Parallel()
 	set, err := newProviderSet([]providerConfig{

@@ -245,7 +245,7 @@ func (r *run) idle() lifecycle.Event {
 // turn ends with the lifecycle event next. ctx bounds checkpoints, toolCtx
 // (ctx with the turn's timeout) the model and the tools.
 func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bool) {
-	msgs, fit := conversation.Fit(r.view(), r.t.Recipe.Limits.ContextTokens())
+	msgs, fit := conversation.Fit(r.view(), r.contextTokens())
 	if fit.Fitted() {
 		r.fitted++
 	}
@@ -277,6 +277,14 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 		return r.natural(ctx, toolCtx, &resp)
 	}
 	return r.ending(ctx, toolCtx, &resp)
+}
+
+// contextTokens is the turn's bound on what a model call is shown.
+func (r *run) contextTokens() int {
+	if n := r.t.ContextTokens; n > 0 {
+		return n
+	}
+	return r.t.Recipe.Limits.ContextTokens()
 }
 
 // observed records what the model call reported beside its answer: its

@@ -33,6 +33,10 @@ type Turn struct {
 	// Worker marks a child process: a turn that ends without a reply for a
 	// person leaves it READY instead of BLOCKED.
 	Worker bool
+	// ContextTokens is the most tokens of the conversation one model call
+	// is shown (conversation.Fit); 0 means the recipe's
+	// limits.max_context_tokens.
+	ContextTokens int
 }
 
 // Checkpointer makes a turn's progress durable. The engine calls it with
