@@ -34,9 +34,10 @@ func (s *Store) Delete(ctx context.Context, pid string) (Record, []string, error
 		return Record{}, nil, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
 	// A process whose turn is running is refused before any of its
-	// workers is touched.
+	// workers is touched; its workers are read in the same round trip.
 	pipe := s.rdb.Pipeline()
 	exists, leased := pipe.Exists(ctx, procKey(pid)), pipe.Exists(ctx, leaseKey(pid))
+	listed := pipe.ZRange(ctx, workersKey(pid), 0, -1)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Record{}, nil, fmt.Errorf("store: delete %s: %w", pid, err)
 	}
@@ -51,11 +52,7 @@ func (s *Store) Delete(ctx context.Context, pid string) (Record, []string, error
 	// process makes the deletion refuse (errHasWorkers): read them again.
 	// Starting one takes a turn of the process, which makes it refuse with
 	// ErrRunning instead, so this ends.
-	for {
-		workers, err := s.rdb.ZRange(ctx, workersKey(pid), 0, -1).Result()
-		if err != nil {
-			return Record{}, deleted, fmt.Errorf("store: delete %s: workers: %w", pid, err)
-		}
+	for workers := listed.Val(); ; {
 		for _, w := range workers {
 			_, theirs, err := s.Delete(ctx, w)
 			deleted = append(deleted, theirs...)
@@ -80,6 +77,9 @@ func (s *Store) Delete(ctx context.Context, pid string) (Record, []string, error
 		rec, err := s.delete(ctx, pid, "")
 		if !errors.Is(err, errHasWorkers) {
 			return rec, deleted, err
+		}
+		if workers, err = s.rdb.ZRange(ctx, workersKey(pid), 0, -1).Result(); err != nil {
+			return Record{}, deleted, fmt.Errorf("store: delete %s: workers: %w", pid, err)
 		}
 	}
 }

@@ -97,6 +97,13 @@
 
   // safeHref returns h if a link may point at it: http(s) with a host, or a
   // path of this server; else null.
+  // procLink links to the page of process id.
+  function procLink(id) {
+    const a = el('a', '', id);
+    a.href = '#/p/' + enc(id);
+    return a;
+  }
+
   function safeHref(h) {
     if (typeof h !== 'string' || h === '' || /[\\\u0000-\u001f\u007f]/.test(h)) return null;
     if (/^https?:\/\/[^/]/i.test(h)) return h;
@@ -246,9 +253,7 @@
       for (const p of ps) {
         const tr = body.insertRow();
         if (st === 'BLOCKED') tr.className = 'blocked';
-        const a = el('a', '', p.id);
-        a.href = '#/p/' + enc(p.id);
-        tr.insertCell().appendChild(a);
+        tr.insertCell().appendChild(procLink(p.id));
         tr.insertCell().textContent = p.recipe;
         tr.insertCell().textContent = p.owner || '';
         tr.insertCell().textContent = age(p.created_at);
@@ -308,15 +313,17 @@
     const pid = current;
     if (!pid) return false;
     try {
-      const p = await api('GET', '/v1/processes/' + enc(pid));
+      const [p, workers] = await Promise.all([
+        api('GET', '/v1/processes/' + enc(pid)),
+        api('GET', '/v1/processes?parent=' + enc(pid) + '&limit=100'),
+      ]);
       if (current !== pid) return false;
       const st = $('p-state');
       st.textContent = p.state + (p.paused_from ? ' (from ' + p.paused_from + ')' : '');
       st.className = 'state ' + p.state;
       $('p-recipe').textContent = p.recipe + (p.owner ? ' · ' + p.owner : '') + ' · ' + age(p.created_at) + ' old' +
         (p.inbox ? ' · ' + p.inbox + ' message' + (p.inbox === 1 ? '' : 's') + ' waiting in the inbox' : '');
-      const workers = await api('GET', '/v1/processes?parent=' + enc(pid) + '&limit=100');
-      if (current === pid) showFamily(p, workers);
+      showFamily(p, workers);
       return true;
     } catch (e) {
       if (e.status !== 401) showError('process: ' + e.message);
@@ -329,11 +336,6 @@
   function showFamily(p, workers) {
     const box = $('p-family');
     box.textContent = '';
-    const procLink = (id) => {
-      const a = el('a', '', id);
-      a.href = '#/p/' + enc(id);
-      return a;
-    };
     if (p.parent) {
       box.appendChild(el('span', '', 'worker of'));
       box.appendChild(procLink(p.parent));
