@@ -68,6 +68,13 @@ type Config struct {
 	// every RetainFinished/4 (at least a minute apart, at most an hour).
 	// Zero keeps them for good.
 	RetainFinished time.Duration
+	// InboxLimit is the most messages a process's inbox holds (default
+	// store.DefaultInboxLimit, 1000; -1: no limit): beyond it, user and
+	// operator messages are refused with store.ErrInboxFull (the API's 429
+	// inbox_full) and timer ticks dropped. A worker's result is never
+	// refused, nor a message that wakes a BLOCKED process
+	// (store.Config.InboxLimit). Nodes sharing a Redis should agree on it.
+	InboxLimit int
 	// Grace is how long Stop lets running turns finish (default 10s).
 	Grace time.Duration
 	// Logger receives the node's logs (default: none).
@@ -113,6 +120,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.HistoryCache == 0 {
 		c.HistoryCache = 1024
+	}
+	if c.InboxLimit == 0 {
+		c.InboxLimit = store.DefaultInboxLimit
 	}
 	if c.HistoryBytes == 0 {
 		c.HistoryBytes = 256 << 20

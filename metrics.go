@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines/chat"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
@@ -26,6 +27,7 @@ type Metrics struct {
 	takeovers    prometheus.Counter
 	drained      prometheus.Histogram
 	fitted       *prometheus.CounterVec
+	refused      *prometheus.CounterVec
 }
 
 // NewMetrics registers a node's metrics on reg.
@@ -59,14 +61,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		drained: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "brain_inbox_drained_messages", Help: "Inbox messages drained into one turn (the inbox depth a wake found).",
-			Buckets: []float64{1, 2, 3, 5, 10, 20, 50},
+			Buckets: []float64{1, 2, 3, 5, 10, 20, 50, 100, 1000},
 		}),
 		fitted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "brain_context_fitted_calls_total",
 			Help: "Model calls shown the conversation cut to their recipe's limits.max_context_tokens, by recipe: processes that outgrew it.",
 		}, []string{"recipe"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_inbox_refused_messages_total",
+			Help: "Messages not stored because their process's inbox was full (the inbox limit), by kind: user and operator posts were refused, schedule ticks dropped.",
+		}, []string{"kind"}),
 	}
-	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted)
+	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.refused)
 	return m
 }
 
@@ -109,6 +115,13 @@ func (m *Metrics) observeClaim(claim *store.Claim) {
 		}
 	}
 	m.drained.Observe(float64(drained))
+}
+
+// inboxFull counts a message of kind its full inbox did not take.
+func (m *Metrics) inboxFull(kind conversation.Kind) {
+	if m != nil {
+		m.refused.WithLabelValues(string(kind)).Inc()
+	}
 }
 
 // outcome records a turn that ended without its engine's outcome.

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
@@ -836,6 +838,49 @@ func TestRecipeSchedules(t *testing.T) {
 	in, err := n.Store().Inbox(ctx, rec.ID)
 	if err != nil || len(in) != 1 || in[0].Content != "hourly check" || in[0].Kind != conversation.KindSchedule {
 		t.Fatalf("inbox = %+v, %v; want the schedule message", in, err)
+	}
+}
+
+// A node's inbox limit: a timer ticking into a full inbox drops its tick
+// and moves on; a user message still wakes the BLOCKED process; one more
+// is refused while the process has not read them. Both are counted.
+func TestInboxLimitAtTheNode(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)}
+	m := NewMetrics(prometheus.NewPedanticRegistry())
+	n, err := New(Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": script(t, delegation)},
+		Recipes: testRecipes(t), Clock: clock.Now, InboxLimit: 1, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "reminder"}) // BLOCKED, hourly
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // 10:00 is stored, 11:00 finds the inbox full
+		clock.Add(time.Hour)
+		if k, err := n.FireDueTimers(ctx); err != nil || k != 1 {
+			t.Fatalf("FireDueTimers = %d, %v; want 1", k, err)
+		}
+	}
+	if timers, err := n.Store().Timers(ctx, rec.ID); err != nil || len(timers) != 1 || !timers[0].Due.Equal(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) {
+		t.Errorf("timers = %+v, %v; want the timer moved on to 12:00", timers, err)
+	}
+	if _, err := n.Send(ctx, rec.ID, "user:ada", "hello", ""); err != nil {
+		t.Fatalf("Send to the BLOCKED process = %v, want it taken", err)
+	}
+	if _, err := n.Send(ctx, rec.ID, "user:ada", "are you there?", ""); !errors.Is(err, store.ErrInboxFull) {
+		t.Fatalf("Send to the READY process with a full inbox = %v, want ErrInboxFull", err)
+	}
+	in, err := n.Store().Inbox(ctx, rec.ID)
+	if err != nil || len(in) != 2 || in[0].Kind != conversation.KindSchedule || in[1].Content != "hello" {
+		t.Errorf("inbox = %+v, %v; want the first tick and hello", in, err)
+	}
+	for kind, want := range map[string]float64{"schedule": 1, "user": 1} {
+		if got := promtest.ToFloat64(m.refused.WithLabelValues(kind)); got != want {
+			t.Errorf("brain_inbox_refused_messages_total{%s} = %v, want %v", kind, got, want)
+		}
 	}
 }
 

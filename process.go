@@ -2,6 +2,7 @@ package brain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,6 +78,9 @@ func (n *Node) Steer(ctx context.Context, pid, from, content string) (string, er
 
 func (n *Node) post(ctx context.Context, pid string, kind conversation.Kind, from, content, key string) (string, error) {
 	id, _, err := n.store.Post(ctx, pid, store.Message{Kind: kind, From: from, Content: content, At: n.cfg.Clock(), IdempotencyKey: key})
+	if errors.Is(err, store.ErrInboxFull) {
+		n.cfg.Metrics.inboxFull(kind)
+	}
 	return id, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
 
+	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
@@ -99,7 +100,10 @@ func (n *Node) FireDueTimers(ctx context.Context) (int, error) {
 			}
 		}
 		ok, err := n.store.FireTimer(ctx, t, next)
-		if err != nil {
+		if errors.Is(err, store.ErrInboxFull) {
+			n.log.Warn("schedule tick dropped: the inbox is full", zap.String("process", t.PID), zap.String("timer", t.ID), zap.Int("inbox_limit", n.cfg.InboxLimit))
+			n.cfg.Metrics.inboxFull(conversation.KindSchedule)
+		} else if err != nil {
 			return fired, err
 		}
 		if ok {

@@ -34,6 +34,7 @@ const (
 	CodeUnknownRecipe    = "unknown_recipe"  // 422: create from a recipe that does not exist
 	CodeEmptyContent     = "empty_content"   // 422: a blank message or input
 	CodeInvalidRecipes   = "invalid_recipes"
+	CodeInboxFull        = "inbox_full"      // 429: the process has its inbox limit of messages waiting
 	CodeInternal         = "internal"        // 500: details are in the server's log
 	CodeNotImplemented   = "not_implemented" // 501
 	CodeNotReady         = "not_ready"       // 503 from /readyz
@@ -97,6 +98,7 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		tr     *lifecycle.TransitionError
 		big    *http.MaxBytesError
 		worker *store.WorkerError
+		full   *store.InboxFullError
 	)
 	switch {
 	case errors.As(err, &e):
@@ -112,6 +114,8 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		return errorf(http.StatusConflict, CodeInvalidState, "%s is not allowed while the process is %s", action(tr.Event), tr.State)
 	case errors.Is(err, lifecycle.ErrForbidden):
 		return errorf(http.StatusConflict, CodeInvalidState, "the process's state does not allow this")
+	case errors.As(err, &full):
+		return errorf(http.StatusTooManyRequests, CodeInboxFull, "the process has %d messages waiting, its inbox limit (the server's inbox_limit); post again once it has read them", full.Limit)
 	case errors.Is(err, store.ErrClosed):
 		return errorf(http.StatusConflict, CodeProcessClosed, "the process is closed (DONE or FAILED) and takes no more messages")
 	case errors.As(err, &worker) && errors.Is(err, store.ErrRunning):

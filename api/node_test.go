@@ -190,3 +190,52 @@ func TestWithANode(t *testing.T) {
 	_, err = NewClient(ts.URL, "tok-olga").Send(ctx, "p_nope", "hi", "")
 	wantAPIError(t, "message a missing process", err, 404, CodeNotFound)
 }
+
+// A full inbox refuses a message with 429 inbox_full, saying the limit;
+// nothing is stored, and the process is unharmed.
+func TestInboxFull(t *testing.T) {
+	t.Parallel()
+	node, err := brain.New(brain.Config{Redis: testutil.Redis(t), InboxLimit: 2,
+		Models: map[string]llm.Model{"default": scripted.New(&scripted.Script{})}, Recipes: recipes.Builtin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Backend: node, Tokens: []Token{
+		{Name: "ada", Role: RoleUser, SHA256: HashToken("tok-ada")},
+		{Name: "olga", Role: RoleOperator, SHA256: HashToken("tok-olga")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	ada, olga := NewClient(ts.URL, "tok-ada"), NewClient(ts.URL, "tok-olga")
+
+	p, err := ada.CreateProcess(ctx, CreateRequest{Recipe: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := olga.Control(ctx, p.ID, "pause"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"one", "two"} {
+		if _, err := ada.Send(ctx, p.ID, m, ""); err != nil {
+			t.Fatalf("Send(%s): %v", m, err)
+		}
+	}
+	_, err = ada.Send(ctx, p.ID, "three", "")
+	wantAPIError(t, "a third message", err, http.StatusTooManyRequests, CodeInboxFull)
+	if e := (*Error)(nil); errors.As(err, &e) && !strings.Contains(e.Message, "2 messages waiting") {
+		t.Errorf("message %q does not say the limit", e.Message)
+	}
+	_, err = olga.Steer(ctx, p.ID, "hurry")
+	wantAPIError(t, "steering", err, http.StatusTooManyRequests, CodeInboxFull)
+	if in, err := node.Store().Inbox(ctx, p.ID); err != nil || len(in) != 2 {
+		t.Errorf("inbox = %+v, %v; want the two messages taken", in, err)
+	}
+	if p, err := olga.Control(ctx, p.ID, "resume"); err != nil || p.State != "READY" {
+		t.Errorf("resume = %+v, %v; want READY, to read its inbox", p, err)
+	}
+}

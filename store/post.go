@@ -51,7 +51,8 @@ func (m Message) stamped(now time.Time) Message {
 //
 // A repeated idempotency key returns the first message's id and dup=true,
 // adding nothing. A DONE or FAILED process returns ErrClosed and stores
-// nothing; an unknown one ErrNotFound.
+// nothing; an unknown one ErrNotFound; a full inbox ErrInboxFull (see
+// Config.InboxLimit).
 func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup bool, err error) {
 	if !validID(pid) {
 		return "", false, fmt.Errorf("%w: process %q", ErrNotFound, pid)
@@ -62,16 +63,16 @@ func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup
 	now := s.now()
 	m = m.stamped(now)
 	args := s.processArgs(pid, now)
-	args = append(args, string(m.Kind), m.From, m.Content, m.At.UnixMilli(), m.IdempotencyKey, idempotencyTTL.Milliseconds())
+	args = append(args, string(m.Kind), m.From, m.Content, m.At.UnixMilli(), m.IdempotencyKey, idempotencyTTL.Milliseconds(), s.inboxLimit())
 	status, res, err := s.run(ctx, s.scripts.post, processKeys(pid), args...)
 	if err != nil {
 		return "", false, fmt.Errorf("store: post to %s: %w", pid, err)
 	}
-	return postResult(pid, status, res)
+	return s.postResult(pid, status, res)
 }
 
 // postResult interprets the {status, id} reply of the post semantics.
-func postResult(pid, status string, res []any) (string, bool, error) {
+func (s *Store) postResult(pid, status string, res []any) (string, bool, error) {
 	var id string
 	if len(res) > 0 {
 		id = str(res[0])
@@ -85,6 +86,8 @@ func postResult(pid, status string, res []any) (string, bool, error) {
 		return "", false, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	case "CLOSED":
 		return "", false, fmt.Errorf("%w: process %q takes no more messages", ErrClosed, pid)
+	case "FULL":
+		return "", false, &InboxFullError{PID: pid, Limit: s.cfg.InboxLimit}
 	}
 	return "", false, fmt.Errorf("store: post to %s: unexpected reply %q", pid, status)
 }

@@ -28,6 +28,10 @@ var (
 	// ErrRunning: a turn holds the process's lease; Delete waits for no
 	// turn and must be tried again when it has ended.
 	ErrRunning = errors.New("store: process running a turn")
+	// ErrInboxFull: the process's inbox holds Config.InboxLimit messages
+	// already; nothing was stored. Post again once the process has read
+	// them. The error is an *InboxFullError.
+	ErrInboxFull = errors.New("store: inbox full")
 	// ErrNothingToDo: a wake that starts no turn. The store has already
 	// settled the wake: the caller must not acknowledge it.
 	ErrNothingToDo = errors.New("store: nothing to do")
@@ -48,7 +52,32 @@ type Config struct {
 	// Clock stamps records, messages and events (default time.Now). Lease
 	// expiry is Redis's own time.
 	Clock func() time.Time
+	// InboxLimit is the most messages a process's inbox holds (default
+	// DefaultInboxLimit; -1: no limit). A post beyond it is refused with
+	// ErrInboxFull, except a worker's result or a system notice, which are
+	// never refused, and a user or operator message to a BLOCKED process,
+	// which wakes it (its turn drains the inbox whole). A timer that fires
+	// into a full inbox drops its tick.
+	InboxLimit int
 }
+
+// InboxFullError is a message refused because the inbox of process PID
+// holds Limit messages already. It matches ErrInboxFull.
+type InboxFullError struct {
+	PID   string
+	Limit int
+}
+
+func (e *InboxFullError) Error() string {
+	return fmt.Sprintf("store: inbox full: process %s has %d messages waiting, its inbox limit", e.PID, e.Limit)
+}
+
+func (e *InboxFullError) Is(target error) bool { return target == ErrInboxFull }
+
+// DefaultInboxLimit is the inbox limit when Config.InboxLimit is zero:
+// far more than a process reads in one turn, few enough that a runaway
+// sender cannot fill Redis or make one turn drain for long.
+const DefaultInboxLimit = 1000
 
 const maxShards = 1024
 
@@ -62,12 +91,18 @@ func (c *Config) setDefaults() {
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
+	if c.InboxLimit == 0 {
+		c.InboxLimit = DefaultInboxLimit
+	}
 }
 
 func (c *Config) validate() error {
 	var errs []error
 	if c.Shards < 1 || c.Shards > maxShards {
 		errs = append(errs, fmt.Errorf("Shards: must be between 1 and %d (got %d)", maxShards, c.Shards))
+	}
+	if c.InboxLimit < -1 {
+		errs = append(errs, fmt.Errorf("InboxLimit: must be at least 1, or -1 for no limit (got %d)", c.InboxLimit))
 	}
 	if c.LeaseTTL < time.Millisecond {
 		errs = append(errs, fmt.Errorf("LeaseTTL: must be at least 1ms (got %s)", c.LeaseTTL))
@@ -134,6 +169,11 @@ func (s *Store) runThen(ctx context.Context, sc *script, then []redis.Cmder, key
 // indexes) and as events carry it (the templates' "at").
 func (s *Store) processArgs(pid string, now time.Time) []any {
 	return []any{pid, s.shard(pid), now.UnixMilli(), now.UTC().Format(time.RFC3339Nano)} // as encodeEvent writes At
+}
+
+// inboxLimit is the limit as the scripts take it: 0 for none.
+func (s *Store) inboxLimit() int {
+	return max(s.cfg.InboxLimit, 0)
 }
 
 // str returns the string of a script reply element ("" for nil).

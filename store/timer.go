@@ -169,7 +169,9 @@ func (s *Store) DueTimers(ctx context.Context, now time.Time, limit int) ([]Time
 // removes it when next is zero, and posts a schedule message (from
 // "timer:<id>", content t.Message) with Post's semantics, in one atomic
 // step; it returns fired=true. A timer of a process that is gone, DONE or
-// FAILED is removed and not fired.
+// FAILED is removed and not fired. A timer whose process's inbox is full
+// fires and moves on, but its message is dropped: it returns fired=true
+// and an error wrapping ErrInboxFull.
 func (s *Store) FireTimer(ctx context.Context, t Timer, next time.Time) (fired bool, err error) {
 	if err := t.validate(); err != nil {
 		return false, fmt.Errorf("store: fire timer: %w", err)
@@ -185,10 +187,13 @@ func (s *Store) FireTimer(ctx context.Context, t Timer, next time.Time) (fired b
 	}
 	now := s.now()
 	args := s.processArgs(t.PID, now)
-	args = append(args, t.ID, t.Due.UnixMilli(), nextMs, spec, "timer:"+t.ID, t.Message, now.UnixMilli())
+	args = append(args, t.ID, t.Due.UnixMilli(), nextMs, spec, "timer:"+t.ID, t.Message, now.UnixMilli(), s.inboxLimit())
 	status, _, err := s.run(ctx, s.scripts.fireTimer, append(processKeys(t.PID), timersKey), args...)
 	if err != nil {
 		return false, fmt.Errorf("store: fire timer %s of %s: %w", t.ID, t.PID, err)
+	}
+	if status == "FULL" {
+		return true, fmt.Errorf("store: fire timer %s: tick dropped: %w", t.ID, &InboxFullError{PID: t.PID, Limit: s.cfg.InboxLimit})
 	}
 	return status == "FIRED", nil
 }

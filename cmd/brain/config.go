@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/store"
 )
 
 // embeddedRedis is the --redis value that runs miniredis inside the process.
@@ -40,6 +41,8 @@ type serveConfig struct {
 	// RetainFinished is brain.Config.RetainFinished; 0 keeps finished
 	// processes.
 	RetainFinished time.Duration
+	// InboxLimit is brain.Config.InboxLimit, except that 0 means no limit.
+	InboxLimit int
 	// Tokens come from the config file only (auth.tokens), as hashes.
 	Tokens []api.Token
 	// Providers come from the config file (providers), or else from
@@ -56,8 +59,18 @@ func defaultServeConfig() serveConfig {
 		Concurrency: 8,
 		Engines:     []string{"chat", "worker"},
 		MaxBody:     api.DefaultMaxBody,
+		InboxLimit:  store.DefaultInboxLimit,
 		// HistoryMemory: brain.Config's default.
 	}
+}
+
+// nodeInboxLimit is the inbox limit as brain.Config takes it: there 0 is
+// the default and -1 none; here 0 is none, as people write it.
+func (c serveConfig) nodeInboxLimit() int {
+	if c.InboxLimit == 0 {
+		return -1
+	}
+	return c.InboxLimit
 }
 
 // setting is one value that a flag, an environment variable and a key of
@@ -136,6 +149,14 @@ var settings = []setting{
 			return err
 		}
 		c.RetainFinished = d
+		return nil
+	}},
+	{name: "inbox-limit", usage: fmt.Sprintf("`N`: the most messages a process's inbox holds; beyond it user and operator messages are refused (429 inbox_full) and timer ticks dropped, never a worker's result (default %d; 0: no limit)", store.DefaultInboxLimit), set: func(c *serveConfig, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number of messages, or 0 for no limit (got %q)", v)
+		}
+		c.InboxLimit = n
 		return nil
 	}},
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/store"
 )
 
 // A token hash for tests: the SHA-256 of "secret".
@@ -50,6 +51,7 @@ insecure_open: false
 max_body: 1MiB
 history_memory: 64MiB
 retain_finished: 30d
+inbox_limit: 50
 auth:
   tokens:
     - name: alice
@@ -60,9 +62,9 @@ auth:
 		return serveConfig{
 			Listen: "127.0.0.1:9000", Redis: "redis://localhost:6379/2", Recipes: filepath.Join(dir, "my-recipes"),
 			Concurrency: 4, NodeID: "node-a", Engines: []string{"worker"}, MaxBody: 1 << 20, HistoryMemory: 64 << 20,
-			RetainFinished: 30 * 24 * time.Hour,
-			Tokens:         []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
-			File:           filepath.Join(dir, "brain.yaml"),
+			RetainFinished: 30 * 24 * time.Hour, InboxLimit: 50,
+			Tokens: []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
+			File:   filepath.Join(dir, "brain.yaml"),
 		}
 	}
 	tests := []struct {
@@ -104,11 +106,11 @@ auth:
 		},
 		{
 			name: "flags over defaults without a file",
-			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel", "--history-memory", "1GiB", "--retain-finished", "90m"},
+			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel", "--history-memory", "1GiB", "--retain-finished", "90m", "--inbox-limit", "0"},
 			want: func(string) serveConfig {
 				c := defaultServeConfig()
 				c.Concurrency, c.Engines, c.NodeID, c.Recipes, c.HistoryMemory = 2, []string{"chat"}, "n1", "rel", 1<<30
-				c.RetainFinished = 90 * time.Minute
+				c.RetainFinished, c.InboxLimit = 90*time.Minute, 0
 				return c
 			},
 		},
@@ -162,6 +164,15 @@ auth:
 				t.Errorf("config (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestNodeInboxLimit(t *testing.T) {
+	t.Parallel()
+	for limit, want := range map[int]int{0: -1, 1: 1, store.DefaultInboxLimit: store.DefaultInboxLimit} {
+		if got := (serveConfig{InboxLimit: limit}).nodeInboxLimit(); got != want {
+			t.Errorf("inbox_limit %d: the node's InboxLimit is %d, want %d", limit, got, want)
+		}
 	}
 }
 
@@ -461,9 +472,10 @@ func TestLoadServeConfigErrors(t *testing.T) {
 		},
 		{
 			name: "bad environment variable",
-			env:  map[string]string{"BRAIN_CONCURRENCY": "0", "BRAIN_MAX_BODY": "big", "BRAIN_RETAIN_FINISHED": "a month"},
+			env:  map[string]string{"BRAIN_CONCURRENCY": "0", "BRAIN_MAX_BODY": "big", "BRAIN_RETAIN_FINISHED": "a month", "BRAIN_INBOX_LIMIT": "-5"},
 			want: []string{`BRAIN_CONCURRENCY="0": want a whole number`, `BRAIN_MAX_BODY="big": want a size`,
-				`BRAIN_RETAIN_FINISHED="a month": want a duration like 30d, 12h or 90m`},
+				`BRAIN_RETAIN_FINISHED="a month": want a duration like 30d, 12h or 90m`,
+				`BRAIN_INBOX_LIMIT="-5": want a whole number of messages, or 0 for no limit`},
 		},
 		{
 			name: "bad flag",

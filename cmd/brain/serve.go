@@ -107,6 +107,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		Concurrency:    cfg.Concurrency,
 		HistoryBytes:   int(cfg.HistoryMemory),
 		RetainFinished: cfg.RetainFinished,
+		InboxLimit:     cfg.nodeInboxLimit(),
 		Recipes:        lib,
 		ResolveModel:   models.Resolve,
 		Engines:        cfg.Engines,

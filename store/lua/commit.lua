@@ -51,7 +51,7 @@ wake_rule(p)
 
 if ARGV[11] == '1' then
   local parent = process(KEYS, 7, ARGV[12], ARGV[13], p.now, p.at)
-  post(parent, ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19])
+  post(parent, ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], 0) -- 0: a result is never refused
 end
 -- What the script wrote after the caller's events (the state change, an
 -- unblocking one): the caller cannot know it otherwise. Gapless, nothing

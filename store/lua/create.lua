@@ -21,6 +21,6 @@ if ARGV[10] ~= '' then redis.call('ZADD', owner_key(ARGV[10]), p.now, p.pid) end
 local id = ''
 if ARGV[12] == '1' then
   local _
-  _, id = post(p, ARGV[13], ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18])
+  _, id = post(p, ARGV[13], ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], 0) -- 0: an empty inbox takes it
 end
 return {'OK', id, redis.call('HGETALL', p.proc)}

@@ -2,8 +2,10 @@
 -- it due at the same time rearms or removes it and posts its message.
 -- KEYS: the process's keys, then the global timer index.
 -- ARGV: pid, shard, now (ms), at (events' time), timer id, due ms, next
---       ms ('0' = remove), next spec, from, content, message at (ms)
--- Returns {'FIRED', message id}, {'NOTDUE'} or {'GONE'}.
+--       ms ('0' = remove), next spec, from, content, message at (ms), inbox
+--       limit ('0' = none)
+-- Returns {'FIRED', message id}, {'FULL'} (fired, but the inbox was full:
+-- the tick is dropped), {'NOTDUE'} or {'GONE'}.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[5]
 local member = p.pid .. '|' .. id
@@ -24,5 +26,6 @@ else
   redis.call('ZADD', TIMERS, ARGV[7], member)
   redis.call('HSET', p.timers, id, ARGV[8])
 end
-local _, msg = post(p, 'schedule', ARGV[9], ARGV[10], ARGV[11], '', 0)
+local status, msg = post(p, 'schedule', ARGV[9], ARGV[10], ARGV[11], '', 0, tonumber(ARGV[12]))
+if status == 'FULL' then return {'FULL'} end
 return {'FIRED', msg}

@@ -1,8 +1,9 @@
 -- post.lua: one inbox message, with the wake rule.
 -- KEYS: the process's keys.
 -- ARGV: pid, shard, now (ms), at (events' time), kind, from, content,
---       message at (ms), idempotency key, idempotency ttl
--- Returns {status, message id}: OK, DUP, NOTFOUND or CLOSED.
+--       message at (ms), idempotency key, idempotency ttl, inbox limit
+--       ('0' = none)
+-- Returns {status, message id}: OK, DUP, NOTFOUND, CLOSED or FULL.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-local status, id = post(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+local status, id = post(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], tonumber(ARGV[11]))
 return {status, id}

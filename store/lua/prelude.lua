@@ -226,9 +226,22 @@ local function wake_rule(p, added)
   end
 end
 
+-- bounded reports whether a message of kind posted to a process in state
+-- counts against the inbox limit. A worker's result and a system notice
+-- never do (nothing may lose them, and a process's workers bound them); a
+-- user or operator message to a BLOCKED process does not either: it wakes
+-- the process, whose next turn drains the inbox whole, so timer ticks
+-- that piled up meanwhile never lock the user out.
+local function bounded(kind, state)
+  if kind == 'process_event' or kind == 'system' then return false end
+  if state == 'BLOCKED' and (kind == 'user' or kind == 'operator') then return false end
+  return true
+end
+
 -- post adds a message to the inbox of p and applies the wake rule. It
--- returns a status (OK, DUP, NOTFOUND, CLOSED) and the message id.
-local function post(p, kind, from, content, at, idem_key, idem_ttl)
+-- returns a status (OK, DUP, NOTFOUND, CLOSED, FULL) and the message id.
+-- FULL: the inbox holds limit messages already (limit > 0; see bounded).
+local function post(p, kind, from, content, at, idem_key, idem_ttl, limit)
   local state = rec(p).state
   if not state then return 'NOTFOUND', '' end
   if idem_key ~= '' then
@@ -239,6 +252,9 @@ local function post(p, kind, from, content, at, idem_key, idem_ttl)
     end
   end
   if state == 'DONE' or state == 'FAILED' then return 'CLOSED', '' end
+  if limit > 0 and bounded(kind, state) and redis.call('XLEN', p.inbox) >= limit then
+    return 'FULL', ''
+  end
   local id = redis.call('XADD', p.inbox, '*', 'kind', kind, 'from', from, 'content', content, 'at', at)
   if idem_key ~= '' then
     redis.call('HSET', p.idem, idem_key, id)
