@@ -27,6 +27,7 @@ type Metrics struct {
 	takeovers    prometheus.Counter
 	drained      prometheus.Histogram
 	fitted       *prometheus.CounterVec
+	tooLong      *prometheus.CounterVec
 	refused      *prometheus.CounterVec
 }
 
@@ -67,12 +68,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "brain_context_fitted_calls_total",
 			Help: "Model calls shown the conversation cut to their recipe's limits.max_context_tokens, by recipe: processes that outgrew it.",
 		}, []string{"recipe"}),
+		tooLong: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_context_refused_calls_total",
+			Help: "Model calls the provider refused as too long for the model's context window, by recipe (asked again showing half as much): set limits.max_context_tokens, or the provider's max_context_tokens, below the window.",
+		}, []string{"recipe"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "brain_inbox_refused_messages_total",
 			Help: "Messages not stored because their process's inbox was full (the inbox limit), by kind: user and operator posts were refused, schedule ticks dropped.",
 		}, []string{"kind"}),
 	}
-	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.refused)
+	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused)
 	return m
 }
 
@@ -85,6 +90,9 @@ func (m *Metrics) observeTurn(claim *store.Claim, out chat.Outcome) {
 	m.rounds.Observe(float64(out.Rounds))
 	if out.Fitted > 0 {
 		m.fitted.WithLabelValues(claim.Record.Recipe).Add(float64(out.Fitted))
+	}
+	if out.TooLong > 0 {
+		m.tooLong.WithLabelValues(claim.Record.Recipe).Add(float64(out.TooLong))
 	}
 	for _, e := range out.Events[len(claim.Current):] {
 		if c := e.ValidationCorrection; c != nil {

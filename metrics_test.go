@@ -56,15 +56,19 @@ turns:
 }
 
 // A turn whose model calls were shown a cut conversation counts them by
-// recipe: a process that outgrew limits.max_context_tokens.
+// recipe (a process that outgrew limits.max_context_tokens), and so are
+// calls the provider refused as too long (a bound above the window).
 func TestMetricsCountFittedCalls(t *testing.T) {
 	t.Parallel()
 	m := NewMetrics(prometheus.NewPedanticRegistry())
 	claim := &store.Claim{Record: store.Record{ID: "p1", Recipe: "ford"}}
-	m.observeTurn(claim, chat.Outcome{Next: lifecycle.AwaitUser, Rounds: 3, Fitted: 2})
+	m.observeTurn(claim, chat.Outcome{Next: lifecycle.AwaitUser, Rounds: 3, Fitted: 2, TooLong: 1})
 	m.observeTurn(claim, chat.Outcome{Next: lifecycle.AwaitUser, Rounds: 1})
 	if got := testutil.ToFloat64(m.fitted.WithLabelValues("ford")); got != 2 {
 		t.Errorf("brain_context_fitted_calls_total{ford} = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.tooLong.WithLabelValues("ford")); got != 1 {
+		t.Errorf("brain_context_refused_calls_total{ford} = %v, want 1", got)
 	}
 }
 

@@ -63,10 +63,7 @@ func Fit(msgs []Message, budget int) ([]Message, Fitting) {
 	if budget <= 0 {
 		return msgs, Fitting{}
 	}
-	total := 0
-	for i := range msgs {
-		total += EstimateTokens(&msgs[i])
-	}
+	total := ViewTokens(msgs)
 	if total <= budget {
 		return msgs, Fitting{} // the common case: nothing is allocated
 	}
@@ -157,6 +154,16 @@ func lastIndex(msgs []Message, role MessageRole) int {
 		}
 	}
 	return -1
+}
+
+// ViewTokens returns the estimated size of a provider view: the sum of
+// [EstimateTokens] of its messages.
+func ViewTokens(msgs []Message) int {
+	n := 0
+	for i := range msgs {
+		n += EstimateTokens(&msgs[i])
+	}
+	return n
 }
 
 // EstimateTokens estimates what m costs of a model's context window:

@@ -27,6 +27,11 @@ const (
 // model's answer was cut midway.
 const MaxCutRetries = 2
 
+// MaxContextShrinks bounds how often one turn asks a round again, showing
+// the model half as much, after the provider refused the conversation as
+// too long for the model's context window.
+const MaxContextShrinks = 3
+
 // Who caused the events the engine writes (Event.By).
 const (
 	byEngine = "engine"
@@ -88,6 +93,9 @@ type run struct {
 	spawned     int // spawn_worker calls that started a worker this turn
 	cuts        int // rounds asked again after their answer was cut
 	fitted      int // rounds whose view was cut to limits.max_context_tokens
+	window      int // the most tokens a model call is shown (conversation.Fit)
+	tooLong     int // model calls the provider refused as too long
+	shrunk      int // times window was halved after such a refusal
 	validators  []validators.Validator
 	defs        []llm.ToolDef
 	err         error // a failed checkpoint: the turn is abandoned
@@ -113,6 +121,7 @@ func newRun(e *Engine, t *Turn, cp Checkpointer) *run {
 		cp:        cp,
 		budget:    rc.Validation.Corrections(),
 		committed: len(t.Current),
+		window:    t.contextTokens(),
 	}
 	switch {
 	case rc.TurnEndMode() == recipes.TurnEndRespond && t.Tools.Has(tools.Respond):
@@ -229,7 +238,7 @@ func (r *run) save(ctx context.Context) bool {
 
 func (r *run) outcome(next lifecycle.Event) Outcome {
 	evs := r.turn
-	return Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds, Fitted: r.fitted}
+	return Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds, Fitted: r.fitted, TooLong: r.tooLong}
 }
 
 // idle is the lifecycle event of a turn that ends without a reply that says
@@ -245,7 +254,7 @@ func (r *run) idle() lifecycle.Event {
 // turn ends with the lifecycle event next. ctx bounds checkpoints, toolCtx
 // (ctx with the turn's timeout) the model and the tools.
 func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bool) {
-	msgs, fit := conversation.Fit(r.view(), r.contextTokens())
+	msgs, fit := conversation.Fit(r.view(), r.window)
 	if fit.Fitted() {
 		r.fitted++
 	}
@@ -265,6 +274,9 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 	resp, err := llm.Collect(r.t.Model.Generate(toolCtx, req))
 	r.observed(req, &resp, fit)
 	if err != nil {
+		if r.shrink(err, msgs) {
+			return "", false
+		}
 		return r.failed(ctx, toolCtx, &resp, err)
 	}
 	for _, rs := range resp.Reasoning {
@@ -280,11 +292,36 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 }
 
 // contextTokens is the turn's bound on what a model call is shown.
-func (r *run) contextTokens() int {
-	if n := r.t.ContextTokens; n > 0 {
-		return n
+func (t *Turn) contextTokens() int {
+	if t.ContextTokens > 0 {
+		return t.ContextTokens
 	}
-	return r.t.Recipe.Limits.ContextTokens()
+	return t.Recipe.Limits.ContextTokens()
+}
+
+// shrink handles a model call that err says the provider refused because
+// refused, the view it was shown, exceeds the model's context window: the
+// bound on what the model is shown becomes half of refused's size for the
+// rest of the turn, and the round is asked again, up to MaxContextShrinks
+// times a turn, while that leaves something more out. The estimate of a
+// view is a guess, and so is the window a recipe or a provider declares;
+// the provider's refusal is not.
+func (r *run) shrink(err error, refused []conversation.Message) bool {
+	if !errors.Is(err, provider.ErrContextTooLong) {
+		return false
+	}
+	r.tooLong++
+	if r.shrunk >= MaxContextShrinks {
+		return false
+	}
+	size := conversation.ViewTokens(refused)
+	half := max(size/2, 1)
+	if next, _ := conversation.Fit(r.view(), half); conversation.ViewTokens(next) >= size {
+		return false // nothing older is left to leave out
+	}
+	r.shrunk++
+	r.window = half
+	return true
 }
 
 // observed records what the model call reported beside its answer: its
@@ -337,6 +374,10 @@ func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error
 			r.finish = &tools.FinishArgs{Result: text, Status: tools.FinishFailed}
 		}
 		return lifecycle.Fail, true
+	case errors.Is(err, provider.ErrContextTooLong):
+		r.add(byEngine, conversation.NewSystemNotice(NoticeModelError, "The conversation is too long for the model's context window, "+
+			"even with older parts left out ("+err.Error()+"). Send a shorter message or use a model with a larger window; "+
+			"limits.max_context_tokens (or the provider's max_context_tokens) should be below the window."))
 	default:
 		r.add(byEngine, conversation.NewSystemNotice(NoticeModelError, "The model call failed: "+err.Error()))
 	}

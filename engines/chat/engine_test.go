@@ -14,6 +14,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/provider"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
@@ -343,4 +344,124 @@ func (m metered) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.P
 		}
 		yield(llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 900, OutputTokens: 10}}, nil)
 	}
+}
+
+// narrow is a model whose provider refuses, as too long for its context
+// window, a request estimated above window tokens; calls records the
+// estimate of every request, refused or not.
+type narrow struct {
+	llm.Model
+	window int
+	calls  []int
+}
+
+func (m *narrow) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	size := conversation.ViewTokens(req.Messages)
+	m.calls = append(m.calls, size)
+	if size > m.window {
+		return func(yield func(llm.Part, error) bool) {
+			yield(llm.Part{}, &provider.Error{Provider: "test", Kind: provider.ErrBadRequest, StatusCode: 400,
+				Message: fmt.Sprintf("prompt is too long: %d tokens > %d maximum", size, m.window), ContextTooLong: true})
+		}
+	}
+	return m.Model.Generate(ctx, req)
+}
+
+// A provider that refuses the conversation as too long for the model's
+// window (the recipe's bound is above it) is asked again with half as much
+// shown, and the rest of the turn keeps to that; when nothing older is
+// left to leave out, or after MaxContextShrinks, the turn ends with a
+// notice that says what to do.
+func TestContextRefusedShowsLess(t *testing.T) {
+	t.Parallel()
+	r := &recipes.Recipe{Name: "wide", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}}} // the default 100,000 tokens
+	var hist []conversation.Event
+	for i := range 3 {
+		id := fmt.Sprintf("h%d", i)
+		hist = append(hist,
+			conversation.NewInboxMessage(id, conversation.KindUser, "user:ada", "an earlier question"),
+			conversation.NewToolCallRequest(id+"-lookup", "lookup", []byte(`{"query":"orders"}`)),
+			conversation.NewToolCallResponse(id+"-lookup", "lookup", []conversation.Block{conversation.TextBlock(strings.Repeat("order ", 500))}, false),
+			conversation.NewToolCallRequest(id, "respond", []byte(`{"message":"an earlier answer"}`)),
+			conversation.NewToolCallResponse(id, "respond", tools.RespondResult(tools.RespondArgs{Message: "an earlier answer", AwaitingUserInput: true}).Content, false),
+		)
+	}
+	answer := func() *scripted.Model {
+		return scripted.New(&scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "orders", "size": 600}}}},
+			{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "There are 3 open orders."}}}},
+		}}}})
+	}
+	run := func(t *testing.T, model llm.Model, history []conversation.Event, question string) Outcome {
+		t.Helper()
+		turn := Turn{
+			ID: "t1", Recipe: r, Model: model, Tools: testRegistry(t, r), History: history,
+			Current: []conversation.Event{
+				conversation.NewTurnStart("wake"),
+				conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", question),
+			},
+		}
+		var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+		out, err := (&Engine{}).Run(context.Background(), &turn, discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	notice := func(out Outcome) *conversation.SystemNotice {
+		for _, e := range out.Events {
+			if e.SystemNotice != nil {
+				return e.SystemNotice
+			}
+		}
+		return nil
+	}
+
+	t.Run("shown less, the turn answers", func(t *testing.T) {
+		t.Parallel()
+		m := &narrow{Model: answer(), window: 1200}
+		out := run(t, m, hist, "How many open orders?")
+		if out.Next != lifecycle.AwaitUser || notice(out) != nil {
+			t.Fatalf("turn ended %s with notice %+v; want it answered", out.Next, notice(out))
+		}
+		if out.TooLong == 0 || out.TooLong > MaxContextShrinks {
+			t.Errorf("Outcome.TooLong = %d, want 1 … %d", out.TooLong, MaxContextShrinks)
+		}
+		// Each refused call halves the bound: the next is at most half the
+		// refused one; once accepted, the turn's next round keeps within it.
+		for i := 1; i < len(m.calls); i++ {
+			if m.calls[i-1] > m.window && m.calls[i] > m.calls[i-1]/2 {
+				t.Errorf("call %d is estimated at %d tokens after a refusal at %d: want at most half", i+1, m.calls[i], m.calls[i-1])
+			}
+		}
+		if n := len(m.calls); n != out.TooLong+2 || m.calls[n-1] > m.window || m.calls[n-2] > m.window {
+			t.Errorf("calls = %v (window %d), want %d refused, then both rounds accepted", m.calls, m.window, out.TooLong)
+		}
+	})
+	t.Run("nothing older to leave out", func(t *testing.T) {
+		t.Parallel()
+		m := &narrow{Model: answer(), window: 1200}
+		out := run(t, m, nil, strings.Repeat("a long question ", 300)) // ~1,600 tokens on its own
+		if len(m.calls) != 1 || out.TooLong != 1 {
+			t.Errorf("calls = %v, TooLong = %d; want one refused call, not asked again (it would be the same)", m.calls, out.TooLong)
+		}
+		if n := notice(out); n == nil || n.Code != NoticeModelError || !strings.Contains(n.Text, "too long for the model's context window") ||
+			!strings.Contains(n.Text, "prompt is too long") {
+			t.Errorf("notice = %+v, want a model_error saying the conversation is too long and what the provider said", n)
+		}
+		if out.Next != lifecycle.AwaitUser {
+			t.Errorf("Next = %s, want await_user: the next message may be shorter", out.Next)
+		}
+	})
+	t.Run("bounded", func(t *testing.T) {
+		t.Parallel()
+		m := &narrow{Model: answer(), window: 10} // refuses everything
+		out := run(t, m, hist, "How many open orders?")
+		if len(m.calls) != MaxContextShrinks+1 || out.TooLong != MaxContextShrinks+1 {
+			t.Errorf("%d calls, TooLong = %d; want %d: one, then MaxContextShrinks more", len(m.calls), out.TooLong, MaxContextShrinks+1)
+		}
+		if n := notice(out); n == nil || n.Code != NoticeModelError {
+			t.Errorf("notice = %+v, want a model_error", n)
+		}
+	})
 }

@@ -75,6 +75,11 @@ type Outcome struct {
 	// the conversation cut to the recipe's limits.max_context_tokens
 	// (conversation.Fit).
 	Fitted int
+	// TooLong counts the model calls of this run of the turn that the
+	// provider refused as too long for the model's context window
+	// (provider.ErrContextTooLong); the turn asked such a round again with
+	// half as much shown, up to MaxContextShrinks times.
+	TooLong int
 }
 
 // Engine runs chat turns. Its zero value is ready to use with the wall

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -51,7 +52,15 @@ func (c *Client) statusError(status int, header http.Header, body []byte, now ti
 	}
 	e := &Error{Provider: name, Kind: provider.StatusKind(status), StatusCode: status, Message: c.redact(msg), Code: c.redact(typ)}
 	e.RetryAfter, _ = provider.RetryAfter(header, now)
+	e.ContextTooLong = contextTooLong(e)
 	return e
+}
+
+// contextTooLong reports whether a refusal says that the request exceeds
+// the model's context window ("prompt is too long: 208656 tokens > 200000
+// maximum"), or the API's size bound for a request.
+func contextTooLong(e *Error) bool {
+	return e.Kind == ErrBadRequest && (strings.Contains(e.Message, "prompt is too long") || e.Code == "request_too_large")
 }
 
 // streamError classifies an error event inside a 200 stream by its error
@@ -72,6 +81,7 @@ func (c *Client) streamError(ae *sdk.Error) *Error {
 	default: // overloaded_error, api_error, timeout_error and newer kinds
 		e.Kind = ErrUnavailable
 	}
+	e.ContextTooLong = contextTooLong(e)
 	return e
 }
 

@@ -76,7 +76,7 @@ func TestRetries(t *testing.T) {
 			replies: func(*testing.T) []reply {
 				return []reply{errorReply(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", nil)}
 			},
-			requests: 1, err: ErrBadRequest,
+			requests: 1, err: provider.ErrContextTooLong,
 			errHas: []string{"HTTP 400", "prompt is too long", "invalid_request_error"},
 		},
 		{
@@ -156,6 +156,13 @@ func TestRetries(t *testing.T) {
 			want: okText, requests: 2, waitsIn: firstWait,
 		},
 		{
+			name: "an error event for a prompt too long is not retried, and says so",
+			replies: func(*testing.T) []reply {
+				return []reply{{Status: 200, Body: "event: error\ndata: " + apiError("invalid_request_error", "prompt is too long: 208656 tokens > 200000 maximum") + "\n\n"}}
+			},
+			requests: 1, err: provider.ErrContextTooLong, errHas: []string{"error event in the stream: prompt is too long"},
+		},
+		{
 			name: "an invalid_request_error event is not retried",
 			replies: func(t *testing.T) []reply {
 				return []reply{{Status: 200, Body: "event: error\ndata: " + apiError("invalid_request_error", "messages: roles must alternate") + "\n\n"}}
@@ -189,6 +196,8 @@ func TestRetries(t *testing.T) {
 				t.Fatalf("Generate: %v", err)
 			case tt.err != nil && !errors.Is(err, tt.err):
 				t.Fatalf("error %v, want one wrapping %v", err, tt.err)
+			case tt.err != nil && tt.err != provider.ErrContextTooLong && errors.Is(err, provider.ErrContextTooLong):
+				t.Errorf("error %v: marked as too long for the context window", err)
 			}
 			if err != nil {
 				for _, s := range tt.errHas {

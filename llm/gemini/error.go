@@ -110,7 +110,15 @@ func (c *Client) statusError(status int, header http.Header, body []byte, now ti
 	} else {
 		e.RetryAfter = retry
 	}
+	e.ContextTooLong = contextTooLong(e)
 	return e
+}
+
+// contextTooLong reports whether a refusal says that the request exceeds
+// the model's context window ("The input token count (1200293) exceeds the
+// maximum number of tokens allowed (1048576).").
+func contextTooLong(e *Error) bool {
+	return e.Kind == ErrBadRequest && strings.Contains(e.Message, "exceeds the maximum number of tokens")
 }
 
 // streamError classifies an error object sent inside a 200 stream by its
@@ -136,6 +144,7 @@ func (c *Client) streamError(ae genai.APIError) *Error {
 			e.Kind = provider.StatusKind(ae.Code)
 		}
 	}
+	e.ContextTooLong = contextTooLong(e)
 	return e
 }
 

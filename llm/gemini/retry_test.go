@@ -111,7 +111,7 @@ func TestRetries(t *testing.T) {
 			replies: func(*testing.T) []reply {
 				return []reply{errorReply(400, "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", nil)}
 			},
-			requests: 1, err: ErrBadRequest,
+			requests: 1, err: provider.ErrContextTooLong,
 			errHas: []string{"request refused (HTTP 400)", "exceeds the maximum number of tokens", "INVALID_ARGUMENT"},
 		},
 		{
@@ -178,6 +178,13 @@ func TestRetries(t *testing.T) {
 			want: okText, requests: 2, waitsIn: firstWait,
 		},
 		{
+			name: "an error object in the stream for too many tokens is not retried, and says so",
+			replies: func(*testing.T) []reply {
+				return []reply{chunks(apiError(400, "INVALID_ARGUMENT", "The input token count (3475108) exceeds the maximum number of tokens allowed (1048576).", ""))}
+			},
+			requests: 1, err: provider.ErrContextTooLong, errHas: []string{"error in the stream: The input token count"},
+		},
+		{
 			name: "an INVALID_ARGUMENT error object in the stream is not retried",
 			replies: func(*testing.T) []reply {
 				return []reply{chunks(apiError(400, "INVALID_ARGUMENT", "Please ensure that function call turn comes immediately after a user turn.", ""))}
@@ -209,6 +216,8 @@ func TestRetries(t *testing.T) {
 				t.Fatalf("Generate: %v", err)
 			case tt.err != nil && !errors.Is(err, tt.err):
 				t.Fatalf("error %v, want one wrapping %v", err, tt.err)
+			case tt.err != nil && tt.err != provider.ErrContextTooLong && errors.Is(err, provider.ErrContextTooLong):
+				t.Errorf("error %v: marked as too long for the context window", err)
 			}
 			if err != nil {
 				for _, s := range tt.errHas {

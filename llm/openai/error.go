@@ -50,7 +50,16 @@ func (c *Client) statusError(status int, header http.Header, body []byte, now ti
 	e.RetryAfter, _ = provider.RetryAfter(header, now)
 	// An exhausted quota is a 429 too, but no wait ends it.
 	e.Permanent = status == http.StatusTooManyRequests && code == "insufficient_quota"
+	e.ContextTooLong = contextTooLong(e)
 	return e
+}
+
+// contextTooLong reports whether a refusal says that the request exceeds
+// the model's context window: OpenAI's code, or the wording of servers that
+// copy OpenAI's message without its code (vLLM).
+func contextTooLong(e *Error) bool {
+	return e.Kind == ErrBadRequest &&
+		(e.Code == "context_length_exceeded" || strings.Contains(e.Message, "maximum context length"))
 }
 
 // streamError classifies an error event inside a 200 stream: by the HTTP
@@ -133,6 +142,7 @@ func (c *Client) eventError(code, msg, what string) *Error {
 	}
 	e := &Error{Provider: name, Kind: codeKind(code), Message: c.redact(provider.Clip(what + ": " + msg)), Code: c.redact(provider.Clip(code))}
 	e.Permanent = code == "insufficient_quota"
+	e.ContextTooLong = contextTooLong(e)
 	return e
 }
 

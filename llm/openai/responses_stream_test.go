@@ -13,6 +13,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/llmtest"
+	"github.com/engine-brain/brain/llm/provider"
 )
 
 // searchRequest is a request of one user message with the hosted web
@@ -315,6 +316,16 @@ func TestResponseFailures(t *testing.T) {
 			requests: 1, err: ErrBadRequest, errHas: []string{"the response failed: Invalid prompt", "invalid_prompt"},
 		},
 		{
+			name: "a response failed for the context window is not retried, and says so",
+			replies: func(t *testing.T) []reply {
+				return []reply{
+					events(`{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"context_length_exceeded","message":"Your input exceeds the context window of this model."},"output":[]}}`),
+					llmtest.Streamed(t, "responses_web_search.sse"),
+				}
+			},
+			requests: 1, err: provider.ErrContextTooLong, errHas: []string{"the response failed: Your input exceeds the context window", "context_length_exceeded"},
+		},
+		{
 			name: "an error event for an exhausted quota is not retried, and the key is removed",
 			replies: func(t *testing.T) []reply {
 				return []reply{
@@ -384,6 +395,9 @@ func TestResponseFailures(t *testing.T) {
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) {
 					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				if tt.err != provider.ErrContextTooLong && errors.Is(err, provider.ErrContextTooLong) {
+					t.Errorf("err = %v: marked as too long for the context window", err)
 				}
 				for _, s := range tt.errHas {
 					if !strings.Contains(err.Error(), s) {

@@ -84,7 +84,7 @@ func TestRetries(t *testing.T) {
 			replies: func(*testing.T) []reply {
 				return []reply{jsonError(400, "This model's maximum context length is 128000 tokens.", "context_length_exceeded", nil)}
 			},
-			requests: 1, err: ErrBadRequest,
+			requests: 1, err: provider.ErrContextTooLong,
 			errHas: []string{"HTTP 400", "maximum context length is 128000 tokens", "context_length_exceeded"},
 		},
 		{
@@ -188,6 +188,13 @@ func TestRetries(t *testing.T) {
 			requests: 1, err: ErrBadRequest, errHas: []string{"max_tokens is too large"},
 		},
 		{
+			name: "a server that words OpenAI's message without its code is too long too (vLLM)",
+			replies: func(*testing.T) []reply {
+				return []reply{chunks(`{"error":{"object":"error","message":"This model's maximum context length is 131072 tokens. However, you requested 351430 tokens. Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}}`)}
+			},
+			requests: 1, err: provider.ErrContextTooLong, errHas: []string{"maximum context length is 131072 tokens"},
+		},
+		{
 			name: "MaxAttempts 1 disables retries",
 			cfg:  Config{Options: provider.Options{MaxAttempts: 1}},
 			replies: func(t *testing.T) []reply {
@@ -214,6 +221,9 @@ func TestRetries(t *testing.T) {
 			if tt.err != nil {
 				if !errors.Is(err, tt.err) {
 					t.Fatalf("err = %v, want one wrapping %v", err, tt.err)
+				}
+				if tt.err != provider.ErrContextTooLong && errors.Is(err, provider.ErrContextTooLong) {
+					t.Errorf("err = %v: marked as too long for the context window", err)
 				}
 				for _, s := range tt.errHas {
 					if !strings.Contains(err.Error(), s) {

@@ -28,6 +28,10 @@ var (
 	// reached (5xx, 408, connection errors, a stream cut or garbled
 	// mid-way). Retried while nothing of the answer was yielded.
 	ErrUnavailable error = &kind{"provider unavailable"}
+	// ErrContextTooLong: an ErrBadRequest that says the request does not
+	// fit the model's context window (Error.ContextTooLong). A shorter
+	// view of the conversation may be accepted.
+	ErrContextTooLong = errors.New("provider: context too long")
 )
 
 // kind is a sentinel; its text without the package name goes after the
@@ -63,6 +67,10 @@ type Error struct {
 	// Permanent marks a failure of a retryable Kind that no wait ends, such
 	// as a 429 for an exhausted quota.
 	Permanent bool
+	// ContextTooLong marks an ErrBadRequest whose provider said the
+	// request exceeds the model's context window; the Error then wraps
+	// ErrContextTooLong too.
+	ContextTooLong bool
 }
 
 // Error reads like "openai: rate limited (HTTP 429): Rate limit reached
@@ -91,12 +99,17 @@ func (e *Error) Error() string {
 	return sb.String()
 }
 
-// Unwrap returns the kind and the cause.
+// Unwrap returns the kind, ErrContextTooLong when it applies, and the
+// cause.
 func (e *Error) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Kind}
+	errs := []error{e.Kind}
+	if e.ContextTooLong && e.Kind == ErrBadRequest {
+		errs = append(errs, ErrContextTooLong)
 	}
-	return []error{e.Kind, e.Err}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
 }
 
 // Retryable reports whether another attempt may succeed: a rate limit or an

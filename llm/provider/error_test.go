@@ -36,6 +36,16 @@ func TestError(t *testing.T) {
 	if err := (&Error{Kind: ErrUnavailable, Err: cause}); !errors.Is(err, cause) {
 		t.Errorf("%v does not wrap its cause", err)
 	}
+	tooLong := &Error{Provider: "x", Kind: ErrBadRequest, StatusCode: 400, Message: "prompt is too long", ContextTooLong: true, Err: cause}
+	if !errors.Is(tooLong, ErrContextTooLong) || !errors.Is(tooLong, ErrBadRequest) || !errors.Is(tooLong, cause) || tooLong.Retryable() {
+		t.Errorf("%v: want a bad request, too long, with its cause, not retried", tooLong)
+	}
+	if err := (&Error{Kind: ErrUnavailable, ContextTooLong: true}); errors.Is(err, ErrContextTooLong) {
+		t.Errorf("%v: only a refused request is too long", err)
+	}
+	if err := (&Error{Kind: ErrBadRequest}); errors.Is(err, ErrContextTooLong) {
+		t.Errorf("%v: a bad request is not too long unless marked", err)
+	}
 	if err := Refused("p", cause, "tools[0]: %v", cause); !errors.Is(err, ErrBadRequest) || !errors.Is(err, cause) || err.Error() != "p: request refused: tools[0]: dial tcp: refused" {
 		t.Errorf("Refused = %q", err)
 	}
