@@ -1,8 +1,11 @@
 package store_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,6 +117,59 @@ func (e *env) worker(t testing.TB, id, parent string) {
 	t.Helper()
 	if _, err := e.s.Create(e.ctx, store.NewProcess{ID: id, Recipe: "w", Engine: engine, Parent: parent, Depth: 1}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// spawnAfterListing is a hook that starts worker w of parent once, right
+// after the first pipeline that lists parent's workers: as a turn of the
+// parent spawning it between Delete's reading of the workers and its
+// deletion of the parent would.
+type spawnAfterListing struct {
+	e         *env
+	t         *testing.T
+	parent, w string
+	done      atomic.Bool
+}
+
+func (h *spawnAfterListing) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *spawnAfterListing) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *spawnAfterListing) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if c.Name() == "zrange" && fmt.Sprint(c.Args()[1]) == "brain:{"+h.parent+"}:workers" && h.done.CompareAndSwap(false, true) {
+				h.e.worker(h.t, h.w, h.parent)
+			}
+		}
+		return err
+	}
+}
+
+// TestDeleteWithAWorkerStartedMeanwhile: a worker started after Delete
+// read the process's workers makes the deletion of the process refuse
+// (delete.lua), and Delete reads the workers again: the late worker is
+// deleted too, never left without its parent.
+func TestDeleteWithAWorkerStartedMeanwhile(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.create(t, "p_parent", nil)
+	e.worker(t, "w1", "p_parent")
+	hook := &spawnAfterListing{e: e, t: t, parent: "p_parent", w: "w_late"}
+	e.rdb.AddHook(hook)
+	_, workers, err := e.s.Delete(e.ctx, "p_parent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hook.done.Load() {
+		t.Fatal("the hook started no worker: the test no longer tests the race")
+	}
+	if want := []string{"w1", "w_late"}; !slices.Equal(workers, want) {
+		t.Errorf("workers deleted: %v, want %v", workers, want)
+	}
+	for _, pid := range []string{"p_parent", "w1", "w_late"} {
+		if keys := e.rdb.Keys(e.ctx, "brain:{"+pid+"}:*").Val(); len(keys) != 0 {
+			t.Errorf("keys of %s: %v; want none", pid, keys)
+		}
 	}
 }
 
