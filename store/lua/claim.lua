@@ -46,14 +46,15 @@ if holder and holder ~= wake then
   local sp = string.find(holder, ' ', 1, true)
   drop_wake(string.sub(holder, 1, sp - 1), string.sub(holder, sp + 1))
 end
-local token = redis.call('HINCRBY', p.proc, 'fence', 1)
-r.fence = tostring(token)
+local token = tostring((tonumber(r.fence) or 0) + 1)
 redis.call('SET', p.lease, node .. '|' .. token, 'PX', ttl)
 local recovered = '0'
 local turn_at
+-- What the claim sets with its state, in the same HSET.
+local function claimed() return {'fence', token, 'turn', turn, 'turn_at', turn_at, 'wake', wake} end
 if state == 'READY' then
-  set_state(p, state, fire('wake', state))
   turn_at = write(p, 'turn_start', {turn = turn, by = by})
+  set_state(p, state, fire('wake', state), nil, claimed())
   write(p, 'wake', {turn = turn, by = by})
   -- The drain: each pending message becomes an inbox_message event and
   -- leaves the inbox in this same step, so it is drained exactly once.
@@ -80,11 +81,9 @@ else
   local ready = fire('recover', state)
   set_state(p, state, ready)
   write(p, 'recover', {turn = turn, by = by})
-  set_state(p, ready, fire('wake', ready))
+  set_state(p, ready, fire('wake', ready), nil, claimed())
   write(p, 'wake', {turn = turn, by = by})
 end
-redis.call('HSET', p.proc, 'turn', turn, 'turn_at', turn_at, 'wake', wake)
-r.turn, r.wake = turn, wake
 
 local record
 if has_record then record = status(p) else record = redis.call('HGETALL', p.proc) end

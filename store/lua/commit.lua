@@ -28,9 +28,9 @@ if state == 'RUNNING' then
 elseif state == 'PAUSED' and r.paused_from == 'RUNNING' then
   if to == 'READY' or to == 'BLOCKED' then
     -- Paused during the turn: stay paused; resume lands where the turn led.
-    redis.call('HSET', p.proc, 'paused_from', to, 'updated_at', p.now)
     r.paused_from, r.updated_at = to, p.now
-    r.version = tostring(redis.call('HINCRBY', p.proc, 'version', 1))
+    r.version = tostring((tonumber(r.version) or 0) + 1)
+    redis.call('HSET', p.proc, 'paused_from', to, 'updated_at', p.now, 'version', r.version)
   else
     -- A finished or failed turn leaves nothing to hold.
     set_state(p, state, to)
@@ -44,8 +44,10 @@ end
 redis.call('DEL', p.lease)
 redis.call('HDEL', p.proc, 'wake')
 r.wake = false
-redis.call('HSET', p.proc, 'updated_at', p.now)
-r.updated_at = p.now
+if r.updated_at ~= p.now then -- the state is someone else's: the events are new
+  redis.call('HSET', p.proc, 'updated_at', p.now)
+  r.updated_at = p.now
+end
 drop_wake(ARGV[9], ARGV[10])
 wake_rule(p)
 

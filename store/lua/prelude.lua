@@ -118,9 +118,10 @@ end
 -- HMGET the first time a script asks (a missing field is false, as HGET
 -- gives) and the functions that write them keep p.rec current, so a script
 -- reads its record once. A script that writes one of them itself must
--- update p.rec too. version and updated_at are not loaded (a field read
--- costs), only noted when written, for status.
-local REC_FIELDS = {'state', 'queued', 'engine', 'created_at', 'paused_from', 'fence', 'wake', 'turn'}
+-- update p.rec too. version is loaded so that a new state and its version
+-- go in one HSET (a call of its own costs more than a field read);
+-- updated_at is only noted when written, for status.
+local REC_FIELDS = {'state', 'queued', 'engine', 'created_at', 'paused_from', 'fence', 'wake', 'turn', 'version'}
 local function rec(p)
   if p.rec == nil then
     local vals = redis.call('HMGET', p.proc, unpack(REC_FIELDS))
@@ -149,21 +150,26 @@ local function status(p)
 end
 
 -- set_state moves the process to state to (paused_from exists only while
--- PAUSED), bumps its version and moves it in the state index.
-local function set_state(p, from, to, paused_from)
+-- PAUSED), bumps its version and moves it in the state index. extra, when
+-- given, lists more fields to set with them ({name, value, ...}), in the
+-- same HSET.
+local function set_state(p, from, to, paused_from, extra)
   local r = rec(p)
-  if to == 'PAUSED' and paused_from ~= nil and paused_from ~= '' then
-    redis.call('HSET', p.proc, 'state', to, 'updated_at', p.now, 'paused_from', paused_from)
-    r.paused_from = paused_from
-  else
-    redis.call('HSET', p.proc, 'state', to, 'updated_at', p.now)
-    if r.paused_from then
-      redis.call('HDEL', p.proc, 'paused_from')
-      r.paused_from = false
-    end
-  end
   r.state, r.updated_at = to, p.now
-  r.version = tostring(redis.call('HINCRBY', p.proc, 'version', 1))
+  r.version = tostring((tonumber(r.version) or 0) + 1)
+  local args = {p.proc, 'state', to, 'updated_at', p.now, 'version', r.version}
+  if to == 'PAUSED' and paused_from ~= nil and paused_from ~= '' then
+    args[#args + 1], args[#args + 2] = 'paused_from', paused_from
+    r.paused_from = paused_from
+  elseif r.paused_from then
+    redis.call('HDEL', p.proc, 'paused_from')
+    r.paused_from = false
+  end
+  for i = 1, #(extra or {}), 2 do
+    args[#args + 1], args[#args + 2] = extra[i], extra[i + 1]
+    r[extra[i]] = extra[i + 1]
+  end
+  redis.call('HSET', unpack(args))
   if from ~= to then
     redis.call('ZREM', state_key(from), p.pid)
     redis.call('ZADD', state_key(to), r.created_at, p.pid)

@@ -5,7 +5,7 @@
 --       paused_from, state_change event (JSON), wake rule ('1'/'0')
 -- Returns {'NOTFOUND'}, {'CONFLICT'} or {'OK', record}.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-local version = redis.call('HGET', p.proc, 'version')
+local version = rec(p).version
 if not version then return {'NOTFOUND'} end
 if version ~= ARGV[5] then return {'CONFLICT'} end
 set_state(p, ARGV[6], ARGV[7], ARGV[8])
