@@ -34,9 +34,9 @@ if redis.call('EXISTS', p.lease) == 1 then
   end
   return {'BUSY'}
 end
-dequeue(p)
 local state = r.state
 if state ~= 'READY' and state ~= 'RUNNING' then
+  dequeue(p)
   drop_wake(stream, entry)
   return {'IDLE', state}
 end
@@ -50,8 +50,9 @@ local token = tostring((tonumber(r.fence) or 0) + 1)
 redis.call('SET', p.lease, node .. '|' .. token, 'PX', ttl)
 local recovered = '0'
 local turn_at
--- What the claim sets with its state, in the same HSET.
-local function claimed() return {'fence', token, 'turn', turn, 'turn_at', turn_at, 'wake', wake} end
+-- What the claim sets with its state, in the same HSET: off the wake
+-- stream, the lease's token, the turn and the wake it holds.
+local function claimed() return {'queued', '0', 'fence', token, 'turn', turn, 'turn_at', turn_at, 'wake', wake} end
 if state == 'READY' then
   turn_at = write(p, 'turn_start', {turn = turn, by = by})
   set_state(p, state, fire('wake', state), nil, claimed())

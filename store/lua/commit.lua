@@ -22,32 +22,29 @@ for i = 21, #ARGV do ids[#ids + 1] = append(p, ARGV[i]) end
 
 local r = rec(p)
 local state = r.state
-if state == 'RUNNING' then
+local paused_in_turn = state == 'PAUSED' and r.paused_from == 'RUNNING'
+if state == 'RUNNING' or (paused_in_turn and to ~= 'READY' and to ~= 'BLOCKED') then
+  -- (A finished or failed turn leaves a pause nothing to hold.)
   set_state(p, state, to)
   write(p, 'change', {from = state, to = to, event = event, turn = r.turn or '', by = by})
-elseif state == 'PAUSED' and r.paused_from == 'RUNNING' then
-  if to == 'READY' or to == 'BLOCKED' then
-    -- Paused during the turn: stay paused; resume lands where the turn led.
-    r.paused_from, r.updated_at = to, p.now
-    r.version = tostring((tonumber(r.version) or 0) + 1)
-    redis.call('HSET', p.proc, 'paused_from', to, 'updated_at', p.now, 'version', r.version)
-  else
-    -- A finished or failed turn leaves nothing to hold.
-    set_state(p, state, to)
-    write(p, 'change', {from = state, to = to, event = event, turn = r.turn or '', by = by})
-  end
+elseif paused_in_turn then
+  -- Paused during the turn: stay paused; resume lands where the turn led.
+  r.paused_from, r.updated_at = to, p.now
+  r.version = tostring((tonumber(r.version) or 0) + 1)
+  redis.call('HSET', p.proc, 'paused_from', to, 'updated_at', p.now, 'version', r.version)
+else
+  -- Any other state (DONE, FAILED, READY or BLOCKED after a pause and a
+  -- resume, PAUSED again after that) was set by someone else during the
+  -- turn: the events are kept, the state is theirs.
+  r.updated_at = p.now
+  redis.call('HSET', p.proc, 'updated_at', p.now)
 end
--- Any other state (DONE, FAILED, READY or BLOCKED after a pause and a
--- resume, PAUSED again after that) was set by someone else during the
--- turn: the events are kept, the state is theirs.
-
+-- The turn gives its lease and its wake up. The field is deleted, not
+-- emptied: the claim of an older brain sharing this Redis reads any value
+-- as a wake entry.
 redis.call('DEL', p.lease)
 redis.call('HDEL', p.proc, 'wake')
 r.wake = false
-if r.updated_at ~= p.now then -- the state is someone else's: the events are new
-  redis.call('HSET', p.proc, 'updated_at', p.now)
-  r.updated_at = p.now
-end
 drop_wake(ARGV[9], ARGV[10])
 wake_rule(p)
 

@@ -176,21 +176,30 @@ local function set_state(p, from, to, paused_from, extra)
   end
 end
 
+-- The record's queued is '1' while the process is on its wake stream, and
+-- '0' or missing when not: set rather than deleted, so that it can go in
+-- the HSET of a state change.
+
+-- push adds the process to its wake stream; the caller marks it queued.
+local function push(p)
+  redis.call('XADD', wake_key(rec(p).engine, p.shard), '*', 'pid', p.pid)
+end
+
 -- enqueue puts the process on its wake stream unless it is there already.
 local function enqueue(p)
   local r = rec(p)
   if r.queued == '1' then return end
   redis.call('HSET', p.proc, 'queued', '1')
   r.queued = '1'
-  redis.call('XADD', wake_key(r.engine, p.shard), '*', 'pid', p.pid)
+  push(p)
 end
 
 -- dequeue records that the process is off its wake stream.
 local function dequeue(p)
   local r = rec(p)
-  if r.queued then
-    redis.call('HDEL', p.proc, 'queued')
-    r.queued = false
+  if r.queued == '1' then
+    redis.call('HSET', p.proc, 'queued', '0')
+    r.queued = '0'
   end
 end
 
@@ -223,9 +232,10 @@ local function wake_rule(p, added)
     end
     for _, msg in ipairs(msgs) do
       if msg.kind == 'user' or msg.kind == 'operator' then
-        set_state(p, state, fire('user_input', state))
+        local queued = rec(p).queued == '1'
+        set_state(p, state, fire('user_input', state), nil, {'queued', '1'}) -- enqueue, in one HSET
         write(p, 'unblock', {by = sender(msg)})
-        enqueue(p)
+        if not queued then push(p) end
         return
       end
     end
