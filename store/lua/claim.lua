@@ -24,7 +24,18 @@ if not r.state then
   return {'NOTFOUND'}
 end
 local holder = r.wake
-if redis.call('EXISTS', p.lease) == 1 then
+local state = r.state
+local claimable = state == 'READY' or state == 'RUNNING'
+-- A process that may start a turn takes its lease here if it is free (one
+-- call where EXISTS and SET would be two).
+local token = tostring((tonumber(r.fence) or 0) + 1)
+local busy
+if claimable then
+  busy = not redis.call('SET', p.lease, node .. '|' .. token, 'NX', 'PX', ttl)
+else
+  busy = redis.call('EXISTS', p.lease) == 1
+end
+if busy then
   -- A turn is running. Its own wake stays pending so that another node
   -- recovers the process if this one dies; any other wake is redundant: the
   -- running turn's commit applies the wake rule again.
@@ -34,20 +45,18 @@ if redis.call('EXISTS', p.lease) == 1 then
   end
   return {'BUSY'}
 end
-local state = r.state
-if state ~= 'READY' and state ~= 'RUNNING' then
+if not claimable then
   dequeue(p)
   drop_wake(stream, entry)
   return {'IDLE', state}
 end
 
--- No lease: the wake of any earlier holder is stale; this one takes over.
+-- The lease was free: the wake of any earlier holder is stale; this one
+-- takes over.
 if holder and holder ~= wake then
   local sp = string.find(holder, ' ', 1, true)
   drop_wake(string.sub(holder, 1, sp - 1), string.sub(holder, sp + 1))
 end
-local token = tostring((tonumber(r.fence) or 0) + 1)
-redis.call('SET', p.lease, node .. '|' .. token, 'PX', ttl)
 local recovered = '0'
 local turn_at
 -- What the claim sets with its state, in the same HSET: off the wake
