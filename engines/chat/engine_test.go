@@ -246,6 +246,23 @@ func TestHistoryView(t *testing.T) {
 	}
 }
 
+// lookupHistory is a log of n earlier exchanges, each a question, a lookup
+// whose result is about 1,000 tokens, and an answer.
+func lookupHistory(n int) []conversation.Event {
+	var hist []conversation.Event
+	for i := range n {
+		id := fmt.Sprintf("h%d", i)
+		hist = append(hist,
+			conversation.NewInboxMessage(id, conversation.KindUser, "user:ada", "an earlier question"),
+			conversation.NewToolCallRequest(id+"-lookup", "lookup", []byte(`{"query":"orders"}`)),
+			conversation.NewToolCallResponse(id+"-lookup", "lookup", []conversation.Block{conversation.TextBlock(strings.Repeat("order ", 500))}, false),
+			conversation.NewToolCallRequest(id, "respond", []byte(`{"message":"an earlier answer"}`)),
+			conversation.NewToolCallResponse(id, "respond", tools.RespondResult(tools.RespondArgs{Message: "an earlier answer", AwaitingUserInput: true}).Content, false),
+		)
+	}
+	return hist
+}
+
 // A conversation longer than limits.max_context_tokens is shown to the
 // model cut to it (conversation.Fit), in every round, and the outcome
 // counts those rounds; the log keeps everything.
@@ -256,17 +273,7 @@ func TestContextBound(t *testing.T) {
 		Tools:  []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}},
 		Limits: recipes.Limits{MaxContextTokens: 1000},
 	}
-	var hist []conversation.Event
-	for i := range 3 {
-		id := fmt.Sprintf("h%d", i)
-		hist = append(hist,
-			conversation.NewInboxMessage(id, conversation.KindUser, "user:ada", "an earlier question"),
-			conversation.NewToolCallRequest(id+"-lookup", "lookup", []byte(`{"query":"orders"}`)),
-			conversation.NewToolCallResponse(id+"-lookup", "lookup", []conversation.Block{conversation.TextBlock(strings.Repeat("order ", 500))}, false),
-			conversation.NewToolCallRequest(id, "respond", []byte(`{"message":"an earlier answer"}`)),
-			conversation.NewToolCallResponse(id, "respond", tools.RespondResult(tools.RespondArgs{Message: "an earlier answer", AwaitingUserInput: true}).Content, false),
-		)
-	}
+	hist := lookupHistory(3)
 	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
 		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "orders", "size": 600}}}},
 		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "There are 3 open orders."}}}},
@@ -375,17 +382,7 @@ func (m *narrow) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.P
 func TestContextRefusedShowsLess(t *testing.T) {
 	t.Parallel()
 	r := &recipes.Recipe{Name: "wide", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}}} // the default 100,000 tokens
-	var hist []conversation.Event
-	for i := range 3 {
-		id := fmt.Sprintf("h%d", i)
-		hist = append(hist,
-			conversation.NewInboxMessage(id, conversation.KindUser, "user:ada", "an earlier question"),
-			conversation.NewToolCallRequest(id+"-lookup", "lookup", []byte(`{"query":"orders"}`)),
-			conversation.NewToolCallResponse(id+"-lookup", "lookup", []conversation.Block{conversation.TextBlock(strings.Repeat("order ", 500))}, false),
-			conversation.NewToolCallRequest(id, "respond", []byte(`{"message":"an earlier answer"}`)),
-			conversation.NewToolCallResponse(id, "respond", tools.RespondResult(tools.RespondArgs{Message: "an earlier answer", AwaitingUserInput: true}).Content, false),
-		)
-	}
+	hist := lookupHistory(3)
 	answer := func() *scripted.Model {
 		return scripted.New(&scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
 			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "orders", "size": 600}}}},
