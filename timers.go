@@ -18,9 +18,10 @@ import (
 
 var _ tools.Scheduler = (*Node)(nil)
 
-// ScheduleWakeup arms a timer for the schedule_wakeup tool (and the API):
-// at its due time a schedule message with w.Message is posted to the
-// caller's inbox; a cron timer is re-armed after each firing.
+// ScheduleWakeup arms a timer for the schedule_wakeup tool (and the API's
+// POST /v1/processes/{id}/timers): at its due time a schedule message with
+// w.Message is posted to the caller's inbox; a cron timer is re-armed
+// after each firing.
 func (n *Node) ScheduleWakeup(ctx context.Context, c tools.Caller, w tools.Wakeup) (string, time.Time, error) {
 	t := store.Timer{ID: "w_" + rand.Text()[:10], PID: c.ProcessID, Cron: w.Cron, At: w.At, Message: w.Message}
 	now := n.cfg.Clock()
@@ -28,7 +29,7 @@ func (n *Node) ScheduleWakeup(ctx context.Context, c tools.Caller, w tools.Wakeu
 	case w.Cron != "":
 		s, err := parseCron(w.Cron)
 		if err != nil {
-			return "", time.Time{}, err
+			return "", time.Time{}, tools.InvalidArguments(err.Error())
 		}
 		t.Due = s.Next(now)
 	case !w.At.IsZero():
@@ -37,7 +38,7 @@ func (n *Node) ScheduleWakeup(ctx context.Context, c tools.Caller, w tools.Wakeu
 		t.Due = now.Add(w.In)
 		t.At = t.Due
 	default:
-		return "", time.Time{}, errors.New("schedule_wakeup: give one of in, at or cron")
+		return "", time.Time{}, tools.InvalidArguments(`give one of "in", "at" or "cron"`)
 	}
 	if err := n.store.PutTimer(ctx, t); err != nil {
 		return "", time.Time{}, err
@@ -48,6 +49,11 @@ func (n *Node) ScheduleWakeup(ctx context.Context, c tools.Caller, w tools.Wakeu
 // CancelWakeup cancels a timer of the caller.
 func (n *Node) CancelWakeup(ctx context.Context, c tools.Caller, id string) error {
 	return n.store.CancelTimer(ctx, c.ProcessID, id)
+}
+
+// Timers returns the timers of process pid, by due time.
+func (n *Node) Timers(ctx context.Context, pid string) ([]store.Timer, error) {
+	return n.store.Timers(ctx, pid)
 }
 
 // parseCron parses a cron expression exactly as recipe lint checks it.

@@ -9,6 +9,7 @@ import (
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
+	"github.com/engine-brain/brain/tools"
 )
 
 // Backend is what the server needs of a node. *brain.Node satisfies it.
@@ -36,6 +37,15 @@ type Backend interface {
 	Log(ctx context.Context, pid, after string, limit int) ([]conversation.Event, error)
 	// Follow waits up to block for events after event id after.
 	Follow(ctx context.Context, pid, after string, block time.Duration) ([]conversation.Event, error)
+	// Timers returns the timers of a process, by due time.
+	Timers(ctx context.Context, pid string) ([]store.Timer, error)
+	// ScheduleWakeup arms a timer on process c.ProcessID and returns its id
+	// and first due time; the error of a wakeup that cannot be armed (a
+	// cron expression that does not parse) wraps tools.ErrInvalidArguments.
+	ScheduleWakeup(ctx context.Context, c tools.Caller, w tools.Wakeup) (string, time.Time, error)
+	// CancelWakeup cancels timer id of process c.ProcessID;
+	// store.ErrNotFound when it has none by that id.
+	CancelWakeup(ctx context.Context, c tools.Caller, id string) error
 	Recipes() *recipes.Library
 	// Ping reports whether Redis answers.
 	Ping(ctx context.Context) error

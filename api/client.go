@@ -109,6 +109,26 @@ func (c *Client) DeleteProcess(ctx context.Context, id string) (DeletedProcess, 
 	return p, err
 }
 
+// Timers returns the timers of a process, by due time.
+func (c *Client) Timers(ctx context.Context, id string) ([]Timer, error) {
+	var list TimerList
+	err := c.do(ctx, http.MethodGet, processPath(id, "/timers"), nil, nil, nil, &list)
+	return list.Timers, err
+}
+
+// ScheduleTimer arms a timer on a process and returns it: its Message is
+// posted to the process's inbox when due.
+func (c *Client) ScheduleTimer(ctx context.Context, id string, req TimerRequest) (Timer, error) {
+	var t Timer
+	err := c.do(ctx, http.MethodPost, processPath(id, "/timers"), nil, nil, req, &t)
+	return t, err
+}
+
+// CancelTimer cancels a timer of a process.
+func (c *Client) CancelTimer(ctx context.Context, id, timer string) error {
+	return c.do(ctx, http.MethodDelete, processPath(id, "/timers/"+url.PathEscape(timer)), nil, nil, nil, nil)
+}
+
 // Events returns a page of a process's log in view ("user", "raw" or ""
 // for the server's default) after the event id after; limit 0 takes the
 // server's default.

@@ -33,6 +33,7 @@ const (
 	CodeMissingRecipe    = "missing_recipe"  // 422: create without a recipe
 	CodeUnknownRecipe    = "unknown_recipe"  // 422: create from a recipe that does not exist
 	CodeEmptyContent     = "empty_content"   // 422: a blank message or input
+	CodeInvalidTimer     = "invalid_timer"   // 422: a timer that cannot be armed (none or two of in, at, cron; a bad cron)
 	CodeInvalidRecipes   = "invalid_recipes"
 	CodeInboxFull        = "inbox_full"      // 429: the process has its inbox limit of messages waiting
 	CodeInternal         = "internal"        // 500: details are in the server's log
@@ -117,7 +118,7 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 	case errors.As(err, &full):
 		return errorf(http.StatusTooManyRequests, CodeInboxFull, "the process has %d messages waiting, its inbox limit (the server's inbox_limit); post again once it has read them", full.Limit)
 	case errors.Is(err, store.ErrClosed):
-		return errorf(http.StatusConflict, CodeProcessClosed, "the process is closed (DONE or FAILED) and takes no more messages")
+		return errorf(http.StatusConflict, CodeProcessClosed, "the process is closed (DONE or FAILED) and takes no more messages or timers")
 	case errors.As(err, &worker) && errors.Is(err, store.ErrRunning):
 		return errorf(http.StatusConflict, CodeProcessRunning, "its worker %s is running a turn; delete the process once that turn has ended", worker.Worker)
 	case errors.Is(err, store.ErrRunning):

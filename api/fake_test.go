@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
+	"github.com/engine-brain/brain/tools"
 )
 
 // fake is a Backend in memory, with the errors of the real one: store and
@@ -31,12 +33,13 @@ type fake struct {
 	failWith error // every call but Recipes and Ping fails with it
 	// ownedLists counts ListOwned calls.
 	ownedLists int
+	timers     map[string][]store.Timer // by process, in the order armed
 }
 
 func newFake() *fake {
 	return &fake{
 		lib: recipes.Builtin(), procs: make(map[string]*store.Record), logs: make(map[string][]conversation.Event),
-		idem: make(map[string]string), changed: make(chan struct{}),
+		idem: make(map[string]string), changed: make(chan struct{}), timers: make(map[string][]store.Timer),
 	}
 }
 
@@ -336,6 +339,51 @@ func (f *fake) Follow(ctx context.Context, pid, after string, block time.Duratio
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// Timers returns the timers armed on pid (the fake does not order them).
+func (f *fake) Timers(_ context.Context, pid string) ([]store.Timer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.timers[pid]), f.failWith
+}
+
+// ScheduleWakeup arms a timer due In after fakeNow, At, or an hour after
+// fakeNow for a cron; the cron "bad" does not parse.
+func (f *fake) ScheduleWakeup(_ context.Context, c tools.Caller, w tools.Wakeup) (string, time.Time, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rec, ok := f.procs[c.ProcessID]
+	switch {
+	case !ok:
+		return "", time.Time{}, f.notFound(c.ProcessID)
+	case rec.Status.State == lifecycle.Done || rec.Status.State == lifecycle.Failed:
+		return "", time.Time{}, fmt.Errorf("%w: process %q takes no timers", store.ErrClosed, c.ProcessID)
+	case w.Cron == "bad":
+		return "", time.Time{}, tools.InvalidArguments(`invalid cron expression "bad"`)
+	}
+	f.seq++
+	t := store.Timer{ID: fmt.Sprintf("w_%d", f.seq), PID: c.ProcessID, Cron: w.Cron, At: w.At, Message: w.Message, Due: fakeNow.Add(time.Hour)}
+	if w.In > 0 {
+		t.Due = fakeNow.Add(w.In)
+		t.At = t.Due
+	} else if !w.At.IsZero() {
+		t.Due = w.At
+	}
+	f.timers[c.ProcessID] = append(f.timers[c.ProcessID], t)
+	return t.ID, t.Due, nil
+}
+
+func (f *fake) CancelWakeup(_ context.Context, c tools.Caller, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ts := f.timers[c.ProcessID]
+	i := slices.IndexFunc(ts, func(t store.Timer) bool { return t.ID == id })
+	if i < 0 {
+		return fmt.Errorf("%w: timer %q of process %q", store.ErrNotFound, id, c.ProcessID)
+	}
+	f.timers[c.ProcessID] = slices.Delete(ts, i, i+1)
+	return nil
 }
 
 func (f *fake) Recipes() *recipes.Library { return f.lib }

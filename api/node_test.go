@@ -7,6 +7,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -237,5 +238,85 @@ func TestInboxFull(t *testing.T) {
 	}
 	if p, err := olga.Control(ctx, p.ID, "resume"); err != nil || p.State != "READY" {
 		t.Errorf("resume = %+v, %v; want READY, to read its inbox", p, err)
+	}
+}
+
+// Timers on a real node: an operator arms them (in, at, cron), the owner
+// lists them by due time, an operator cancels one; what cannot be armed
+// is refused with what to fix.
+func TestTimers(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
+	node, err := brain.New(brain.Config{Redis: testutil.Redis(t), Clock: func() time.Time { return now },
+		Models: map[string]llm.Model{"default": scripted.New(&scripted.Script{})}, Recipes: recipes.Builtin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Config{Backend: node, Tokens: []Token{
+		{Name: "ada", Role: RoleUser, SHA256: HashToken("tok-ada")},
+		{Name: "olga", Role: RoleOperator, SHA256: HashToken("tok-olga")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	ada, olga := NewClient(ts.URL, "tok-ada"), NewClient(ts.URL, "tok-olga")
+
+	p, err := ada.CreateProcess(ctx, CreateRequest{Recipe: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	daily, err := olga.ScheduleTimer(ctx, p.ID, TimerRequest{Cron: "0 9 * * *", Message: "daily report"})
+	if err != nil || daily.Cron != "0 9 * * *" || daily.At != nil || !daily.Due.Equal(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)) {
+		t.Fatalf("ScheduleTimer(cron) = %+v, %v; want due tomorrow at 9:00", daily, err)
+	}
+	soon, err := olga.ScheduleTimer(ctx, p.ID, TimerRequest{In: "10m", Message: "check the build"})
+	if err != nil || soon.At == nil || !soon.Due.Equal(now.Add(10*time.Minute)) {
+		t.Fatalf("ScheduleTimer(in) = %+v, %v; want due in 10 minutes, once", soon, err)
+	}
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	noon, err := olga.ScheduleTimer(ctx, p.ID, TimerRequest{At: at.Format(time.RFC3339), Message: "lunch"})
+	if err != nil || noon.At == nil || !noon.Due.Equal(at) {
+		t.Fatalf("ScheduleTimer(at) = %+v, %v; want due at noon", noon, err)
+	}
+	list, err := ada.Timers(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, tm := range list {
+		ids = append(ids, tm.ID)
+	}
+	if want := []string{soon.ID, noon.ID, daily.ID}; !slices.Equal(ids, want) {
+		t.Errorf("timers by due time = %v, want %v", ids, want)
+	}
+
+	_, err = olga.ScheduleTimer(ctx, p.ID, TimerRequest{Cron: "0 9 * *", Message: "report"})
+	wantAPIError(t, "a cron of four fields", err, http.StatusUnprocessableEntity, CodeInvalidTimer)
+	if e := (*Error)(nil); errors.As(err, &e) && !strings.Contains(e.Message, "write five fields") {
+		t.Errorf("message %q does not say how to write a cron expression", e.Message)
+	}
+	_, err = ada.ScheduleTimer(ctx, p.ID, TimerRequest{In: "1m", Message: "mine"})
+	wantAPIError(t, "a user arming a timer", err, http.StatusForbidden, CodeForbidden)
+
+	if err := olga.CancelTimer(ctx, p.ID, noon.ID); err != nil {
+		t.Fatalf("CancelTimer: %v", err)
+	}
+	err = olga.CancelTimer(ctx, p.ID, noon.ID)
+	wantAPIError(t, "cancelling it again", err, http.StatusNotFound, CodeNotFound)
+	if list, err := node.Timers(ctx, p.ID); err != nil || len(list) != 2 {
+		t.Errorf("timers after the cancel = %+v, %v; want 2", list, err)
+	}
+
+	// The timer posts its message when due, as the tool's would.
+	now = now.Add(11 * time.Minute)
+	if n, err := node.FireDueTimers(ctx); err != nil || n != 1 {
+		t.Fatalf("FireDueTimers = %d, %v; want 1", n, err)
+	}
+	if in, err := node.Store().Inbox(ctx, p.ID); err != nil || len(in) != 1 || in[0].Content != "check the build" || in[0].Kind != conversation.KindSchedule {
+		t.Errorf("inbox = %+v, %v; want the schedule message", in, err)
 	}
 }

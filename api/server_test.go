@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -176,6 +177,42 @@ func TestRoutes(t *testing.T) {
 		{name: "steer blank", method: "POST", path: "/v1/processes/p_bob/steer", token: tokOlga, body: `{"content": "\t"}`, status: 422, code: CodeEmptyContent},
 		{name: "steer missing", method: "POST", path: "/v1/processes/p_nope/steer", token: tokOlga, body: `{"content": "hi"}`, status: 404, code: CodeNotFound},
 		{name: "steer too large", method: "POST", path: "/v1/processes/p_bob/steer", token: tokOlga, body: big, status: 413, code: CodeBodyTooLarge},
+
+		// Timers.
+		{name: "user lists her timers", method: "GET", path: "/v1/processes/p_alice/timers", token: tokAlice, status: 200,
+			check: func(t *testing.T, body []byte) {
+				var l TimerList
+				if err := json.Unmarshal(body, &l); err != nil || l.Timers == nil || len(l.Timers) != 0 {
+					t.Errorf("body %s: want an empty list of timers", body)
+				}
+			}},
+		{name: "timers of another user's", method: "GET", path: "/v1/processes/p_bob/timers", token: tokAlice, status: 404, code: CodeNotFound},
+		{name: "user schedules", method: "POST", path: "/v1/processes/p_alice/timers", token: tokAlice, body: `{"in": "10m", "message": "check"}`, status: 403, code: CodeForbidden},
+		{name: "operator schedules", method: "POST", path: "/v1/processes/p_bob/timers", token: tokOlga, body: `{"in": "10m", "message": "check the build"}`, status: 201,
+			check: func(t *testing.T, body []byte) {
+				var tm Timer
+				if err := json.Unmarshal(body, &tm); err != nil || tm.ID == "" || tm.Message != "check the build" ||
+					!tm.Due.Equal(fakeNow.Add(10*time.Minute)) || tm.At == nil || !tm.At.Equal(tm.Due) || tm.Cron != "" {
+					t.Errorf("body %s: want the timer, due in 10 minutes, once", body)
+				}
+			}},
+		{name: "schedule without when", method: "POST", path: "/v1/processes/p_bob/timers", token: tokOlga, body: `{"message": "check"}`, status: 422, code: CodeInvalidTimer,
+			check: wantMessage(`the timer needs exactly one of "in", "at" and "cron" (got none)`)},
+		{name: "schedule in and cron", method: "POST", path: "/v1/processes/p_bob/timers", token: tokOlga, body: `{"in": "1m", "cron": "@hourly", "message": "check"}`, status: 422, code: CodeInvalidTimer,
+			check: wantMessage(`(got "in" and "cron")`)},
+		{name: "schedule a blank message", method: "POST", path: "/v1/processes/p_bob/timers", token: tokOlga, body: `{"in": "1m", "message": " "}`, status: 422, code: CodeInvalidTimer,
+			check: wantMessage(`the timer "message" is blank`)},
+		{name: "schedule a bad cron", method: "POST", path: "/v1/processes/p_bob/timers", token: tokOlga, body: `{"cron": "bad", "message": "check"}`, status: 422, code: CodeInvalidTimer,
+			check: wantMessage(`invalid cron expression "bad"`)},
+		{name: "schedule with an unknown field", method: "POST", path: "/v1/processes/p_bob/timers", token: tokOlga, body: `{"every": "1h", "message": "check"}`, status: 400, code: CodeUnknownField},
+		{name: "schedule on a done process", method: "POST", path: "/v1/processes/p_done/timers", token: tokOlga, body: `{"in": "1m", "message": "check"}`, status: 409, code: CodeProcessClosed},
+		{name: "schedule on a missing process", method: "POST", path: "/v1/processes/p_nope/timers", token: tokOlga, body: `{"in": "1m", "message": "check"}`, status: 404, code: CodeNotFound,
+			check: wantMessage(`process "p_nope" not found`)},
+		{name: "user cancels", method: "DELETE", path: "/v1/processes/p_alice/timers/w_1", token: tokAlice, status: 403, code: CodeForbidden},
+		{name: "cancel a missing timer", method: "DELETE", path: "/v1/processes/p_bob/timers/w_nope", token: tokOlga, status: 404, code: CodeNotFound,
+			check: wantMessage(`process "p_bob" has no timer "w_nope"`)},
+		{name: "cancel on a missing process", method: "DELETE", path: "/v1/processes/p_nope/timers/w_1", token: tokOlga, status: 404, code: CodeNotFound,
+			check: wantMessage(`process "p_nope" not found`)},
 
 		// Delete.
 		{name: "user deletes hers", method: "DELETE", path: "/v1/processes/p_alice", token: tokAlice, status: 200,

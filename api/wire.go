@@ -6,6 +6,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
+	"github.com/engine-brain/brain/tools"
 )
 
 // Process is a process record on the wire.
@@ -96,6 +97,54 @@ type EventPage struct {
 	// view, perhaps one filtered out), to pass as after= for the next page;
 	// it is the request's after when the log had nothing more.
 	Next string `json:"next"`
+}
+
+// Timer is a timer of a process: when it is due, its Message is posted to
+// the process's inbox as a schedule message. A Cron timer then waits for
+// its next time; a one-shot timer (At) is gone.
+type Timer struct {
+	ID      string     `json:"id"`
+	Cron    string     `json:"cron,omitempty"`
+	At      *time.Time `json:"at,omitempty"`
+	Message string     `json:"message"`
+	Due     time.Time  `json:"due"`
+}
+
+func timerOf(t store.Timer) Timer {
+	out := Timer{ID: t.ID, Cron: t.Cron, Message: t.Message, Due: t.Due.UTC()}
+	if !t.At.IsZero() {
+		at := t.At.UTC()
+		out.At = &at
+	}
+	return out
+}
+
+// TimerList is the body of GET /v1/processes/{id}/timers: the process's
+// timers by due time.
+type TimerList struct {
+	Timers []Timer `json:"timers"`
+}
+
+// TimerRequest is the body of POST /v1/processes/{id}/timers: exactly one
+// of In (once, after a delay such as "10m"), At (once, at an RFC 3339
+// time) and Cron (repeatedly, at the times of a 5-field cron expression),
+// and the Message to post.
+type TimerRequest struct {
+	In      string `json:"in,omitempty"`
+	At      string `json:"at,omitempty"`
+	Cron    string `json:"cron,omitempty"`
+	Message string `json:"message"`
+}
+
+// wakeup checks r as the schedule_wakeup tool checks its arguments.
+func (r TimerRequest) wakeup() (tools.Wakeup, error) {
+	given := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	return tools.WakeupArgs{In: given(r.In), At: given(r.At), Cron: given(r.Cron), Message: r.Message}.Wakeup("the timer")
 }
 
 // RecipeSummary is one entry of GET /v1/recipes.

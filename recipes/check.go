@@ -286,8 +286,7 @@ func (c *checker) turnEnd(toolsOK bool) {
 func (c *checker) schedules() {
 	for i, s := range c.r.Wakeup.Schedules {
 		if _, err := s.Parse(); err != nil {
-			c.at(c.find("wakeup", "schedules", i, "cron"), joinIndex("wakeup.schedules", i)+".cron",
-				fmt.Sprintf("invalid cron expression %q: %v; write five fields (minute hour day-of-month month day-of-week) like `0 9 * * 1-5`, or a descriptor like `@hourly` or `@every 30m`", s.Cron, err))
+			c.at(c.find("wakeup", "schedules", i, "cron"), joinIndex("wakeup.schedules", i)+".cron", err.Error())
 		}
 	}
 }

@@ -50,6 +50,11 @@ func reason(kind error, format string, a ...any) error {
 	return &reasonError{msg: fmt.Sprintf(format, a...), kind: kind}
 }
 
+// InvalidArguments returns an error matching ErrInvalidArguments whose
+// message is msg: for the runtime parts behind a tool (a [Scheduler]) that
+// find what a call asked for invalid.
+func InvalidArguments(msg string) error { return reason(ErrInvalidArguments, "%s", msg) }
+
 // PanicError is the error [Registry.Invoke] reports for a tool that
 // panicked. The model sees only [PanicError.Message]; the stack is for the
 // operator's log.

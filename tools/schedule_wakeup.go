@@ -38,10 +38,6 @@ type Scheduler interface {
 // MinWakeupIn is the shortest delay schedule_wakeup's "in" accepts.
 const MinWakeupIn = time.Second
 
-// WakeupMessageBlank is the error of a schedule_wakeup call with an empty
-// message.
-const WakeupMessageBlank = `schedule_wakeup "message" is blank: write what you want to be told when the wakeup is due`
-
 // ScheduleWakeupDescription is the model-visible description of
 // schedule_wakeup.
 const ScheduleWakeupDescription = "Schedule a message to yourself: when it is due, it arrives in your inbox as a " +
@@ -51,7 +47,7 @@ const ScheduleWakeupDescription = "Schedule a message to yourself: when it is du
 	"waiting for the user: to be woken by it, end your turn with respond(awaiting_user_input: false)."
 
 // scheduleWakeupSchema leaves "exactly one of in, at and cron" to the Go
-// check (scheduleArgs.wakeup) and the descriptions: the OpenAI and
+// check (WakeupArgs.Wakeup) and the descriptions: the OpenAI and
 // Anthropic APIs refuse a tool whose schema has oneOf, anyOf or allOf at
 // its top level, failing every request that carries the tool.
 const scheduleWakeupSchema = `{
@@ -79,18 +75,20 @@ const scheduleWakeupSchema = `{
 	"additionalProperties": false
 }`
 
-// scheduleArgs are the arguments of a schedule_wakeup call. An absent or
-// null field is nil.
-type scheduleArgs struct {
+// WakeupArgs are the arguments of a wakeup, as the schedule_wakeup tool
+// and the API take them: exactly one of In, At and Cron (an absent or null
+// field is nil), and Message.
+type WakeupArgs struct {
 	In      *string `json:"in"`
 	At      *string `json:"at"`
 	Cron    *string `json:"cron"`
 	Message string  `json:"message"`
 }
 
-// wakeup checks a and turns it into a Wakeup. The errors are written for
-// the model.
-func (a scheduleArgs) wakeup() (Wakeup, error) {
+// Wakeup checks a and turns it into a Wakeup. what names the wakeup in
+// the errors (schedule_wakeup, "the timer"), which say what to fix, to a
+// model or a person. They wrap ErrInvalidArguments.
+func (a WakeupArgs) Wakeup(what string) (Wakeup, error) {
 	var given []string
 	for _, f := range []struct {
 		name string
@@ -105,31 +103,31 @@ func (a scheduleArgs) wakeup() (Wakeup, error) {
 		if n := len(given); n > 1 {
 			got = strings.Join(given[:n-1], ", ") + " and " + given[n-1]
 		}
-		return Wakeup{}, reason(ErrInvalidArguments, `schedule_wakeup needs exactly one of "in", "at" and "cron" (got %s): "in" for once after a delay, "at" for once at a time, "cron" for a repeating schedule`, got)
+		return Wakeup{}, reason(ErrInvalidArguments, `%s needs exactly one of "in", "at" and "cron" (got %s): "in" for once after a delay, "at" for once at a time, "cron" for a repeating schedule`, what, got)
 	}
 	if strings.TrimSpace(a.Message) == "" {
-		return Wakeup{}, reason(ErrInvalidArguments, WakeupMessageBlank)
+		return Wakeup{}, reason(ErrInvalidArguments, `%s "message" is blank: write what you want to be told when the wakeup is due`, what)
 	}
 	w := Wakeup{Message: a.Message}
 	switch {
 	case a.In != nil:
 		d, err := time.ParseDuration(strings.TrimSpace(*a.In))
 		if err != nil {
-			return Wakeup{}, reason(ErrInvalidArguments, `schedule_wakeup "in": %q is not a duration; write one such as "90s", "10m" or "2h30m"`, *a.In)
+			return Wakeup{}, reason(ErrInvalidArguments, `%s "in": %q is not a duration; write one such as "90s", "10m" or "2h30m"`, what, *a.In)
 		}
 		if d < MinWakeupIn {
-			return Wakeup{}, reason(ErrInvalidArguments, `schedule_wakeup "in" must be at least %s (got %q)`, MinWakeupIn, *a.In)
+			return Wakeup{}, reason(ErrInvalidArguments, `%s "in" must be at least %s (got %q)`, what, MinWakeupIn, *a.In)
 		}
 		w.In = d
 	case a.At != nil:
 		t, err := time.Parse(time.RFC3339, strings.TrimSpace(*a.At))
 		if err != nil {
-			return Wakeup{}, reason(ErrInvalidArguments, `schedule_wakeup "at": %q is not an RFC 3339 time; write one such as "2026-03-01T09:00:00Z" or "2026-03-01T10:00:00+01:00"`, *a.At)
+			return Wakeup{}, reason(ErrInvalidArguments, `%s "at": %q is not an RFC 3339 time; write one such as "2026-03-01T09:00:00Z" or "2026-03-01T10:00:00+01:00"`, what, *a.At)
 		}
 		w.At = t
 	default:
 		if strings.TrimSpace(*a.Cron) == "" {
-			return Wakeup{}, reason(ErrInvalidArguments, `schedule_wakeup "cron" is blank: write five fields (minute hour day-of-month month day-of-week) such as "0 9 * * 1-5"`)
+			return Wakeup{}, reason(ErrInvalidArguments, `%s "cron" is blank: write five fields (minute hour day-of-month month day-of-week) such as "0 9 * * 1-5"`, what)
 		}
 		w.Cron = *a.Cron
 	}
@@ -160,11 +158,11 @@ func (t scheduleWakeupTool) Call(ctx context.Context, args json.RawMessage) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	var a scheduleArgs
+	var a WakeupArgs
 	if err := json.Unmarshal(args, &a); err != nil {
 		return Result{}, reason(ErrInvalidArguments, `invalid arguments for schedule_wakeup (%v); send {"in": "10m", "message": "..."}`, err)
 	}
-	w, err := a.wakeup()
+	w, err := a.Wakeup(ScheduleWakeup)
 	if err != nil {
 		return Result{}, err
 	}

@@ -159,7 +159,7 @@ func TestScheduleWakeup(t *testing.T) {
 		{
 			name: "blank message",
 			args: `{"in":"10m","message":""}`,
-			want: ErrorResult(WakeupMessageBlank),
+			want: ErrorResult(`schedule_wakeup "message" is blank: write what you want to be told when the wakeup is due`),
 		},
 		{
 			name: "missing message",

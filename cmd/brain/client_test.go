@@ -176,6 +176,24 @@ func TestClientCommands(t *testing.T) {
 	}
 	s.waitCommit(t, pid, lifecycle.Blocked)
 
+	// Timers: arm two, list them by due time, cancel one.
+	out = s.mustBrain(t, "timers", pid, "--in", "1h", "check", "the", "build")
+	soon, _, _ := strings.Cut(out, " ")
+	if !strings.HasPrefix(soon, "w_") || !strings.Contains(out, " due ") {
+		t.Errorf("brain timers --in: %q, want the timer's id and when it is due", out)
+	}
+	s.mustBrain(t, "timers", pid, "--cron", "@daily", "daily", "report")
+	out = s.mustBrain(t, "timers", pid)
+	if !regexp.MustCompile(`^ID +DUE +REPEATS +MESSAGE\n` + regexp.QuoteMeta(soon) + ` +\S+ +no +check the build\nw_\w+ +\S+ +@daily +daily report\n$`).MatchString(out) {
+		t.Errorf("brain timers:\n%s", out)
+	}
+	if out := s.mustBrain(t, "timers", pid, "--cancel", soon); out != soon+" cancelled\n" {
+		t.Errorf("brain timers --cancel: %q", out)
+	}
+	if out := s.mustBrain(t, "timers", pid); strings.Contains(out, soon) || !strings.Contains(out, "@daily") {
+		t.Errorf("brain timers after the cancel:\n%s", out)
+	}
+
 	for _, step := range []struct{ action, want string }{
 		{"pause", pid + " PAUSED\n"},
 		{"resume", pid + " BLOCKED\n"},
@@ -196,6 +214,9 @@ func TestClientCommands(t *testing.T) {
 		{[]string{"logs", "p_nope"}, `brain logs: 404 not_found: process "p_nope" not found`},
 		{[]string{"new", "nonesuch"}, "brain new: 422 unknown_recipe: "},
 		{[]string{"ps", "--state", "SLEEPING"}, "brain ps: 400 invalid_parameter: "},
+		{[]string{"timers", pid, "--cron", "0 9 * *", "report"}, "brain timers: 422 invalid_timer: invalid cron expression"},
+		{[]string{"timers", pid, "--in", "1h", "too", "late"}, "brain timers: 409 process_closed: "},
+		{[]string{"timers", pid, "--cancel", "w_nope"}, `brain timers: 404 not_found: process "` + pid + `" has no timer "w_nope"`},
 	} {
 		code, _, stderr := s.brain(context.Background(), tt.args...)
 		if code != 1 || !strings.HasPrefix(stderr, tt.want) || strings.Count(stderr, "\n") != 1 {
@@ -337,6 +358,10 @@ func TestClientMisuse(t *testing.T) {
 		{[]string{"pause"}, "brain pause: missing PID"},
 		{[]string{"stop", "p_1", "now"}, `brain stop: unexpected argument "now"`},
 		{[]string{"rm"}, "brain rm: missing PID"},
+		{[]string{"timers"}, "brain timers: missing PID"},
+		{[]string{"timers", "p_1", "--in", "10m"}, "brain timers: missing TEXT"},
+		{[]string{"timers", "p_1", "report"}, `brain timers: unexpected argument "report" (TEXT goes with --in, --at or --cron)`},
+		{[]string{"timers", "p_1", "--in", "10m", "--cancel", "w_1", "x"}, "brain timers: --cancel arms nothing: give it alone"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
