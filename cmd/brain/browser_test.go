@@ -38,7 +38,7 @@ func chromiumPath() string {
 // data and sees the demo model's presentation (a table, a two-slice pie),
 // clicks its action button, which posts its prompt and wakes the process;
 // user B cannot see A's process; the operator sees its worker, and the
-// worker's parent; A deletes it (two clicks), its worker too. It runs
+// worker's parent, and cancels its timer; A deletes it (two clicks), its worker too. It runs
 // serve on a real redis-server, which the test also writes the worker to. Screenshots go to $BRAIN_TEST_ARTIFACTS,
 // or a temporary directory, and their paths are logged.
 func TestBrowser(t *testing.T) {
@@ -256,12 +256,24 @@ func TestBrowser(t *testing.T) {
 	if _, err := st.Create(apiCtx, store.NewProcess{ID: "p_browser_worker", Recipe: "marvin-worker", Engine: "worker", Parent: pid, Depth: 1}); err != nil {
 		t.Fatal(err)
 	}
+	// And a timer on it, which the operator sees and cancels there.
+	timer, err := api.NewClient(srv.url, tokOp).ScheduleTimer(apiCtx, pid, api.TimerRequest{In: "1h", Message: "check the build"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	do("sign out B", chromedp.Click(chromedp.CSS("#signout")))
 	signIn(tokOp)
 	do("open A's process as the operator", chromedp.Evaluate[chromedp.Void](`location.hash = '#/p/' + encodeURIComponent('`+pid+`')`))
 	poll("the workers", `(() => { const f = document.querySelector('#p-family');
 		return !f.hidden && [...f.querySelectorAll('a')].some((a) => a.textContent === 'p_browser_worker') && f.textContent.includes('BLOCKED'); })()`)
+	poll("the timer", `(() => { const f = document.querySelector('#p-timers');
+		return !f.hidden && f.textContent.includes('check the build') && f.querySelector('button[data-timer="`+timer.ID+`"]') !== null; })()`)
 	shot(t, bctx, artifacts, "4-workers")
+	do("cancel the timer", chromedp.Click(chromedp.CSS(`#p-timers button[data-timer="`+timer.ID+`"]`)))
+	poll("no timer left", `document.querySelector('#p-timers').hidden`)
+	if left, err := api.NewClient(srv.url, tokOp).Timers(apiCtx, pid); err != nil || len(left) != 0 {
+		t.Errorf("timers after the console's cancel: %+v, %v; want none", left, err)
+	}
 	do("open the worker", chromedp.Click(chromedp.CSS(`#p-family a[href="#/p/p_browser_worker"]`)))
 	poll("its parent", `(() => { const f = document.querySelector('#p-family');
 		return location.hash === '#/p/p_browser_worker' && !f.hidden && f.textContent.includes('worker of') &&

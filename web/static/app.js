@@ -296,6 +296,7 @@
     $('p-state').textContent = '';
     $('p-recipe').textContent = '';
     $('p-family').hidden = true;
+    $('p-timers').hidden = true;
     pending.clear();
     drained.clear();
     applyRole();
@@ -313,9 +314,10 @@
     const pid = current;
     if (!pid) return false;
     try {
-      const [p, workers] = await Promise.all([
+      const [p, workers, timers] = await Promise.all([
         api('GET', '/v1/processes/' + enc(pid)),
         api('GET', '/v1/processes?parent=' + enc(pid) + '&limit=100'),
+        api('GET', '/v1/processes/' + enc(pid) + '/timers'),
       ]);
       if (current !== pid) return false;
       const st = $('p-state');
@@ -324,6 +326,7 @@
       $('p-recipe').textContent = p.recipe + (p.owner ? ' · ' + p.owner : '') + ' · ' + age(p.created_at) + ' old' +
         (p.inbox ? ' · ' + p.inbox + ' message' + (p.inbox === 1 ? '' : 's') + ' waiting in the inbox' : '');
       showFamily(p, workers);
+      showTimers(pid, timers.timers || []);
       return true;
     } catch (e) {
       if (e.status !== 401) showError('process: ' + e.message);
@@ -353,6 +356,40 @@
       if (workers.next) box.appendChild(el('span', '', '…'));
     }
     box.hidden = !p.parent && !ws.length;
+  }
+
+  // showTimers lists the process's timers, the next due first; an
+  // operator can cancel one.
+  function showTimers(pid, timers) {
+    const box = $('p-timers');
+    box.textContent = '';
+    if (timers.length) box.appendChild(el('span', '', 'timers:'));
+    for (const t of timers) {
+      const s = el('span', 'timer');
+      const due = new Date(Date.parse(t.due)).toLocaleString();
+      s.appendChild(el('span', '', (t.cron ? t.cron + ', next ' : '') + due + ': ' + t.message));
+      if (role() !== 'user') {
+        const b = el('button', 'link', 'cancel');
+        b.type = 'button';
+        b.dataset.timer = t.id;
+        b.title = 'Cancel timer ' + t.id;
+        b.addEventListener('click', () => cancelTimer(pid, t.id));
+        s.appendChild(b);
+      }
+      box.appendChild(s);
+    }
+    box.hidden = !timers.length;
+  }
+
+  async function cancelTimer(pid, id) {
+    try {
+      await api('DELETE', '/v1/processes/' + enc(pid) + '/timers/' + enc(id));
+      showError('');
+      refreshProcess();
+    } catch (e) {
+      if (e.status === 403) setRole('user');
+      showError('cancel timer: ' + e.message);
+    }
   }
 
   // probeRole learns whether the token is an operator's: the raw view is
