@@ -117,6 +117,12 @@ func (n *Node) Get(ctx context.Context, pid string) (store.Record, error) {
 	return n.store.Get(ctx, pid)
 }
 
+// Inbox returns the messages waiting in a process's inbox, oldest first:
+// those its next turn drains.
+func (n *Node) Inbox(ctx context.Context, pid string) ([]store.Message, error) {
+	return n.store.Inbox(ctx, pid)
+}
+
 // List lists processes, optionally in one state, a page at a time.
 func (n *Node) List(ctx context.Context, state lifecycle.State, after string, limit int) ([]store.Record, string, error) {
 	return n.store.List(ctx, state, after, limit)

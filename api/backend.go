@@ -37,6 +37,9 @@ type Backend interface {
 	Log(ctx context.Context, pid, after string, limit int) ([]conversation.Event, error)
 	// Follow waits up to block for events after event id after.
 	Follow(ctx context.Context, pid, after string, block time.Duration) ([]conversation.Event, error)
+	// Inbox returns the messages waiting in a process's inbox, oldest
+	// first.
+	Inbox(ctx context.Context, pid string) ([]store.Message, error)
 	// Timers returns the timers of a process, by due time.
 	Timers(ctx context.Context, pid string) ([]store.Timer, error)
 	// ScheduleWakeup arms a timer on process c.ProcessID and returns its id

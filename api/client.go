@@ -109,6 +109,14 @@ func (c *Client) DeleteProcess(ctx context.Context, id string) (DeletedProcess, 
 	return p, err
 }
 
+// Inbox returns the messages waiting in a process's inbox, oldest first
+// (operators).
+func (c *Client) Inbox(ctx context.Context, id string) ([]InboxMessage, error) {
+	var list InboxList
+	err := c.do(ctx, http.MethodGet, processPath(id, "/inbox"), nil, nil, nil, &list)
+	return list.Messages, err
+}
+
 // Timers returns the timers of a process, by due time.
 func (c *Client) Timers(ctx context.Context, id string) ([]Timer, error) {
 	var list TimerList

@@ -341,6 +341,16 @@ func (f *fake) Follow(ctx context.Context, pid, after string, block time.Duratio
 	}
 }
 
+// Inbox returns nothing: the fake drains every message at once.
+func (f *fake) Inbox(_ context.Context, pid string) ([]store.Message, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.procs[pid]; !ok {
+		return nil, f.notFound(pid)
+	}
+	return nil, f.failWith
+}
+
 // Timers returns the timers armed on pid (the fake does not order them).
 func (f *fake) Timers(_ context.Context, pid string) ([]store.Timer, error) {
 	f.mu.Lock()

@@ -233,9 +233,12 @@ func TestInboxFull(t *testing.T) {
 	}
 	_, err = olga.Steer(ctx, p.ID, "hurry")
 	wantAPIError(t, "steering", err, http.StatusTooManyRequests, CodeInboxFull)
-	if in, err := node.Store().Inbox(ctx, p.ID); err != nil || len(in) != 2 {
-		t.Errorf("inbox = %+v, %v; want the two messages taken", in, err)
+	in, err := olga.Inbox(ctx, p.ID)
+	if err != nil || len(in) != 2 || in[0].Content != "one" || in[1].Content != "two" || in[0].Kind != "user" || in[0].From != "user:ada" || in[0].ID == "" || in[0].At.IsZero() {
+		t.Errorf("inbox = %+v, %v; want the two messages taken, from user:ada", in, err)
 	}
+	_, err = ada.Inbox(ctx, p.ID)
+	wantAPIError(t, "a user reading the inbox", err, http.StatusForbidden, CodeForbidden)
 	if p, err := olga.Control(ctx, p.ID, "resume"); err != nil || p.State != "READY" {
 		t.Errorf("resume = %+v, %v; want READY, to read its inbox", p, err)
 	}

@@ -186,6 +186,21 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, who identit
 	return nil
 }
 
+// listInbox answers the messages waiting in a process's inbox (operators:
+// it holds operators' messages too), oldest first.
+func (s *Server) listInbox(w http.ResponseWriter, r *http.Request, _ identity) error {
+	msgs, err := s.cfg.Backend.Inbox(r.Context(), r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	list := InboxList{Messages: make([]InboxMessage, 0, len(msgs))}
+	for _, m := range msgs {
+		list.Messages = append(list.Messages, InboxMessage{ID: m.ID, Kind: string(m.Kind), From: m.From, Content: m.Content, At: m.At.UTC()})
+	}
+	s.writeJSON(w, http.StatusOK, list)
+	return nil
+}
+
 func (s *Server) steer(w http.ResponseWriter, r *http.Request, who identity) error {
 	var req MessageRequest
 	if err := s.decode(w, r, &req); err != nil {

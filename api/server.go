@@ -149,6 +149,7 @@ func (s *Server) routes() {
 	s.route("POST /v1/processes/{id}/retry", RoleOperator, s.control(lifecycle.Retry))
 	s.route("GET /v1/processes/{id}/events", RoleUser, s.listEvents)
 	s.route("GET /v1/processes/{id}/events/stream", RoleUser, s.streamEvents)
+	s.route("GET /v1/processes/{id}/inbox", RoleOperator, s.listInbox)
 	s.route("GET /v1/processes/{id}/timers", RoleUser, s.listTimers)
 	s.route("POST /v1/processes/{id}/timers", RoleOperator, s.scheduleTimer)
 	s.route("DELETE /v1/processes/{id}/timers/{timer}", RoleOperator, s.cancelTimer)

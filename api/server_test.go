@@ -178,6 +178,17 @@ func TestRoutes(t *testing.T) {
 		{name: "steer missing", method: "POST", path: "/v1/processes/p_nope/steer", token: tokOlga, body: `{"content": "hi"}`, status: 404, code: CodeNotFound},
 		{name: "steer too large", method: "POST", path: "/v1/processes/p_bob/steer", token: tokOlga, body: big, status: 413, code: CodeBodyTooLarge},
 
+		// Inbox.
+		{name: "user reads the inbox", method: "GET", path: "/v1/processes/p_alice/inbox", token: tokAlice, status: 403, code: CodeForbidden},
+		{name: "operator reads the inbox", method: "GET", path: "/v1/processes/p_bob/inbox", token: tokOlga, status: 200,
+			check: func(t *testing.T, body []byte) {
+				var l InboxList
+				if err := json.Unmarshal(body, &l); err != nil || l.Messages == nil || len(l.Messages) != 0 {
+					t.Errorf("body %s: want an empty list of messages", body)
+				}
+			}},
+		{name: "inbox of a missing process", method: "GET", path: "/v1/processes/p_nope/inbox", token: tokOlga, status: 404, code: CodeNotFound},
+
 		// Timers.
 		{name: "user lists her timers", method: "GET", path: "/v1/processes/p_alice/timers", token: tokAlice, status: 200,
 			check: func(t *testing.T, body []byte) {

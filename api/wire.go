@@ -99,6 +99,21 @@ type EventPage struct {
 	Next string `json:"next"`
 }
 
+// InboxMessage is a message waiting in a process's inbox.
+type InboxMessage struct {
+	ID      string    `json:"id"`
+	Kind    string    `json:"kind"`
+	From    string    `json:"from,omitempty"`
+	Content string    `json:"content"`
+	At      time.Time `json:"at"`
+}
+
+// InboxList is the body of GET /v1/processes/{id}/inbox: the messages its
+// next turn drains, oldest first.
+type InboxList struct {
+	Messages []InboxMessage `json:"messages"`
+}
+
 // Timer is a timer of a process: when it is due, its Message is posted to
 // the process's inbox as a schedule message. A Cron timer then waits for
 // its next time; a one-shot timer (At) is gone.

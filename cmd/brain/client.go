@@ -36,6 +36,7 @@ var clientCommands = map[string]clientCommand{
 	"stop":   {"PID", "finish a process for good", control("stop")},
 	"retry":  {"PID", "run a FAILED process again", control("retry")},
 	"rm":     {"PID...", "delete processes, their conversations and their workers (not while a turn runs)", runRm},
+	"inbox":  {"PID", "list the messages waiting in a process's inbox, oldest first (operator)", runInbox},
 	"timers": {"PID [--in DURATION | --at TIME | --cron EXPR TEXT] [--cancel ID]",
 		"list a process's timers; --in, --at or --cron arms one that posts TEXT, --cancel cancels one (operator)", runTimers},
 }

@@ -233,7 +233,13 @@ func TestClientCommands(t *testing.T) {
 		strings.Count(out, "\n") != 2 {
 		t.Errorf("brain ps --parent %s:\n%s\nwant the header and p_worker alone", other, out)
 	}
-	if out, want := s.mustBrain(t, "rm", other, pid), other+" deleted (was BLOCKED) with its workers p_worker\n"+pid+" deleted (was DONE)\n"; out != want {
+	// A message waits in the inbox of a paused process.
+	s.mustBrain(t, "pause", other)
+	s.mustBrain(t, "send", other, "are", "you", "there?")
+	if out := s.mustBrain(t, "inbox", other); !regexp.MustCompile(`^ID +KIND +FROM +AT +CONTENT\n\S+ +user +\S+ +\S+ +are you there\?\n$`).MatchString(out) {
+		t.Errorf("brain inbox:\n%s", out)
+	}
+	if out, want := s.mustBrain(t, "rm", other, pid), other+" deleted (was PAUSED) with its workers p_worker\n"+pid+" deleted (was DONE)\n"; out != want {
 		t.Errorf("brain rm: %q, want %q", out, want)
 	}
 	if code, out, stderr := s.brain(context.Background(), "rm", "p_nope", pid); code != 1 || out != "" || !strings.HasPrefix(stderr, "brain rm: 404 not_found: ") {
@@ -358,6 +364,7 @@ func TestClientMisuse(t *testing.T) {
 		{[]string{"pause"}, "brain pause: missing PID"},
 		{[]string{"stop", "p_1", "now"}, `brain stop: unexpected argument "now"`},
 		{[]string{"rm"}, "brain rm: missing PID"},
+		{[]string{"inbox"}, "brain inbox: missing PID"},
 		{[]string{"timers"}, "brain timers: missing PID"},
 		{[]string{"timers", "p_1", "--in", "10m"}, "brain timers: missing TEXT"},
 		{[]string{"timers", "p_1", "report"}, `brain timers: unexpected argument "report" (TEXT goes with --in, --at or --cron)`},

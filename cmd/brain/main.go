@@ -39,6 +39,7 @@ Client commands, against BRAIN_URL (default http://127.0.0.1:8080) with BRAIN_TO
   pause|resume|stop|retry PID
                         hold, release, finish or retry a process
   rm PID...             delete processes and their conversations
+  inbox PID             list the messages waiting in a process's inbox
   timers PID [--in D | --at TIME | --cron EXPR TEXT] [--cancel ID]
                         list a process's timers, arm one or cancel one
 
@@ -94,7 +95,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runServe(ctx, rest, log, stdout, stderr)
 	case "token":
 		return runToken(rest, os.Stdin, stdout, stderr)
-	case "ps", "new", "send", "steer", "logs", "pause", "resume", "stop", "retry", "rm", "timers":
+	case "ps", "new", "send", "steer", "logs", "pause", "resume", "stop", "retry", "rm", "inbox", "timers":
 		return runClient(ctx, cmd, rest, os.Getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, log, stdout, stderr)
