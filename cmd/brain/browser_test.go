@@ -38,7 +38,7 @@ func chromiumPath() string {
 // data and sees the demo model's presentation (a table, a two-slice pie),
 // clicks its action button, which posts its prompt and wakes the process;
 // user B cannot see A's process; the operator sees its worker, and the
-// worker's parent, and cancels its timer; A deletes it (two clicks), its worker too. It runs
+// worker's parent, cancels its timer and reads its inbox; A deletes it (two clicks), its worker too. It runs
 // serve on a real redis-server, which the test also writes the worker to. Screenshots go to $BRAIN_TEST_ARTIFACTS,
 // or a temporary directory, and their paths are logged.
 func TestBrowser(t *testing.T) {
@@ -274,6 +274,16 @@ func TestBrowser(t *testing.T) {
 	if left, err := api.NewClient(srv.url, tokOp).Timers(apiCtx, pid); err != nil || len(left) != 0 {
 		t.Errorf("timers after the console's cancel: %+v, %v; want none", left, err)
 	}
+	// Paused, the process keeps A's next message in its inbox, which the
+	// operator sees.
+	if _, err := api.NewClient(srv.url, tokOp).Control(apiCtx, pid, "pause"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.NewClient(srv.url, tokA).Send(apiCtx, pid, "are you there?", ""); err != nil {
+		t.Fatal(err)
+	}
+	poll("the waiting message", `(() => { const f = document.querySelector('#p-inbox');
+		return !f.hidden && f.textContent.includes('are you there?'); })()`)
 	do("open the worker", chromedp.Click(chromedp.CSS(`#p-family a[href="#/p/p_browser_worker"]`)))
 	poll("its parent", `(() => { const f = document.querySelector('#p-family');
 		return location.hash === '#/p/p_browser_worker' && !f.hidden && f.textContent.includes('worker of') &&

@@ -297,6 +297,7 @@
     $('p-recipe').textContent = '';
     $('p-family').hidden = true;
     $('p-timers').hidden = true;
+    $('p-inbox').hidden = true;
     pending.clear();
     drained.clear();
     applyRole();
@@ -327,6 +328,7 @@
         (p.inbox ? ' · ' + p.inbox + ' message' + (p.inbox === 1 ? '' : 's') + ' waiting in the inbox' : '');
       showFamily(p, workers);
       showTimers(pid, timers.timers || []);
+      await showInbox(pid, p.inbox || 0);
       return true;
     } catch (e) {
       if (e.status !== 401) showError('process: ' + e.message);
@@ -379,6 +381,31 @@
       box.appendChild(s);
     }
     box.hidden = !timers.length;
+  }
+
+  // showInbox lists, to an operator, the messages waiting for the
+  // process's next turn (a paused one keeps them).
+  async function showInbox(pid, waiting) {
+    const box = $('p-inbox');
+    let msgs = [];
+    if (waiting && role() !== 'user') {
+      try {
+        msgs = (await api('GET', '/v1/processes/' + enc(pid) + '/inbox')).messages || [];
+      } catch (e) {
+        if (e.status === 403) setRole('user');
+      }
+    }
+    if (current !== pid) return;
+    box.textContent = '';
+    if (msgs.length) box.appendChild(el('span', '', 'waiting:'));
+    for (const m of msgs) {
+      const s = el('span', 'waiting');
+      s.appendChild(el('span', 'muted', m.from || m.kind));
+      const text = m.content.length > 200 ? m.content.slice(0, 199) + '…' : m.content;
+      s.appendChild(document.createTextNode(' ' + text));
+      box.appendChild(s);
+    }
+    box.hidden = !msgs.length;
   }
 
   async function cancelTimer(pid, id) {
