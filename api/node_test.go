@@ -323,3 +323,69 @@ func TestTimers(t *testing.T) {
 		t.Errorf("inbox = %+v, %v; want the schedule message", in, err)
 	}
 }
+
+// reporting wraps a model and reports a usage after each of its answers,
+// as providers do.
+type reporting struct {
+	llm.Model
+	in, out int
+}
+
+func (m reporting) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	return func(yield func(llm.Part, error) bool) {
+		for p, err := range m.Model.Generate(ctx, req) {
+			if !yield(p, err) || err != nil {
+				return
+			}
+		}
+		yield(llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: m.in, OutputTokens: m.out}}, nil)
+	}
+}
+
+// A process's answer says what its model calls used, in GET and in the
+// list: a turn of two calls here.
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	s, err := scripted.Parse([]byte(turnScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed := make(chan store.Record, 1)
+	node, err := brain.New(brain.Config{Redis: testutil.Redis(t), Recipes: recipes.Builtin(),
+		Models:   map[string]llm.Model{"default": reporting{Model: scripted.New(s), in: 1200, out: 80}},
+		OnCommit: func(rec store.Record, _ []conversation.Event) { committed <- rec }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := node.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = node.Stop(context.Background()) })
+	srv, err := New(Config{Backend: node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	c := NewClient(ts.URL, "")
+
+	p, err := c.CreateProcess(ctx, CreateRequest{Recipe: "default", Input: "What is new?"})
+	if err != nil || p.Tokens != nil {
+		t.Fatalf("CreateProcess = %+v, %v; want no tokens yet", p, err)
+	}
+	select {
+	case <-committed:
+	case <-ctx.Done():
+		t.Fatal("no turn committed")
+	}
+	want := Tokens{Input: 2400, Output: 160}
+	if p, err := c.GetProcess(ctx, p.ID); err != nil || p.Tokens == nil || *p.Tokens != want {
+		t.Errorf("GetProcess = %+v, %v; want tokens %+v", p, err, want)
+	}
+	page, err := c.ListProcesses(ctx, "", "", 10)
+	if err != nil || len(page.Processes) != 1 || page.Processes[0].Tokens == nil || *page.Processes[0].Tokens != want {
+		t.Errorf("ListProcesses = %+v, %v; want the process with tokens %+v", page, err, want)
+	}
+}

@@ -34,6 +34,16 @@ type Process struct {
 	// operator message wakes it). GET /v1/processes and
 	// GET /v1/processes/{id} report it; other answers leave it out.
 	Inbox *int `json:"inbox,omitempty"`
+	// Tokens are what the process's model calls have used, as their
+	// providers reported it (its workers count their own); absent before
+	// the first call that reported usage.
+	Tokens *Tokens `json:"tokens,omitempty"`
+}
+
+// Tokens counts the tokens of model calls.
+type Tokens struct {
+	Input  int64 `json:"input"`
+	Output int64 `json:"output"`
 }
 
 // DeletedProcess is the answer of DELETE /v1/processes/{id}: the process
@@ -54,12 +64,16 @@ func processWithInbox(r store.Record) Process {
 }
 
 func processOf(r store.Record) Process {
-	return Process{
+	p := Process{
 		ID: r.ID, Recipe: r.Recipe, Engine: r.Engine,
 		State: string(r.Status.State), PausedFrom: string(r.Status.PausedFrom),
 		Parent: r.Parent, Depth: r.Depth, Owner: r.Owner, Version: r.Version, Queued: r.Queued,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Metadata: r.Metadata,
 	}
+	if r.Tokens != (store.Tokens{}) {
+		p.Tokens = &Tokens{Input: r.Tokens.Input, Output: r.Tokens.Output}
+	}
+	return p
 }
 
 // CreateRequest is the body of POST /v1/processes.

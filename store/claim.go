@@ -52,6 +52,22 @@ type Claim struct {
 	// included, while Gapless: the scripts check that the log still holds
 	// that many (it only grows) to know that nobody wrote in between.
 	logLen int
+	// tokens are what the model calls of this turn used, as its
+	// model_usage events say (Current's too: an interrupted turn's were
+	// never counted): Commit adds them to the record's totals.
+	tokens Tokens
+}
+
+// plus returns t with the tokens the model_usage events among events
+// report.
+func (t Tokens) plus(events []conversation.Event) Tokens {
+	for _, e := range events {
+		if u := e.ModelUsage; u != nil {
+			t.Input += int64(u.InputTokens)
+			t.Output += int64(u.OutputTokens)
+		}
+	}
+	return t
 }
 
 // knownLen returns, for the scripts, how many events the claim knows the
@@ -240,6 +256,7 @@ func (c *Claim) setLog(ctx context.Context, s *Store, tail *redis.SliceCmd, turn
 		return fmt.Errorf("the turn's turn_start %s is not in the log", turnAt)
 	}
 	c.History, c.Current = log[:split:split], log[split:]
+	c.tokens = Tokens{}.plus(c.Current)
 	return nil
 }
 
@@ -317,6 +334,7 @@ func (s *Store) Checkpoint(ctx context.Context, c *Claim, events []conversation.
 		return fmt.Errorf("store: checkpoint %s: unexpected reply %q", c.Record.ID, status)
 	}
 	c.appended(str(res[0]) == "1", events, strs(res[1:]), now)
+	c.tokens = c.tokens.plus(events)
 	return nil
 }
 

@@ -27,6 +27,8 @@ type Notify struct {
 //     nothing left to hold). If the process left RUNNING any other way
 //     meanwhile (closed, failed, resumed), the events are kept and its state
 //     is left as it is;
+//   - the tokens the turn's model calls used (its model_usage events,
+//     checkpointed ones included) are added to the record's Tokens;
 //   - the lease is deleted and the claim's wake acknowledged and deleted;
 //   - the wake rule judges what is left in the inbox, so a message that
 //     arrived during the turn is never stranded;
@@ -79,7 +81,8 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 	} else {
 		args = append(args, "0", "", "", "", "", "", "", "", "")
 	}
-	args = append(args, c.knownLen())
+	used := c.tokens.plus(events)
+	args = append(args, c.knownLen(), used.Input, used.Output)
 	args = append(args, evs...)
 	status, res, err := s.run(ctx, s.scripts.commit, keys, args...)
 	switch {
@@ -92,6 +95,7 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 	}
 	gapless := str(res[1]) == "1"
 	c.appended(gapless, events, strs(res[2]), now)
+	c.tokens = used
 	if c.Gapless {
 		own, err := s.made(res[3], now)
 		if err != nil {

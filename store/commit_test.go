@@ -281,3 +281,74 @@ func TestCommitAfterPauseResumePause(t *testing.T) {
 		t.Errorf("after commit: %s, want %s", r.Status, want)
 	}
 }
+
+func usage(in, out int) conversation.Event {
+	e := conversation.NewModelUsage(conversation.ModelUsage{Provider: "p", InputTokens: in, OutputTokens: out})
+	e.By = "model"
+	return e
+}
+
+// TestCommitCountsTokens: each turn's commit adds what its model calls
+// used (checkpointed usage included) to the record's totals, once, a turn
+// recovered from a dead node included, and a turn paused meanwhile too.
+func TestCommitCountsTokens(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	want := func(what string, rec store.Record, in, out int64) {
+		t.Helper()
+		if rec.Tokens != (store.Tokens{Input: in, Output: out}) {
+			t.Errorf("%s: tokens %+v, want %d in, %d out", what, rec.Tokens, in, out)
+		}
+		if got := e.get(t, rec.ID).Tokens; got != rec.Tokens {
+			t.Errorf("%s: Get says tokens %+v, the commit %+v", what, got, rec.Tokens)
+		}
+	}
+	in := user("first")
+	e.create(t, "p1", &in)
+	c := e.claim(t, "p1", "t1")
+	if err := e.s.Checkpoint(e.ctx, c, []conversation.Event{usage(100, 10), chat("thinking")}); err != nil {
+		t.Fatal(err)
+	}
+	want("a turn of two calls", e.commit(t, c, lifecycle.Continue, usage(50, 5), chat("done")), 150, 15)
+
+	e.post(t, "p1", user("again"))
+	want("a turn without usage", e.commit(t, e.claim(t, "p1", "t2"), lifecycle.Continue, chat("ok")), 150, 15)
+
+	// A turn interrupted after a checkpointed call: its usage counts once,
+	// when the turn that recovers it commits.
+	e.post(t, "p1", user("third"))
+	c = e.claim(t, "p1", "t3")
+	if err := e.s.Checkpoint(e.ctx, c, []conversation.Event{usage(7, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	e.rdb.Del(e.ctx, "brain:{p1}:lease") // n1 died
+	stale, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
+	if err != nil || len(stale) != 1 {
+		t.Fatalf("ClaimStaleWakes = %+v, %v", stale, err)
+	}
+	r, err := e.s.Claim(e.ctx, stale[0], "n2", "t4")
+	if err != nil || !r.Recovered {
+		t.Fatalf("recovery claim = %+v, %v", r, err)
+	}
+	want("a recovered turn", e.commit(t, r, lifecycle.Continue, usage(2, 2)), 159, 20)
+
+	// Paused during its turn: the process stays PAUSED, its tokens count.
+	e.post(t, "p1", user("fourth"))
+	c = e.claim(t, "p1", "t5")
+	e.transition(t, "p1", lifecycle.Pause)
+	rec := e.commit(t, c, lifecycle.AwaitUser, usage(1, 1))
+	if rec.Status.State != lifecycle.Paused {
+		t.Fatalf("state %s, want PAUSED", rec.Status)
+	}
+	want("a turn paused meanwhile", rec, 160, 21)
+
+	// Stopped during its turn: the process stays DONE, its tokens count.
+	e.transition(t, "p1", lifecycle.Resume)
+	e.post(t, "p1", user("fifth"))
+	c = e.claim(t, "p1", "t6")
+	e.transition(t, "p1", lifecycle.Finish)
+	if rec = e.commit(t, c, lifecycle.AwaitUser, usage(4, 4)); rec.Status.State != lifecycle.Done {
+		t.Fatalf("state %s, want DONE", rec.Status)
+	}
+	want("a turn stopped meanwhile", rec, 164, 25)
+}

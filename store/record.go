@@ -30,6 +30,14 @@ type Record struct {
 	// Inbox counts the messages waiting in the inbox. Get and List read
 	// it; the records of the other calls leave it 0.
 	Inbox int
+	// Tokens are what the process's model calls have used, as their
+	// providers reported it, counted by each turn's commit.
+	Tokens Tokens
+}
+
+// Tokens counts the tokens of model calls.
+type Tokens struct {
+	Input, Output int64
 }
 
 // Get returns the record of process pid, or ErrNotFound.
@@ -79,7 +87,7 @@ func parseRecord(pid string, h map[string]string) (Record, error) {
 }
 
 // setStatus sets what a turn can change of r (state, paused_from, queued,
-// version, updated_at) from the record fields h, which Commit's script
+// version, updated_at, tokens) from the record fields h, which Commit's script
 // returns alone, and Claim's when the caller has the record: the rest is
 // set at creation and never changes.
 func (r *Record) setStatus(h map[string]string) error {
@@ -96,6 +104,16 @@ func (r *Record) setStatus(h map[string]string) error {
 		return fmt.Errorf("store: process %s: %w", r.ID, err)
 	}
 	r.Status, r.Queued, r.Version, r.UpdatedAt = st, h["queued"] == "1", version, time.UnixMilli(updated)
+	// Tokens: none before the first turn that reported some.
+	r.Tokens = Tokens{}
+	for field, n := range map[string]*int64{"tokens_in": &r.Tokens.Input, "tokens_out": &r.Tokens.Output} {
+		if h[field] == "" {
+			continue
+		}
+		if *n, err = number(r.ID, h, field); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -51,18 +51,36 @@ func runPS(ctx context.Context, cc *clientCall, args []string) error {
 }
 
 // writeProcessTable prints processes as aligned columns; a worker's
-// PARENT is the process that spawned it.
+// PARENT is the process that spawned it, TOKENS what its model calls have
+// used (input/output).
 func writeProcessTable(w io.Writer, ps []api.Process, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tRECIPE\tSTATE\tOWNER\tPARENT\tAGE")
+	fmt.Fprintln(tw, "ID\tRECIPE\tSTATE\tOWNER\tPARENT\tTOKENS\tAGE")
 	for _, p := range ps {
 		state := p.State
 		if p.PausedFrom != "" {
 			state += " (from " + p.PausedFrom + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Recipe, state, cmp.Or(p.Owner, "-"), cmp.Or(p.Parent, "-"), age(now.Sub(p.CreatedAt)))
+		tokens := "-"
+		if t := p.Tokens; t != nil {
+			tokens = count(t.Input) + "/" + count(t.Output)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Recipe, state, cmp.Or(p.Owner, "-"), cmp.Or(p.Parent, "-"),
+			tokens, age(now.Sub(p.CreatedAt)))
 	}
 	_ = tw.Flush()
+}
+
+// count prints a number of tokens short: 950, 12.3k, 4.1M.
+func count(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	default:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
 }
 
 // age prints a duration the way ps does: its largest unit only.

@@ -7,7 +7,8 @@
 --       event, by (who ends the turn), wake stream, wake entry id, notify
 --       ('1'/'0'), parent pid, parent shard, kind, from, content, message
 --       at (ms), idempotency key, idempotency ttl, the number of events
---       the caller knows the log to hold ('' = not known), events (JSON) ...
+--       the caller knows the log to hold ('' = not known), the turn's input
+--       and output tokens, events (JSON) ...
 -- Returns {'FENCED'} or {'OK', status (the prelude's), gapless ('1'/'0'),
 -- {id of each event}, made: the events the script wrote itself, as write in
 -- the prelude lists them, only when gapless}.
@@ -18,26 +19,33 @@ local to = fire(event, 'RUNNING')
 if to == nil then return redis.error_reply('store: commit: event ' .. event .. ' does not end a turn') end
 local gapless = ends_at(p, ARGV[20])
 local ids = {}
-for i = 21, #ARGV do ids[#ids + 1] = append(p, ARGV[i]) end
+for i = 23, #ARGV do ids[#ids + 1] = append(p, ARGV[i]) end
 
 local r = rec(p)
 local state = r.state
+-- The turn's tokens join the totals, in the HSET that ends the turn.
+local tokens = {}
+local used_in, used_out = tonumber(ARGV[21]), tonumber(ARGV[22])
+if used_in > 0 or used_out > 0 then
+  tokens = {'tokens_in', tostring((tonumber(r.tokens_in) or 0) + used_in),
+            'tokens_out', tostring((tonumber(r.tokens_out) or 0) + used_out)}
+end
 local paused_in_turn = state == 'PAUSED' and r.paused_from == 'RUNNING'
 if state == 'RUNNING' or (paused_in_turn and to ~= 'READY' and to ~= 'BLOCKED') then
   -- (A finished or failed turn leaves a pause nothing to hold.)
-  set_state(p, state, to)
+  set_state(p, state, to, nil, tokens)
   write(p, 'change', {from = state, to = to, event = event, turn = r.turn or '', by = by})
 elseif paused_in_turn then
   -- Paused during the turn: stay paused; resume lands where the turn led.
   r.paused_from, r.updated_at = to, p.now
   r.version = tostring((tonumber(r.version) or 0) + 1)
-  redis.call('HSET', p.proc, 'paused_from', to, 'updated_at', p.now, 'version', r.version)
+  set_fields(p, {'paused_from', to, 'updated_at', p.now, 'version', r.version}, tokens)
 else
   -- Any other state (DONE, FAILED, READY or BLOCKED after a pause and a
   -- resume, PAUSED again after that) was set by someone else during the
   -- turn: the events are kept, the state is theirs.
   r.updated_at = p.now
-  redis.call('HSET', p.proc, 'updated_at', p.now)
+  set_fields(p, {'updated_at', p.now}, tokens)
 end
 -- The turn gives its lease and its wake up. The field is deleted, not
 -- emptied: the claim of an older brain sharing this Redis reads any value

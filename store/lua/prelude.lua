@@ -121,7 +121,8 @@ end
 -- update p.rec too. version is loaded so that a new state and its version
 -- go in one HSET (a call of its own costs more than a field read);
 -- updated_at is only noted when written, for status.
-local REC_FIELDS = {'state', 'queued', 'engine', 'created_at', 'paused_from', 'fence', 'wake', 'turn', 'version'}
+local REC_FIELDS = {'state', 'queued', 'engine', 'created_at', 'paused_from', 'fence', 'wake', 'turn', 'version',
+  'tokens_in', 'tokens_out'}
 local function rec(p)
   if p.rec == nil then
     local vals = redis.call('HMGET', p.proc, unpack(REC_FIELDS))
@@ -134,7 +135,7 @@ end
 -- status returns what a turn can change of p's record, as HGETALL lists
 -- fields: all a caller that has the rest of the record needs (Go reads it
 -- with Record.setStatus).
-local STATUS_FIELDS = {'state', 'paused_from', 'queued', 'version', 'updated_at'}
+local STATUS_FIELDS = {'state', 'paused_from', 'queued', 'version', 'updated_at', 'tokens_in', 'tokens_out'}
 local function status(p)
   local r = rec(p)
   if not r.version then r.version = redis.call('HGET', p.proc, 'version') end
@@ -149,27 +150,34 @@ local function status(p)
   return flat
 end
 
+-- set_fields sets the record fields fields and extra ({name, value, ...};
+-- extra may be nil) in one HSET and notes them in p.rec.
+local function set_fields(p, fields, extra)
+  local r = rec(p)
+  local args = {p.proc}
+  for _, list in ipairs({fields, extra or {}}) do
+    for i = 1, #list, 2 do
+      args[#args + 1], args[#args + 2] = list[i], list[i + 1]
+      r[list[i]] = list[i + 1]
+    end
+  end
+  redis.call('HSET', unpack(args))
+end
+
 -- set_state moves the process to state to (paused_from exists only while
 -- PAUSED), bumps its version and moves it in the state index. extra, when
 -- given, lists more fields to set with them ({name, value, ...}), in the
 -- same HSET.
 local function set_state(p, from, to, paused_from, extra)
   local r = rec(p)
-  r.state, r.updated_at = to, p.now
-  r.version = tostring((tonumber(r.version) or 0) + 1)
-  local args = {p.proc, 'state', to, 'updated_at', p.now, 'version', r.version}
+  local fields = {'state', to, 'updated_at', p.now, 'version', tostring((tonumber(r.version) or 0) + 1)}
   if to == 'PAUSED' and paused_from ~= nil and paused_from ~= '' then
-    args[#args + 1], args[#args + 2] = 'paused_from', paused_from
-    r.paused_from = paused_from
+    fields[#fields + 1], fields[#fields + 2] = 'paused_from', paused_from
   elseif r.paused_from then
     redis.call('HDEL', p.proc, 'paused_from')
     r.paused_from = false
   end
-  for i = 1, #(extra or {}), 2 do
-    args[#args + 1], args[#args + 2] = extra[i], extra[i + 1]
-    r[extra[i]] = extra[i + 1]
-  end
-  redis.call('HSET', unpack(args))
+  set_fields(p, fields, extra)
   if from ~= to then
     redis.call('ZREM', state_key(from), p.pid)
     redis.call('ZADD', state_key(to), r.created_at, p.pid)
