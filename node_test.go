@@ -1141,8 +1141,12 @@ func TestNodeDeletesFinishedProcesses(t *testing.T) {
 	}
 }
 
-// withUsage is a model that reports the usage of each call after its answer.
-type withUsage struct{ llm.Model }
+// withUsage is a model that reports the usage of each call after its
+// answer: in and out tokens.
+type withUsage struct {
+	llm.Model
+	in, out int
+}
 
 func (m withUsage) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
 	return func(yield func(llm.Part, error) bool) {
@@ -1151,7 +1155,7 @@ func (m withUsage) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm
 				return
 			}
 		}
-		yield(llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 120, OutputTokens: 8}}, nil)
+		yield(llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: m.in, OutputTokens: m.out}}, nil)
 	}
 }
 
@@ -1167,7 +1171,7 @@ func TestUsageNamesTheModelThatAnswered(t *testing.T) {
 	models := map[string]llm.Model{
 		"default":  script(t, delegation),
 		"down":     failingModel{err: &provider.Error{Provider: "anthropic", Kind: provider.ErrUnavailable, StatusCode: 529}},
-		"scripted": withUsage{script(t, "turns:\n  - rounds:\n      - calls: [{name: respond, args: {message: \"Hi.\", awaiting_user_input: true}}]\n")},
+		"scripted": withUsage{script(t, "turns:\n  - rounds:\n      - calls: [{name: respond, args: {message: \"Hi.\", awaiting_user_input: true}}]\n"), 120, 8},
 	}
 	n := startNode(t, Config{Redis: testutil.Redis(t), Models: models, Recipes: lib, OnCommit: c.add})
 	p, err := n.Create(context.Background(), NewProcess{Recipe: "backed-up", Input: "hello"})
@@ -1188,6 +1192,40 @@ func TestUsageNamesTheModelThatAnswered(t *testing.T) {
 	want := []conversation.ModelUsage{{Provider: "scripted", Model: "backup-model", InputTokens: 120, OutputTokens: 8}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("model_usage events (-want +got):\n%s", diff)
+	}
+}
+
+// A process's model calls stop at its recipe's limits.max_tokens, counted
+// across turns by the record: the turn that finds them spent fails without
+// calling the model, with a notice.
+func TestTokenBudgetAcrossTurns(t *testing.T) {
+	t.Parallel()
+	c := newCommits()
+	model := withUsage{script(t, "turns:\n  - rounds:\n      - calls: [{name: respond, args: {message: \"Hi.\", awaiting_user_input: true}}]\n"), 550, 50}
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, OnCommit: c.add})
+	ctx := context.Background()
+	p, err := n.Create(ctx, NewProcess{Recipe: "frugal", Input: "hello"}) // limits.max_tokens: 1000
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the first answer", func(r store.Record) bool { return r.ID == p.ID && r.Tokens.Input == 550 })
+	if _, err := n.Send(ctx, p.ID, "user:ada", "again", ""); err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the second answer", func(r store.Record) bool { return r.ID == p.ID && r.Tokens.Input == 1100 })
+	if _, err := n.Send(ctx, p.ID, "user:ada", "and again", ""); err != nil {
+		t.Fatal(err)
+	}
+	rec := c.wait(t, "the spent budget", func(r store.Record) bool { return r.ID == p.ID && r.Status.State == lifecycle.Failed })
+	if rec.Tokens != (store.Tokens{Input: 1100, Output: 100}) {
+		t.Errorf("tokens %+v, want the two calls' alone", rec.Tokens)
+	}
+	evs, err := n.Store().Log(ctx, p.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := evs[len(evs)-2].SystemNotice; last == nil || last.Code != chat.NoticeTokenBudget {
+		t.Errorf("the log ends %s, %s; want a token_budget notice, then the failure", evs[len(evs)-2].Type, evs[len(evs)-1].Type)
 	}
 }
 

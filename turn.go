@@ -158,6 +158,7 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, historyView []conve
 		Worker:      rec.Parent != "",
 		// The recipe's own bound wins over its models' windows.
 		ContextTokens: cmp.Or(r.Limits.MaxContextTokens, window),
+		TokensUsed:    rec.Tokens.Input + rec.Tokens.Output,
 	}, chat.CheckpointFunc(func(ctx context.Context, evs []conversation.Event) error {
 		return n.store.Checkpoint(ctx, claim, evs)
 	}))

@@ -39,6 +39,7 @@
 // limits.max_rounds 40; no turn timeout; limits.max_depth 3 (workers nest
 // at most 3 deep below a top-level process) and limits.max_workers 5
 // (spawn_worker calls per turn); limits.max_context_tokens 100,000 (what
-// one model call is shown of the conversation). Provider "default" stands for the first
+// one model call is shown of the conversation); no limits.max_tokens (what
+// a process may spend in all). Provider "default" stands for the first
 // configured provider, an empty model name for its default model.
 package recipes

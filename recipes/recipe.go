@@ -265,6 +265,9 @@ type Limits struct {
 	// conversation, which otherwise grows with every turn until the model
 	// refuses it and the process can no longer answer.
 	MaxContextTokens int `yaml:"max_context_tokens,omitempty" json:"max_context_tokens,omitempty" jsonschema:"minimum=1000,maximum=10000000,default=100000" jsonschema_description:"Most tokens of the conversation one model call is shown, estimated at 3 bytes of text a token (the system prompt and tool definitions come on top): set it below the model's context window. A longer conversation is cut from its oldest end: the content of old tool results first, then whole old exchanges; the model is told, and the log keeps everything."`
+	// MaxTokens caps what a process may spend on its model: a loop that
+	// never ends would otherwise bill for good.
+	MaxTokens int64 `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty" jsonschema:"minimum=1000,maximum=1000000000000" jsonschema_description:"Most tokens (input and output, as the providers report them) all the model calls of one process may use; a worker counts its own. Once they are used, the process makes no more calls: it fails with a notice, for an operator to raise the limit and retry it. Left out, no limit."`
 }
 
 // Rounds returns the most model calls one turn may make.

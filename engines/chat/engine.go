@@ -21,6 +21,7 @@ const (
 	NoticeModelError  = "model_error"
 	NoticeEmptyAnswer = "empty_answer"
 	NoticeModelAuth   = "model_auth"
+	NoticeTokenBudget = "token_budget"
 )
 
 // MaxCutRetries bounds how often one turn asks a round again after the
@@ -52,6 +53,9 @@ func (e *Engine) Run(ctx context.Context, t *Turn, cp Checkpointer) (Outcome, er
 	}
 	r.resume(ctx)
 	for r.err == nil {
+		if limit := t.Recipe.Limits.MaxTokens; limit > 0 && r.tokens >= limit {
+			return r.outcome(r.spent(limit)), nil
+		}
 		if r.rounds >= t.Recipe.Limits.Rounds() {
 			r.add(byEngine, conversation.NewSystemNotice(NoticeMaxRounds, fmt.Sprintf(
 				"The turn was stopped after %d model calls (limits.max_rounds). Send a message to continue.",
@@ -90,12 +94,13 @@ type run struct {
 	budget      int
 	corrections int
 	rounds      int
-	spawned     int // spawn_worker calls that started a worker this turn
-	cuts        int // rounds asked again after their answer was cut
-	fitted      int // rounds whose view was cut to limits.max_context_tokens
-	window      int // the most tokens a model call is shown (conversation.Fit)
-	tooLong     int // model calls the provider refused as too long
-	shrunk      int // times window was halved after such a refusal
+	spawned     int   // spawn_worker calls that started a worker this turn
+	cuts        int   // rounds asked again after their answer was cut
+	fitted      int   // rounds whose view was cut to limits.max_context_tokens
+	window      int   // the most tokens a model call is shown (conversation.Fit)
+	tokens      int64 // what the process's model calls have used, this turn's included
+	tooLong     int   // model calls the provider refused as too long
+	shrunk      int   // times window was halved after such a refusal
 	validators  []validators.Validator
 	defs        []llm.ToolDef
 	err         error // a failed checkpoint: the turn is abandoned
@@ -122,6 +127,12 @@ func newRun(e *Engine, t *Turn, cp Checkpointer) *run {
 		budget:    rc.Validation.Corrections(),
 		committed: len(t.Current),
 		window:    t.contextTokens(),
+		tokens:    t.TokensUsed,
+	}
+	for _, e := range t.Current { // an interrupted turn's calls
+		if u := e.ModelUsage; u != nil {
+			r.tokens += int64(u.InputTokens + u.OutputTokens)
+		}
 	}
 	switch {
 	case rc.TurnEndMode() == recipes.TurnEndRespond && t.Tools.Has(tools.Respond):
@@ -329,6 +340,7 @@ func (r *run) shrink(err error, refused []conversation.Message) bool {
 // and the states of the work its provider ran itself.
 func (r *run) observed(req *llm.Request, resp *llm.Response, fit conversation.Fitting) {
 	if u := resp.Usage; u.InputTokens > 0 || u.OutputTokens > 0 {
+		r.tokens += int64(u.InputTokens + u.OutputTokens)
 		model := u.Model
 		if u.Provider == "" { // the model did not say who answered: the one asked
 			model = req.Params.Model
@@ -341,6 +353,20 @@ func (r *run) observed(req *llm.Request, resp *llm.Response, fit conversation.Fi
 	for _, h := range resp.Hosted {
 		r.add(byModel, conversation.NewHostedActivity(h))
 	}
+}
+
+// spent ends a process whose model calls have used limit tokens, its
+// recipe's limits.max_tokens: it fails, with a notice saying so (a
+// worker's parent is told), so that no more calls are billed until an
+// operator raises the limit and retries it.
+func (r *run) spent(limit int64) lifecycle.Event {
+	text := fmt.Sprintf("This process has used %d tokens of its model, its recipe's limits.max_tokens (%d): it makes no more model calls. "+
+		"Raise the limit, then retry the process.", r.tokens, limit)
+	r.add(byEngine, conversation.NewSystemNotice(NoticeTokenBudget, text))
+	if r.t.Worker {
+		r.finish = &tools.FinishArgs{Result: text, Status: tools.FinishFailed}
+	}
+	return lifecycle.Fail
 }
 
 // failed handles a model call that failed after its adapter's retries.

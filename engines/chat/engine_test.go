@@ -462,3 +462,53 @@ func TestContextRefusedShowsLess(t *testing.T) {
 		}
 	})
 }
+
+// A process whose model calls have used its recipe's limits.max_tokens
+// makes no more calls: the turn fails with a notice (a worker's with a
+// failed result for its parent), counting what earlier turns used.
+func TestTokenBudget(t *testing.T) {
+	t.Parallel()
+	lookups := func() *scripted.Model {
+		return scripted.New(&scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "a"}}}},
+			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "b"}}}},
+			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "c"}}}},
+			{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "done"}}}},
+		}}}})
+	}
+	r := &recipes.Recipe{Name: "frugal", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}, {Name: "finish_task"}},
+		Limits: recipes.Limits{MaxTokens: 2000}}
+	for _, tt := range []struct {
+		name   string
+		used   int64 // before the turn
+		worker bool
+		calls  int
+	}{
+		{"spent midway", 0, false, 3}, // 910 tokens a call: 2,730 after three
+		{"spent before", 1990, false, 1},
+		{"spent already", 2000, false, 0},
+		{"a worker", 0, true, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			model := lookups()
+			turn := oneTurn(t, r, metered{model})
+			turn.TokensUsed, turn.Worker = tt.used, tt.worker
+			var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+			out, err := (&Engine{}).Run(context.Background(), &turn, discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(model.Requests()); n != tt.calls {
+				t.Errorf("%d model calls, want %d", n, tt.calls)
+			}
+			last := out.Events[len(out.Events)-1].SystemNotice
+			if out.Next != lifecycle.Fail || last == nil || last.Code != NoticeTokenBudget || !strings.Contains(last.Text, "limits.max_tokens (2000)") {
+				t.Fatalf("turn ended %s with %+v; want fail with a token_budget notice", out.Next, last)
+			}
+			if tt.worker != (out.Finish != nil && out.Finish.Status == tools.FinishFailed && out.Finish.Result == last.Text) {
+				t.Errorf("Finish = %+v; a worker's parent is told, with the notice", out.Finish)
+			}
+		})
+	}
+}

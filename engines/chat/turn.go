@@ -37,6 +37,10 @@ type Turn struct {
 	// is shown (conversation.Fit); 0 means the recipe's
 	// limits.max_context_tokens.
 	ContextTokens int
+	// TokensUsed is what the process's model calls used before this turn
+	// (its record's totals): with this turn's, what the recipe's
+	// limits.max_tokens bounds.
+	TokensUsed int64
 }
 
 // Checkpointer makes a turn's progress durable. The engine calls it with
