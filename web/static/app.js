@@ -129,6 +129,13 @@
     e.hidden = !msg;
   }
 
+  // count prints a number of tokens short: 950, 12.3k, 4.1M.
+  function count(n) {
+    if (n < 1000) return String(n);
+    if (n < 1e6) return (n / 1e3).toFixed(1) + 'k';
+    return (n / 1e6).toFixed(1) + 'M';
+  }
+
   function age(iso) {
     const t = Date.parse(iso);
     if (isNaN(t)) return '';
@@ -325,6 +332,7 @@
       st.textContent = p.state + (p.paused_from ? ' (from ' + p.paused_from + ')' : '');
       st.className = 'state ' + p.state;
       $('p-recipe').textContent = p.recipe + (p.owner ? ' · ' + p.owner : '') + ' · ' + age(p.created_at) + ' old' +
+        (p.tokens ? ' · ' + count(p.tokens.input) + ' tokens in, ' + count(p.tokens.output) + ' out' : '') +
         (p.inbox ? ' · ' + p.inbox + ' message' + (p.inbox === 1 ? '' : 's') + ' waiting in the inbox' : '');
       showFamily(p, workers);
       showTimers(pid, timers.timers || []);
