@@ -192,12 +192,17 @@ func TestWithANode(t *testing.T) {
 	wantAPIError(t, "message a missing process", err, 404, CodeNotFound)
 }
 
-// A full inbox refuses a message with 429 inbox_full, saying the limit;
-// nothing is stored, and the process is unharmed.
-func TestInboxFull(t *testing.T) {
-	t.Parallel()
-	node, err := brain.New(brain.Config{Redis: testutil.Redis(t), InboxLimit: 2,
-		Models: map[string]llm.Model{"default": scripted.New(&scripted.Script{})}, Recipes: recipes.Builtin()})
+// serveNode serves the API of a node made with cfg (not started; on its
+// own Redis, with the built-in recipes and a model that answers nothing
+// unless cfg says) and returns it with the clients of ada, a user, and
+// olga, an operator.
+func serveNode(t *testing.T, cfg brain.Config) (*brain.Node, *Client, *Client) {
+	t.Helper()
+	cfg.Redis, cfg.Recipes = testutil.Redis(t), recipes.Builtin()
+	if cfg.Models == nil {
+		cfg.Models = map[string]llm.Model{"default": scripted.New(&scripted.Script{})}
+	}
+	node, err := brain.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,9 +215,16 @@ func TestInboxFull(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
+	return node, NewClient(ts.URL, "tok-ada"), NewClient(ts.URL, "tok-olga")
+}
+
+// A full inbox refuses a message with 429 inbox_full, saying the limit;
+// nothing is stored, and the process is unharmed.
+func TestInboxFull(t *testing.T) {
+	t.Parallel()
+	_, ada, olga := serveNode(t, brain.Config{InboxLimit: 2})
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	ada, olga := NewClient(ts.URL, "tok-ada"), NewClient(ts.URL, "tok-olga")
 
 	p, err := ada.CreateProcess(ctx, CreateRequest{Recipe: "default"})
 	if err != nil {
@@ -250,23 +262,9 @@ func TestInboxFull(t *testing.T) {
 func TestTimers(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
-	node, err := brain.New(brain.Config{Redis: testutil.Redis(t), Clock: func() time.Time { return now },
-		Models: map[string]llm.Model{"default": scripted.New(&scripted.Script{})}, Recipes: recipes.Builtin()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Config{Backend: node, Tokens: []Token{
-		{Name: "ada", Role: RoleUser, SHA256: HashToken("tok-ada")},
-		{Name: "olga", Role: RoleOperator, SHA256: HashToken("tok-olga")},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
+	node, ada, olga := serveNode(t, brain.Config{Clock: func() time.Time { return now }})
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	ada, olga := NewClient(ts.URL, "tok-ada"), NewClient(ts.URL, "tok-olga")
 
 	p, err := ada.CreateProcess(ctx, CreateRequest{Recipe: "default"})
 	if err != nil {
@@ -351,25 +349,15 @@ func TestTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	committed := make(chan store.Record, 1)
-	node, err := brain.New(brain.Config{Redis: testutil.Redis(t), Recipes: recipes.Builtin(),
+	node, c, _ := serveNode(t, brain.Config{
 		Models:   map[string]llm.Model{"default": reporting{Model: scripted.New(s), in: 1200, out: 80}},
 		OnCommit: func(rec store.Record, _ []conversation.Event) { committed <- rec }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := node.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = node.Stop(context.Background()) })
-	srv, err := New(Config{Backend: node})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	c := NewClient(ts.URL, "")
 
 	p, err := c.CreateProcess(ctx, CreateRequest{Recipe: "default", Input: "What is new?"})
 	if err != nil || p.Tokens != nil {
