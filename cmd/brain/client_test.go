@@ -159,8 +159,8 @@ func TestClientCommands(t *testing.T) {
 	}
 
 	out = s.mustBrain(t, "ps")
-	if !regexp.MustCompile(`(?m)^ID +RECIPE +STATE +OWNER +PARENT +TOKENS +AGE$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(pid)+` +default +BLOCKED +- +- +- +\d+s$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^ID +RECIPE +STATE +OWNER +PARENT +INBOX +TOKENS +AGE$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(pid)+` +default +BLOCKED +- +- +0 +- +\d+s$`).MatchString(out) {
 		t.Errorf("brain ps:\n%s", out)
 	}
 	if out := s.mustBrain(t, "ps", "--state", "DONE"); strings.Contains(out, pid) {
@@ -412,18 +412,19 @@ func TestAge(t *testing.T) {
 func TestProcessTable(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	waiting := 3
 	var out bytes.Buffer
 	writeProcessTable(&out, []api.Process{
 		{ID: "p_chat", Recipe: "arthur", State: "PAUSED", PausedFrom: "BLOCKED", Owner: "alice", CreatedAt: now.Add(-3 * time.Hour),
-			Tokens: &api.Tokens{Input: 12_345, Output: 950}},
+			Tokens: &api.Tokens{Input: 12_345, Output: 950}, Inbox: &waiting},
 		{ID: "p_work", Recipe: "marvin-worker", State: "DONE", Parent: "p_chat", CreatedAt: now.Add(-2 * time.Minute),
 			Tokens: &api.Tokens{Input: 4_100_000, Output: 1000}},
 		{ID: "p_new", Recipe: "default", State: "BLOCKED", Owner: "bob", CreatedAt: now.Add(-5 * time.Second)},
 	}, now)
-	want := "ID      RECIPE         STATE                  OWNER  PARENT  TOKENS     AGE\n" +
-		"p_chat  arthur         PAUSED (from BLOCKED)  alice  -       12.3k/950  3h\n" +
-		"p_work  marvin-worker  DONE                   -      p_chat  4.1M/1.0k  2m\n" +
-		"p_new   default        BLOCKED                bob    -       -          5s\n"
+	want := "ID      RECIPE         STATE                  OWNER  PARENT  INBOX  TOKENS     AGE\n" +
+		"p_chat  arthur         PAUSED (from BLOCKED)  alice  -       3      12.3k/950  3h\n" +
+		"p_work  marvin-worker  DONE                   -      p_chat  -      4.1M/1.0k  2m\n" +
+		"p_new   default        BLOCKED                bob    -       -      -          5s\n"
 	if got := out.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}

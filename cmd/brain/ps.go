@@ -51,22 +51,26 @@ func runPS(ctx context.Context, cc *clientCall, args []string) error {
 }
 
 // writeProcessTable prints processes as aligned columns; a worker's
-// PARENT is the process that spawned it, TOKENS what its model calls have
-// used (input/output).
+// PARENT is the process that spawned it, INBOX the messages waiting for its
+// next turn, TOKENS what its model calls have used (input/output).
 func writeProcessTable(w io.Writer, ps []api.Process, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tRECIPE\tSTATE\tOWNER\tPARENT\tTOKENS\tAGE")
+	fmt.Fprintln(tw, "ID\tRECIPE\tSTATE\tOWNER\tPARENT\tINBOX\tTOKENS\tAGE")
 	for _, p := range ps {
 		state := p.State
 		if p.PausedFrom != "" {
 			state += " (from " + p.PausedFrom + ")"
 		}
+		inbox := "-"
+		if p.Inbox != nil {
+			inbox = fmt.Sprint(*p.Inbox)
+		}
 		tokens := "-"
 		if t := p.Tokens; t != nil {
 			tokens = count(t.Input) + "/" + count(t.Output)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Recipe, state, cmp.Or(p.Owner, "-"), cmp.Or(p.Parent, "-"),
-			tokens, age(now.Sub(p.CreatedAt)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Recipe, state, cmp.Or(p.Owner, "-"), cmp.Or(p.Parent, "-"),
+			inbox, tokens, age(now.Sub(p.CreatedAt)))
 	}
 	_ = tw.Flush()
 }
