@@ -11,6 +11,7 @@
 (function () {
   const STATES = ['READY', 'RUNNING', 'BLOCKED', 'PAUSED', 'DONE', 'FAILED'];
   const POLL_MS = 2000;
+  const INBOX_SHOWN = 20; // the waiting messages a process page lists at most
   const TOKEN_KEY = 'brain.token';
   const ROLE_KEY = 'brain.role';
   const SVG = 'http://www.w3.org/2000/svg';
@@ -406,13 +407,14 @@
     if (current !== pid) return;
     box.textContent = '';
     if (msgs.length) box.appendChild(el('span', '', 'waiting:'));
-    for (const m of msgs) {
+    for (const m of msgs.slice(0, INBOX_SHOWN)) {
       const s = el('span', 'waiting');
       s.appendChild(el('span', 'muted', m.from || m.kind));
       const text = m.content.length > 200 ? m.content.slice(0, 199) + '…' : m.content;
       s.appendChild(document.createTextNode(' ' + text));
       box.appendChild(s);
     }
+    if (msgs.length > INBOX_SHOWN) box.appendChild(el('span', 'muted', '+' + (msgs.length - INBOX_SHOWN) + ' more'));
     box.hidden = !msgs.length;
   }
 
