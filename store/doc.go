@@ -8,8 +8,10 @@
 //
 //	brain:{pid}:proc    hash    recipe, engine, state, paused_from, version, parent,
 //	                            depth, owner, created_at, updated_at (unix ms),
-//	                            queued ("1" or absent), fence (token counter),
-//	                            metadata (JSON), turn, turn_at, wake
+//	                            queued ("1"; "0" or absent when not), fence
+//	                            (token counter), metadata (JSON), turn,
+//	                            turn_at, wake, tokens_in, tokens_out (what its
+//	                            model calls used; absent before any)
 //	brain:{pid}:inbox   stream  pending messages: kind, from, content, at (unix ms)
 //	brain:{pid}:events  stream  the log: e = JSON of a conversation.Event; the
 //	                            entry id is the event's ID; it only grows
