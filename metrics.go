@@ -29,6 +29,7 @@ type Metrics struct {
 	fitted       *prometheus.CounterVec
 	tooLong      *prometheus.CounterVec
 	refused      *prometheus.CounterVec
+	recipeTokens *prometheus.CounterVec
 }
 
 // NewMetrics registers a node's metrics on reg.
@@ -72,12 +73,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "brain_context_refused_calls_total",
 			Help: "Model calls the provider refused as too long for the model's context window, by recipe (asked again showing half as much): set limits.max_context_tokens, or the provider's max_context_tokens, below the window.",
 		}, []string{"recipe"}),
+		recipeTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_recipe_tokens_total",
+			Help: "Tokens of the model calls of committed turns, by recipe and direction (input, output): what each kind of process costs.",
+		}, []string{"recipe", "direction"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "brain_inbox_refused_messages_total",
 			Help: "Messages not stored because their process's inbox was full (the inbox limit), by kind: user and operator posts were refused, schedule ticks dropped.",
 		}, []string{"kind"}),
 	}
-	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused)
+	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens)
 	return m
 }
 
@@ -97,6 +102,14 @@ func (m *Metrics) observeTurn(claim *store.Claim, out chat.Outcome) {
 	for _, e := range out.Events[len(claim.Current):] {
 		if c := e.ValidationCorrection; c != nil {
 			m.corrections.WithLabelValues(c.Validator).Inc()
+		}
+	}
+	// All of the turn's calls, an interrupted turn's before the claim too:
+	// as the process's totals, they count when the turn is committed.
+	for _, e := range out.Events {
+		if u := e.ModelUsage; u != nil {
+			m.recipeTokens.WithLabelValues(claim.Record.Recipe, "input").Add(float64(u.InputTokens))
+			m.recipeTokens.WithLabelValues(claim.Record.Recipe, "output").Add(float64(u.OutputTokens))
 		}
 	}
 }

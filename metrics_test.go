@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines/chat"
 	brainutil "github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
@@ -69,6 +70,24 @@ func TestMetricsCountFittedCalls(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.tooLong.WithLabelValues("ford")); got != 1 {
 		t.Errorf("brain_context_refused_calls_total{ford} = %v, want 1", got)
+	}
+}
+
+// A committed turn's model calls count by recipe, an interrupted turn's
+// calls before the claim (Current) included: the node that made them never
+// committed them.
+func TestMetricsCountTokensByRecipe(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics(prometheus.NewPedanticRegistry())
+	usage := func(in, out int) conversation.Event {
+		return conversation.NewModelUsage(conversation.ModelUsage{InputTokens: in, OutputTokens: out})
+	}
+	claim := &store.Claim{Record: store.Record{ID: "p1", Recipe: "ford"}, Current: []conversation.Event{usage(1000, 100)}}
+	m.observeTurn(claim, chat.Outcome{Next: lifecycle.AwaitUser, Events: []conversation.Event{usage(1000, 100), usage(300, 20), usage(200, 10)}})
+	for direction, want := range map[string]float64{"input": 1500, "output": 130} {
+		if got := testutil.ToFloat64(m.recipeTokens.WithLabelValues("ford", direction)); got != want {
+			t.Errorf("brain_recipe_tokens_total{ford,%s} = %v, want %v", direction, got, want)
+		}
 	}
 }
 
