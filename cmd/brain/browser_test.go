@@ -268,6 +268,8 @@ func TestBrowser(t *testing.T) {
 	}
 	do("sign out B", chromedp.Click(chromedp.CSS("#signout")))
 	signIn(tokOp)
+	poll("its tokens in the list", `[...document.querySelectorAll('#states tr')].some((tr) =>
+		tr.textContent.includes('`+pid+`') && tr.textContent.includes('12.3k in, 678 out'))`)
 	do("open A's process as the operator", chromedp.Evaluate[chromedp.Void](`location.hash = '#/p/' + encodeURIComponent('`+pid+`')`))
 	poll("the workers", `(() => { const f = document.querySelector('#p-family');
 		return !f.hidden && [...f.querySelectorAll('a')].some((a) => a.textContent === 'p_browser_worker') && f.textContent.includes('BLOCKED'); })()`)

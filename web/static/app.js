@@ -256,7 +256,7 @@
       ps.sort((a, b) => Date.parse(b.updated_at) - Date.parse(a.updated_at));
       const t = el('table', 'procs');
       const head = t.createTHead().insertRow();
-      for (const c of ['Process', 'Recipe', 'Owner', 'Age', 'Updated', 'Inbox', '']) head.appendChild(el('th', '', c));
+      for (const c of ['Process', 'Recipe', 'Owner', 'Age', 'Updated', 'Inbox', 'Tokens', '']) head.appendChild(el('th', '', c));
       const body = t.createTBody();
       for (const p of ps) {
         const tr = body.insertRow();
@@ -267,6 +267,7 @@
         tr.insertCell().textContent = age(p.created_at);
         tr.insertCell().textContent = age(p.updated_at) + ' ago';
         tr.insertCell().textContent = p.inbox ? p.inbox + ' waiting' : '';
+        tr.insertCell().textContent = p.tokens ? count(p.tokens.input) + ' in, ' + count(p.tokens.output) + ' out' : '';
         const notes = [];
         if (st === 'BLOCKED') notes.push('waiting for a person');
         if (p.paused_from) notes.push('paused from ' + p.paused_from);
