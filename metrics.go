@@ -106,11 +106,9 @@ func (m *Metrics) observeTurn(claim *store.Claim, out chat.Outcome) {
 	}
 	// All of the turn's calls, an interrupted turn's before the claim too:
 	// as the process's totals, they count when the turn is committed.
-	for _, e := range out.Events {
-		if u := e.ModelUsage; u != nil {
-			m.recipeTokens.WithLabelValues(claim.Record.Recipe, "input").Add(float64(u.InputTokens))
-			m.recipeTokens.WithLabelValues(claim.Record.Recipe, "output").Add(float64(u.OutputTokens))
-		}
+	if in, outTokens := conversation.TokensUsed(out.Events); in+outTokens > 0 {
+		m.recipeTokens.WithLabelValues(claim.Record.Recipe, "input").Add(float64(in))
+		m.recipeTokens.WithLabelValues(claim.Record.Recipe, "output").Add(float64(outTokens))
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 	"github.com/engine-brain/brain/llm/provider"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
@@ -1141,23 +1142,8 @@ func TestNodeDeletesFinishedProcesses(t *testing.T) {
 	}
 }
 
-// withUsage is a model that reports the usage of each call after its
-// answer: in and out tokens.
-type withUsage struct {
-	llm.Model
-	in, out int
-}
-
-func (m withUsage) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
-	return func(yield func(llm.Part, error) bool) {
-		for p, err := range m.Model.Generate(ctx, req) {
-			if !yield(p, err) || err != nil {
-				return
-			}
-		}
-		yield(llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: m.in, OutputTokens: m.out}}, nil)
-	}
-}
+// sayHi is a script whose every turn answers "Hi." and waits for the user.
+const sayHi = "turns:\n  - rounds:\n      - calls: [{name: respond, args: {message: \"Hi.\", awaiting_user_input: true}}]\n"
 
 // A turn's model_usage names the candidate of a fallback chain that
 // answered, not the first one asked.
@@ -1171,7 +1157,7 @@ func TestUsageNamesTheModelThatAnswered(t *testing.T) {
 	models := map[string]llm.Model{
 		"default":  script(t, delegation),
 		"down":     failingModel{err: &provider.Error{Provider: "anthropic", Kind: provider.ErrUnavailable, StatusCode: 529}},
-		"scripted": withUsage{script(t, "turns:\n  - rounds:\n      - calls: [{name: respond, args: {message: \"Hi.\", awaiting_user_input: true}}]\n"), 120, 8},
+		"scripted": llmtest.WithUsage{Model: script(t, sayHi), In: 120, Out: 8},
 	}
 	n := startNode(t, Config{Redis: testutil.Redis(t), Models: models, Recipes: lib, OnCommit: c.add})
 	p, err := n.Create(context.Background(), NewProcess{Recipe: "backed-up", Input: "hello"})
@@ -1201,7 +1187,7 @@ func TestUsageNamesTheModelThatAnswered(t *testing.T) {
 func TestTokenBudgetAcrossTurns(t *testing.T) {
 	t.Parallel()
 	c := newCommits()
-	model := withUsage{script(t, "turns:\n  - rounds:\n      - calls: [{name: respond, args: {message: \"Hi.\", awaiting_user_input: true}}]\n"), 550, 50}
+	model := llmtest.WithUsage{Model: script(t, sayHi), In: 550, Out: 50}
 	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, OnCommit: c.add})
 	ctx := context.Background()
 	p, err := n.Create(ctx, NewProcess{Recipe: "frugal", Input: "hello"}) // limits.max_tokens: 1000

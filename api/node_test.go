@@ -18,6 +18,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -322,24 +323,6 @@ func TestTimers(t *testing.T) {
 	}
 }
 
-// reporting wraps a model and reports a usage after each of its answers,
-// as providers do.
-type reporting struct {
-	llm.Model
-	in, out int
-}
-
-func (m reporting) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
-	return func(yield func(llm.Part, error) bool) {
-		for p, err := range m.Model.Generate(ctx, req) {
-			if !yield(p, err) || err != nil {
-				return
-			}
-		}
-		yield(llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: m.in, OutputTokens: m.out}}, nil)
-	}
-}
-
 // A process's answer says what its model calls used, in GET and in the
 // list: a turn of two calls here.
 func TestTokens(t *testing.T) {
@@ -350,7 +333,7 @@ func TestTokens(t *testing.T) {
 	}
 	committed := make(chan store.Record, 1)
 	node, c, _ := serveNode(t, brain.Config{
-		Models:   map[string]llm.Model{"default": reporting{Model: scripted.New(s), in: 1200, out: 80}},
+		Models:   map[string]llm.Model{"default": llmtest.WithUsage{Model: scripted.New(s), In: 1200, Out: 80}},
 		OnCommit: func(rec store.Record, _ []conversation.Event) { committed <- rec }})
 	if err := node.Start(context.Background()); err != nil {
 		t.Fatal(err)

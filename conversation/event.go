@@ -160,3 +160,15 @@ func NewHostedActivity(h HostedActivity) Event {
 func NewModelUsage(u ModelUsage) Event {
 	return Event{Type: TypeModelUsage, ModelUsage: &u}
 }
+
+// TokensUsed sums the input and output tokens the model_usage events among
+// events report.
+func TokensUsed(events []Event) (input, output int64) {
+	for _, e := range events {
+		if u := e.ModelUsage; u != nil {
+			input += int64(u.InputTokens)
+			output += int64(u.OutputTokens)
+		}
+	}
+	return input, output
+}

@@ -64,6 +64,18 @@ func TestSchemaShape(t *testing.T) {
 // words in messages.
 func TestSchemaPatternWords(t *testing.T) {
 	t.Parallel()
+	eachSchemaObject(t, func(v map[string]any) {
+		if p, ok := v["pattern"].(string); ok {
+			if _, ok := patternWords[p]; !ok {
+				t.Errorf("pattern %q has no entry in patternWords", p)
+			}
+		}
+	})
+}
+
+// eachSchemaObject calls visit with every object of the recipe schema.
+func eachSchemaObject(t *testing.T, visit func(map[string]any)) {
+	t.Helper()
 	var doc any
 	if err := json.Unmarshal(Schema(), &doc); err != nil {
 		t.Fatal(err)
@@ -72,11 +84,7 @@ func TestSchemaPatternWords(t *testing.T) {
 	walk = func(v any) {
 		switch v := v.(type) {
 		case map[string]any:
-			if p, ok := v["pattern"].(string); ok {
-				if _, ok := patternWords[p]; !ok {
-					t.Errorf("pattern %q has no entry in patternWords", p)
-				}
-			}
+			visit(v)
 			for _, e := range v {
 				walk(e)
 			}
@@ -94,30 +102,14 @@ func TestSchemaPatternWords(t *testing.T) {
 // (brain serve bounds a provider's max_context_tokens with them).
 func TestSchemaContextTokensRange(t *testing.T) {
 	t.Parallel()
-	var doc map[string]any
-	if err := json.Unmarshal(Schema(), &doc); err != nil {
-		t.Fatal(err)
-	}
 	var found []map[string]any
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if props, ok := v["properties"].(map[string]any); ok {
-				if p, ok := props["max_context_tokens"].(map[string]any); ok {
-					found = append(found, p)
-				}
-			}
-			for _, e := range v {
-				walk(e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(e)
+	eachSchemaObject(t, func(v map[string]any) {
+		if props, ok := v["properties"].(map[string]any); ok {
+			if p, ok := props["max_context_tokens"].(map[string]any); ok {
+				found = append(found, p)
 			}
 		}
-	}
-	walk(doc)
+	})
 	if len(found) != 1 {
 		t.Fatalf("%d max_context_tokens properties in the schema, want 1", len(found))
 	}

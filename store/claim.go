@@ -61,13 +61,8 @@ type Claim struct {
 // plus returns t with the tokens the model_usage events among events
 // report.
 func (t Tokens) plus(events []conversation.Event) Tokens {
-	for _, e := range events {
-		if u := e.ModelUsage; u != nil {
-			t.Input += int64(u.InputTokens)
-			t.Output += int64(u.OutputTokens)
-		}
-	}
-	return t
+	in, out := conversation.TokensUsed(events)
+	return Tokens{Input: t.Input + in, Output: t.Output + out}
 }
 
 // knownLen returns, for the scripts, how many events the claim knows the

@@ -127,13 +127,9 @@ func newRun(e *Engine, t *Turn, cp Checkpointer) *run {
 		budget:    rc.Validation.Corrections(),
 		committed: len(t.Current),
 		window:    t.contextTokens(),
-		tokens:    t.TokensUsed,
 	}
-	for _, e := range t.Current { // an interrupted turn's calls
-		if u := e.ModelUsage; u != nil {
-			r.tokens += int64(u.InputTokens + u.OutputTokens)
-		}
-	}
+	in, out := conversation.TokensUsed(t.Current) // an interrupted turn's calls
+	r.tokens = t.TokensUsed + in + out
 	switch {
 	case rc.TurnEndMode() == recipes.TurnEndRespond && t.Tools.Has(tools.Respond):
 		r.mode, r.terminal = modeRespond, tools.Respond

@@ -14,6 +14,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 	"github.com/engine-brain/brain/llm/provider"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
@@ -280,7 +281,7 @@ func TestContextBound(t *testing.T) {
 	}}}}
 	model := scripted.New(script)
 	turn := Turn{
-		ID: "t1", Recipe: r, Model: metered{model}, Tools: testRegistry(t, r), History: hist,
+		ID: "t1", Recipe: r, Model: llmtest.WithUsage{Model: model, In: 900, Out: 10}, Tools: testRegistry(t, r), History: hist,
 		Current: []conversation.Event{
 			conversation.NewTurnStart("wake"),
 			conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "How many open orders?"),
@@ -336,20 +337,6 @@ func TestContextBound(t *testing.T) {
 	// What the model has just asked for is never cut.
 	if got := reqs[1].Messages[len(reqs[1].Messages)-1]; got.Role != conversation.MessageTool || len(got.Text()) != 600 {
 		t.Errorf("the second round ends with %s %.40q: want the 600 characters the lookup just returned", got.Role, got.Text())
-	}
-}
-
-// metered reports a usage after each answer of its model, as providers do.
-type metered struct{ llm.Model }
-
-func (m metered) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
-	return func(yield func(llm.Part, error) bool) {
-		for p, err := range m.Model.Generate(ctx, req) {
-			if !yield(p, err) || err != nil {
-				return
-			}
-		}
-		yield(llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 900, OutputTokens: 10}}, nil)
 	}
 }
 
@@ -492,7 +479,7 @@ func TestTokenBudget(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			model := lookups()
-			turn := oneTurn(t, r, metered{model})
+			turn := oneTurn(t, r, llmtest.WithUsage{Model: model, In: 900, Out: 10})
 			turn.TokensUsed, turn.Worker = tt.used, tt.worker
 			var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 			out, err := (&Engine{}).Run(context.Background(), &turn, discard)

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"strings"
 	"testing"
 
@@ -55,4 +56,25 @@ func TextPart(s string) llm.Part { return llm.Part{Kind: llm.PartText, Text: s} 
 // CallPart is a tool call with arguments args (JSON).
 func CallPart(id, name, args string) llm.Part {
 	return llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}}
+}
+
+// WithUsage wraps a model (a scripted one, which reports no usage) and
+// reports In input and Out output tokens after each of its answers, as
+// providers do.
+type WithUsage struct {
+	llm.Model
+	In, Out int
+}
+
+// Generate passes the model's parts on, then a usage part; an error ends
+// the answer without one.
+func (m WithUsage) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	return func(yield func(llm.Part, error) bool) {
+		for p, err := range m.Model.Generate(ctx, req) {
+			if !yield(p, err) || err != nil {
+				return
+			}
+		}
+		yield(llm.Part{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: m.In, OutputTokens: m.Out}}, nil)
+	}
 }

@@ -138,7 +138,6 @@ end
 local STATUS_FIELDS = {'state', 'paused_from', 'queued', 'version', 'updated_at', 'tokens_in', 'tokens_out'}
 local function status(p)
   local r = rec(p)
-  if not r.version then r.version = redis.call('HGET', p.proc, 'version') end
   if not r.updated_at then r.updated_at = redis.call('HGET', p.proc, 'updated_at') end
   local flat = {}
   for _, name in ipairs(STATUS_FIELDS) do
