@@ -173,17 +173,18 @@ func (t templates) event(name string, v func(string) string) conversation.Event 
 
 // build returns the event a script wrote from a template at time at, from
 // what it returned: the event's stream id, the template's name, then its
-// values as name, value pairs.
+// values in the order of templateValues.
 func (t templates) build(made []string, at time.Time) (conversation.Event, error) {
-	if len(made) < 2 || t.json[made[1]] == "" || len(made)%2 != 0 {
+	if len(made) < 2 || t.json[made[1]] == "" || len(made) != 2+len(templateValues[made[1]]) {
 		return conversation.Event{}, fmt.Errorf("store: a script's reply says it wrote %q from a template", made)
 	}
-	id := made[0]
-	vals := make(map[string]string, len(made)/2)
-	for i := 2; i+1 < len(made); i += 2 {
-		vals[made[i]] = made[i+1]
-	}
-	e := t.event(made[1], func(k string) string { return vals[k] })
+	id, names, vals := made[0], templateValues[made[1]], made[2:]
+	e := t.event(made[1], func(k string) string {
+		if i := slices.Index(names, k); i >= 0 {
+			return vals[i]
+		}
+		return "" // a value the template does not take (unblock's turn)
+	})
 	e.ID, e.At = id, at.UTC() // as the JSON would say
 	return e, nil
 }

@@ -93,7 +93,7 @@ func TestRender(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			out, _ := evalPrelude(t, rdb, `local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-return render(p, TPL.inbox, {id = ARGV[5], kind = 'user', from = ARGV[6], content = ARGV[7], turn = 't1', by = ARGV[6]})`,
+return render(p, TPL.inbox, {'t1', ARGV[6], ARGV[5], 'user', ARGV[6], ARGV[7]}) -- turn, by, id, kind, from, content`,
 				append(args, "1-1", tt.from, tt.content)...).(string)
 			var got conversation.Event
 			if err := json.Unmarshal([]byte(out), &got); err != nil {

@@ -27,7 +27,9 @@ type scripts struct {
 }
 
 // prelude is the Lua every script starts with: the event templates as the
-// constant table TPL, then lua/prelude.lua.
+// constant table TPL, then lua/prelude.lua. A template's parts alternate
+// literal JSON and placeholders, each the position of its value in
+// templateValues (0: the time).
 func prelude(t templates) string {
 	var b strings.Builder
 	b.WriteString("-- The events scripts write themselves (store/event.go templates).\nlocal TPL = {\n")
@@ -37,7 +39,11 @@ func prelude(t templates) string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(luaString(part))
+			if i%2 == 0 {
+				b.WriteString(luaString(part))
+			} else {
+				fmt.Fprint(&b, slices.Index(templateValues[name], part)+1) // "at" is not there: 0
+			}
 		}
 		b.WriteString("},\n")
 	}

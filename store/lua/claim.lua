@@ -63,18 +63,15 @@ local turn_at
 -- stream, the lease's token, the turn and the wake it holds.
 local function claimed() return {'queued', '0', 'fence', token, 'turn', turn, 'turn_at', turn_at, 'wake', wake} end
 if state == 'READY' then
-  turn_at = write(p, 'turn_start', {turn = turn, by = by})
+  turn_at = write(p, 'turn_start', {turn, by})
   set_state(p, state, fire('wake', state), nil, claimed())
-  write(p, 'wake', {turn = turn, by = by})
+  write(p, 'wake', {turn, by})
   -- The drain: each pending message becomes an inbox_message event and
   -- leaves the inbox in this same step, so it is drained exactly once.
   local drained = {}
   for _, e in ipairs(redis.call('XRANGE', p.inbox, '-', '+')) do
     local msg = fields(e[2])
-    write(p, 'inbox', {
-      turn = turn, id = e[1], kind = msg.kind or '', from = msg.from or '',
-      content = msg.content or '', by = sender(msg) or '',
-    })
+    write(p, 'inbox', {turn, sender(msg) or '', e[1], msg.kind or '', msg.from or '', msg.content or ''})
     drained[#drained + 1] = e[1]
   end
   if #drained > 0 then redis.call('XDEL', p.inbox, unpack(drained)) end
@@ -86,13 +83,13 @@ else
     turn = r.turn
     turn_at = redis.call('HGET', p.proc, 'turn_at')
   else
-    turn_at = write(p, 'turn_start', {turn = turn, by = by})
+    turn_at = write(p, 'turn_start', {turn, by})
   end
   local ready = fire('recover', state)
   set_state(p, state, ready)
-  write(p, 'recover', {turn = turn, by = by})
+  write(p, 'recover', {turn, by})
   set_state(p, ready, fire('wake', ready), nil, claimed())
-  write(p, 'wake', {turn = turn, by = by})
+  write(p, 'wake', {turn, by})
 end
 
 local record

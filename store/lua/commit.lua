@@ -34,7 +34,7 @@ local paused_in_turn = state == 'PAUSED' and r.paused_from == 'RUNNING'
 if state == 'RUNNING' or (paused_in_turn and to ~= 'READY' and to ~= 'BLOCKED') then
   -- (A finished or failed turn leaves a pause nothing to hold.)
   set_state(p, state, to, nil, tokens)
-  write(p, 'change', {from = state, to = to, event = event, turn = r.turn or '', by = by})
+  write(p, 'change', {r.turn or '', by, state, to, event})
 elseif paused_in_turn then
   -- Paused during the turn: stay paused; resume lands where the turn led.
   r.paused_from, r.updated_at = to, p.now

@@ -51,18 +51,22 @@ local function fire(event, from)
 end
 
 -- render fills the placeholders of a template (TPL): its parts are literal
--- JSON and placeholder names, alternating; each name becomes the JSON
--- encoding of vals[name] ("at": p's time). Go builds the whole event; Lua
--- only supplies what changes between calls (a sender, a turn id, the
--- time), and no pattern is matched (measured: a gsub over the template
--- cost Redis ~5 µs per event).
+-- JSON and placeholders, alternating; a placeholder is the position of its
+-- value in vals (the template's values in the order of templateValues in
+-- event.go), 0 for p's time, and becomes the JSON encoding of that value.
+-- Go builds the whole event; Lua only supplies what changes between calls
+-- (a sender, a turn id, the time), and no pattern is matched (measured: a
+-- gsub over the template cost Redis ~5 µs per event).
 local function render(p, tpl, vals)
-  vals.at = p.at
   local out = {}
   for i = 1, #tpl, 2 do
     out[i] = tpl[i]
-    local name = tpl[i + 1]
-    if name then out[i + 1] = cjson.encode(vals[name]) end
+    local at = tpl[i + 1]
+    if at == 0 then
+      out[i + 1] = cjson.encode(p.at)
+    elseif at then
+      out[i + 1] = cjson.encode(vals[at])
+    end
   end
   return table.concat(out)
 end
@@ -84,22 +88,16 @@ local function append(p, json)
   return redis.call('XADD', p.events, '*', 'e', json)
 end
 
--- write appends the event template name renders with vals and notes what
--- it made, in order (p.made: rows of the event's id, the template's name
--- and its values as name, value, ...), so that a reply can carry the
--- values from which Go builds the events (templates.build) instead of
--- their JSON: a string read into Lua, or returned from it, costs Redis.
+-- write appends the event template name renders with vals (its values in
+-- the order of templateValues in event.go) and notes what it made, in
+-- order (p.made: rows of the event's id, the template's name and its
+-- values), so that a reply can carry the values from which Go builds the
+-- events (templates.build) instead of their JSON: a string read into Lua,
+-- or returned from it, costs Redis, and so does each element of a reply.
 local function write(p, name, vals)
   local id = append(p, render(p, TPL[name], vals))
-  local row = {id, name}
-  for k, v in pairs(vals) do
-    if k ~= 'at' then -- the caller's own time
-      row[#row + 1] = k
-      row[#row + 1] = v
-    end
-  end
   p.made = p.made or {}
-  p.made[#p.made + 1] = row
+  p.made[#p.made + 1] = {id, name, unpack(vals)}
   return id
 end
 
@@ -241,7 +239,7 @@ local function wake_rule(p, added)
       if msg.kind == 'user' or msg.kind == 'operator' then
         local queued = rec(p).queued == '1'
         set_state(p, state, fire('user_input', state), nil, {'queued', '1'}) -- enqueue, in one HSET
-        write(p, 'unblock', {by = sender(msg)})
+        write(p, 'unblock', {sender(msg)})
         if not queued then push(p) end
         return
       end
