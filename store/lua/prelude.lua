@@ -118,14 +118,15 @@ end
 -- reads its record once. A script that writes one of them itself must
 -- update p.rec too. version is loaded so that a new state and its version
 -- go in one HSET (a call of its own costs more than a field read);
--- updated_at is only noted when written, for status.
-local REC_FIELDS = {'state', 'queued', 'engine', 'created_at', 'paused_from', 'fence', 'wake', 'turn', 'version',
-  'tokens_in', 'tokens_out'}
+-- updated_at is only noted when written, for status. The table is built
+-- whole: one that grows field by field is rehashed as it grows (measured
+-- with callgrind: a tenth of what a post costs Redis).
 local function rec(p)
   if p.rec == nil then
-    local vals = redis.call('HMGET', p.proc, unpack(REC_FIELDS))
-    p.rec = {}
-    for i, name in ipairs(REC_FIELDS) do p.rec[name] = vals[i] end
+    local v = redis.call('HMGET', p.proc, 'state', 'queued', 'engine', 'created_at', 'paused_from', 'fence', 'wake',
+      'turn', 'version', 'tokens_in', 'tokens_out')
+    p.rec = {state = v[1], queued = v[2], engine = v[3], created_at = v[4], paused_from = v[5], fence = v[6],
+      wake = v[7], turn = v[8], version = v[9], tokens_in = v[10], tokens_out = v[11]}
   end
   return p.rec
 end
@@ -148,17 +149,18 @@ local function status(p)
 end
 
 -- set_fields sets the record fields fields and extra ({name, value, ...};
--- extra may be nil) in one HSET and notes them in p.rec.
+-- extra may be nil) in one HSET and notes them in p.rec. It appends extra
+-- to fields.
 local function set_fields(p, fields, extra)
   local r = rec(p)
-  local args = {p.proc}
-  for _, list in ipairs({fields, extra or {}}) do
-    for i = 1, #list, 2 do
-      args[#args + 1], args[#args + 2] = list[i], list[i + 1]
-      r[list[i]] = list[i + 1]
+  for i = 1, #fields, 2 do r[fields[i]] = fields[i + 1] end
+  if extra then
+    for i = 1, #extra, 2 do
+      fields[#fields + 1], fields[#fields + 2] = extra[i], extra[i + 1]
+      r[extra[i]] = extra[i + 1]
     end
   end
-  redis.call('HSET', unpack(args))
+  redis.call('HSET', p.proc, unpack(fields))
 end
 
 -- set_state moves the process to state to (paused_from exists only while
