@@ -70,7 +70,7 @@ if state == 'READY' then
   -- leaves the inbox in this same step, so it is drained exactly once.
   local drained = {}
   for _, e in ipairs(redis.call('XRANGE', p.inbox, '-', '+')) do
-    local msg = fields(e[2])
+    local msg = message(e[2])
     write(p, 'inbox', {turn, sender(msg) or '', e[1], msg.kind or '', msg.from or '', msg.content or ''})
     drained[#drained + 1] = e[1]
   end
