@@ -112,6 +112,7 @@ func (n *Node) Start(ctx context.Context) error {
 	}
 	n.loop(intakeCtx, "wakes", 0, n.readWakes)
 	n.loop(intakeCtx, "takeovers", n.cfg.LeaseTTL/2, n.takeOver)
+	n.loop(intakeCtx, "trimming wake queues", time.Second, n.trimWakes)
 	n.loop(intakeCtx, "timers", time.Second, n.fireTimers)
 	n.loop(intakeCtx, "tending function libraries", time.Hour, n.tendLibraries)
 	if n.cfg.RetainFinished > 0 {
@@ -221,6 +222,10 @@ func (n *Node) takeOver(ctx context.Context) error {
 	n.runWakes(ctx, free, wakes)
 	return err
 }
+
+// trimWakes deletes the wake entries of its engines that every node is
+// done with (see store.TrimWakes).
+func (n *Node) trimWakes(ctx context.Context) error { return n.store.TrimWakes(ctx, n.cfg.Engines) }
 
 // tendLibraries notes that this version's Lua library is in use and
 // deletes those of versions no node has used for store.LibraryRetention.

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1285,5 +1286,61 @@ turns:
 				t.Errorf("the second call begins with %.80q: cut %v, want %v (the model's window is 1000 tokens)", first, cut, tt.cut)
 			}
 		})
+	}
+}
+
+// trims signals each pipeline that trimmed a stream (XTRIM), once it is
+// done.
+type trims chan struct{}
+
+func (trims) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (trims) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (tr trims) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return c.Name() == "xtrim" }) {
+			select {
+			case tr <- struct{}{}:
+			default:
+			}
+		}
+		return err
+	}
+}
+
+// A node trims its wake queues: a turn only acknowledges its wake, and the
+// entries every node is done with go soon after (all but the last read).
+func TestNodeTrimsWakeQueues(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	trimmed := make(trims, 1)
+	rdb.AddHook(trimmed)
+	c := newCommits()
+	model := script(t, "turns:\n"+strings.Repeat("  - rounds: [{calls: [{name: respond, args: {message: \"ok\"}}]}]\n", 3))
+	n := startNode(t, Config{Redis: rdb, Shards: 1, Models: map[string]llm.Model{"default": model}, OnCommit: c.add})
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "default", Input: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, msg := range []string{"second", "third", ""} {
+		c.wait(t, "a turn", func(store.Record) bool { return len(c.records()) == i+1 })
+		if msg != "" {
+			if _, err := n.Send(ctx, rec.ID, "user:ada", msg, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The second trim from now looked at the queue after the last turn.
+	for range 2 {
+		select {
+		case <-trimmed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the node trimmed no wake queue")
+		}
+	}
+	left, err := rdb.XLen(ctx, "brain:wake:chat:0").Result()
+	if err != nil || left != 1 {
+		t.Errorf("the wake queue holds %d entries (%v) after three turns and a trim, want 1 (the last read)", left, err)
 	}
 }

@@ -23,7 +23,9 @@
 //	brain:{pid}:workers zset    worker pid -> created_at ms: the workers it
 //	                            started, deleted with it (Delete)
 //	brain:wake:<engine>:<n>     stream  wake queue shard n (crc32(pid) % Shards),
-//	                            consumer group "nodes", field pid
+//	                            consumer group "nodes", field pid; a settled
+//	                            wake is acknowledged, and deleted later with
+//	                            the others every node is done with (TrimWakes)
 //	brain:state:<STATE> zset    pid -> created_at ms: the index List walks
 //	brain:owner:<owner> zset    pid -> created_at ms: the index ListOwned walks
 //	brain:timers        zset    "<pid>|<timer id>" -> due unix ms

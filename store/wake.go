@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -187,4 +190,85 @@ func (s *Store) AckWake(ctx context.Context, w Wake) error {
 		return fmt.Errorf("store: ack wake %s %s: %w", w.Stream, w.EntryID, err)
 	}
 	return nil
+}
+
+// TrimWakes removes from the wake streams of engines the entries every
+// node is done with: delivered and acknowledged. A claim or commit only
+// acknowledges the wake it settles, because deleting an entry where it
+// lies costs Redis a scan of the stream node that holds it (measured with
+// callgrind: a tenth of a commit), while trimming a run of them does not.
+// It keeps every entry not yet delivered, every pending one (a dead
+// node's, which ClaimStaleWakes hands to another) and the last delivered.
+func (s *Store) TrimWakes(ctx context.Context, engines []string) error {
+	streams, err := s.wakeStreams(engines)
+	if err != nil {
+		return fmt.Errorf("store: trim wakes: %w", err)
+	}
+	pending := make([]*redis.XPendingCmd, len(streams))
+	groups := make([]*redis.XInfoGroupsCmd, len(streams))
+	_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, st := range streams {
+			pending[i] = p.XPending(ctx, st, wakeGroup)
+			groups[i] = p.XInfoGroups(ctx, st)
+		}
+		return nil
+	})
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, st := range streams {
+			keep, err := firstToKeep(pending[i], groups[i])
+			if err != nil {
+				return fmt.Errorf("stream %s: %w", st, err)
+			}
+			if keep != "" {
+				p.XTrimMinID(ctx, st, keep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: trim wakes: %w", err)
+	}
+	return nil
+}
+
+// firstToKeep returns the id of the first entry of a wake stream that
+// another node may still need, from what XPENDING and XINFO GROUPS said of
+// it: its oldest pending entry, else the last delivered. It returns "" when
+// there is nothing to trim (no stream, no group, nothing delivered).
+func firstToKeep(pending *redis.XPendingCmd, groups *redis.XInfoGroupsCmd) (string, error) {
+	gs, err := groups.Result()
+	if err != nil {
+		if redis.HasErrorPrefix(err, "no such key") {
+			return "", nil // no wake yet
+		}
+		return "", err
+	}
+	i := slices.IndexFunc(gs, func(g redis.XInfoGroup) bool { return g.Name == wakeGroup })
+	if i < 0 || gs[i].LastDeliveredID == "0-0" {
+		return "", nil
+	}
+	keep := gs[i].LastDeliveredID
+	p, err := pending.Result()
+	if err != nil {
+		return "", err
+	}
+	if p.Count > 0 && streamIDLess(p.Lower, keep) {
+		keep = p.Lower
+	}
+	return keep, nil
+}
+
+// streamIDLess reports whether stream entry id a comes before b.
+func streamIDLess(a, b string) bool {
+	am, as := splitStreamID(a)
+	bm, bs := splitStreamID(b)
+	return am < bm || am == bm && as < bs
+}
+
+// splitStreamID returns the two parts of a stream entry id ("ms-seq").
+func splitStreamID(id string) (ms, seq uint64) {
+	m, q, _ := strings.Cut(id, "-")
+	ms, _ = strconv.ParseUint(m, 10, 64)
+	seq, _ = strconv.ParseUint(q, 10, 64)
+	return ms, seq
 }

@@ -2,12 +2,15 @@ package store_test
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/store"
 )
 
@@ -151,5 +154,92 @@ func TestWakeShards(t *testing.T) {
 	}
 	if len(streams) != 4 {
 		t.Errorf("wakes came from %d streams, want all 4 shards", len(streams))
+	}
+}
+
+// TestTrimWakes checks that trimming a wake stream removes the entries
+// every node is done with and keeps those a node may still need: a dead
+// node's pending wake (which another then takes over), the wakes nobody
+// has read, and the last one read.
+func TestTrimWakes(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	s, err := store.New(e.rdb, store.Config{Clock: e.clock.now, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trim := func() {
+		t.Helper()
+		if err := s.TrimWakes(e.ctx, []string{engine}); err != nil {
+			t.Fatalf("TrimWakes: %v", err)
+		}
+	}
+	entries := func() []string {
+		t.Helper()
+		msgs, err := e.rdb.XRange(e.ctx, "brain:wake:"+engine+":0", "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pids []string
+		for _, m := range msgs {
+			pids = append(pids, m.Values["pid"].(string))
+		}
+		return pids
+	}
+	turn := func(w store.Wake, node string, commit bool) *store.Claim {
+		t.Helper()
+		c, err := s.Claim(e.ctx, w, node, "t_"+w.PID)
+		if err != nil {
+			t.Fatalf("Claim(%s): %v", w.PID, err)
+		}
+		if commit {
+			if _, err := s.Commit(e.ctx, c, []conversation.Event{chat("done")}, lifecycle.AwaitUser, "model", nil); err != nil {
+				t.Fatalf("Commit(%s): %v", w.PID, err)
+			}
+		}
+		return c
+	}
+	trim() // no stream yet: nothing to do
+	for _, pid := range []string{"p1", "p2", "p3"} {
+		in := user("hi")
+		if _, err := s.Create(e.ctx, store.NewProcess{ID: pid, Recipe: "assistant", Engine: engine, Input: &in}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := s.ReadWakes(e.ctx, "n1", []string{engine}, 10, time.Millisecond)
+	if err != nil || len(ws) != 3 {
+		t.Fatalf("ReadWakes = %+v, %v; want the three wakes", ws, err)
+	}
+	turn(ws[0], "n1", true)
+	stalled := turn(ws[1], "n1", false) // its node stops here: the wake stays pending
+	turn(ws[2], "n1", true)
+	in := user("hi")
+	if _, err := s.Create(e.ctx, store.NewProcess{ID: "p4", Recipe: "assistant", Engine: engine, Input: &in}); err != nil {
+		t.Fatal(err)
+	}
+	trim()
+	if got, want := entries(), []string{"p2", "p3", "p4"}; !slices.Equal(got, want) {
+		t.Errorf("after the first trim the stream holds wakes of %v, want %v", got, want)
+	}
+
+	stale, err := s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
+	if err != nil || len(stale) != 1 || stale[0].PID != "p2" {
+		t.Fatalf("ClaimStaleWakes = %+v, %v; want p2's pending wake, trimmed or not", stale, err)
+	}
+	if _, err := s.Commit(e.ctx, stalled, []conversation.Event{chat("done")}, lifecycle.AwaitUser, "model", nil); err != nil {
+		t.Fatal(err)
+	}
+	ws, err = s.ReadWakes(e.ctx, "n1", []string{engine}, 10, time.Millisecond)
+	if err != nil || len(ws) != 1 || ws[0].PID != "p4" {
+		t.Fatalf("ReadWakes = %+v, %v; want p4's wake", ws, err)
+	}
+	turn(ws[0], "n1", true)
+	trim()
+	trim()
+	if got, want := entries(), []string{"p4"}; !slices.Equal(got, want) {
+		t.Errorf("after the last trim the stream holds wakes of %v, want %v (the last read)", got, want)
+	}
+	if n := e.wakeEntries(t); n != 0 {
+		t.Errorf("%d wakes unsettled, want none", n)
 	}
 }

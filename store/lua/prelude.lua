@@ -218,10 +218,10 @@ local function dequeue(p)
   end
 end
 
--- drop_wake acknowledges a wake entry and deletes it from its stream.
+-- drop_wake acknowledges a wake entry; Store.TrimWakes deletes it later,
+-- with the others every node is done with.
 local function drop_wake(stream, id)
   redis.call('XACK', stream, GROUP, id)
-  redis.call('XDEL', stream, id)
 end
 
 -- wake_rule judges the inbox of a process that has just changed: READY with
