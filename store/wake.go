@@ -176,17 +176,12 @@ func (s *Store) ClaimStaleWakes(ctx context.Context, node string, engines []stri
 	return wakes, nil
 }
 
-// AckWake settles a wake that will not be claimed: XACK and XDEL, in one
-// transaction. Claim and Commit settle the wakes they handle themselves;
-// never acknowledge a wake for which Claim returned ErrNothingToDo (it may
-// be the pending wake a dead node's process is recovered through).
+// AckWake settles a wake that will not be claimed (TrimWakes deletes it
+// later). Claim and Commit settle the wakes they handle themselves; never
+// acknowledge a wake for which Claim returned ErrNothingToDo (it may be the
+// pending wake a dead node's process is recovered through).
 func (s *Store) AckWake(ctx context.Context, w Wake) error {
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.XAck(ctx, w.Stream, wakeGroup, w.EntryID)
-		p.XDel(ctx, w.Stream, w.EntryID)
-		return nil
-	})
-	if err != nil {
+	if err := s.rdb.XAck(ctx, w.Stream, wakeGroup, w.EntryID).Err(); err != nil {
 		return fmt.Errorf("store: ack wake %s %s: %w", w.Stream, w.EntryID, err)
 	}
 	return nil
