@@ -39,6 +39,9 @@ type Options struct {
 	// AppendOnly turns the append-only file on, fsynced every second, as a
 	// production Redis that must survive its own crash runs.
 	AppendOnly bool
+	// Wrap, when given, is a command that runs the server: redis-server
+	// and its arguments follow it (a profiler, such as valgrind).
+	Wrap []string
 }
 
 // Binary returns the path of the redis-server binary, or ErrNoBinary.
@@ -74,6 +77,9 @@ func Start(opts Options) (*Server, error) {
 	return nil, fmt.Errorf("redisserver: cannot start redis-server: %w", lastErr)
 }
 
+// PID is the process id of the server (of Wrap's command, when given).
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
 // Close stops the server and removes its directory.
 func (s *Server) Close() {
 	_ = s.cmd.Process.Kill()
@@ -103,7 +109,7 @@ func start(bin string, opts Options) (*Server, error) {
 	if opts.AppendOnly {
 		appendOnly = "yes"
 	}
-	cmd := exec.Command(bin,
+	args := append(append([]string{}, opts.Wrap...), bin,
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--dir", dir,
@@ -113,6 +119,7 @@ func start(bin string, opts Options) (*Server, error) {
 		"--logfile", "",
 		"--daemonize", "no",
 	)
+	cmd := exec.Command(args[0], args[1:]...)
 	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
