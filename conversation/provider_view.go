@@ -152,10 +152,13 @@ func unseen(e *Event) bool {
 // view of the log they continue (ProviderView of it), as append does, and
 // returns the view of the whole log, at the cost of events alone. That
 // holds when events start with an event that ends any model response in
-// progress, as a turn start does; ok is false otherwise (view is then
-// returned as it is), and the caller must view the whole log.
+// progress, as a turn start does, or when view does not end with a model
+// response (as a round's view does: the next starts with the model's
+// answer); ok is false otherwise (view is then returned as it is), and the
+// caller must view the whole log.
 func ProviderViewAppend(view []Message, events []Event) (msgs []Message, ok bool) {
-	if len(events) > 0 && (events[0].fromModel() || unseen(&events[0])) {
+	if len(events) > 0 && (events[0].fromModel() || unseen(&events[0])) &&
+		len(view) > 0 && view[len(view)-1].Role == MessageAssistant {
 		return view, false
 	}
 	return append(view, ProviderView(events)...), true

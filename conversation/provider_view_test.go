@@ -319,8 +319,8 @@ func TestResultText(t *testing.T) {
 
 // TestProviderViewAppend checks that the view of a history, continued with
 // the rest of a log, is the view of the whole log wherever the rest starts
-// with an event that ends a model response, and that any other start is
-// refused.
+// with an event that ends a model response or the history's view does not
+// end with one, and that any other split is refused.
 func TestProviderViewAppend(t *testing.T) {
 	t.Parallel()
 	log := []Event{
@@ -347,8 +347,9 @@ func TestProviderViewAppend(t *testing.T) {
 		view := ProviderView(history)
 		got, ok := ProviderViewAppend(view[:len(view):len(view)], rest)
 		endsResponse := i == len(log) || !(rest[0].fromModel() || unseen(&rest[0]))
-		if ok != endsResponse {
-			t.Errorf("split before event %d (%s): ok = %v, want %v", i, eventType(rest), ok, endsResponse)
+		afterResponse := len(view) > 0 && view[len(view)-1].Role == MessageAssistant
+		if want := endsResponse || !afterResponse; ok != want {
+			t.Errorf("split before event %d (%s): ok = %v, want %v", i, eventType(rest), ok, want)
 		}
 		if !ok {
 			continue

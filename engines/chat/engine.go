@@ -111,11 +111,12 @@ type run struct {
 	// of the conversation (see view).
 	turn      []conversation.Event
 	committed int // how many of this turn's events a checkpoint has seen
-	// all is the history followed by turn's first viewed events, built
-	// (once, then appended to) only when the model is shown the history
-	// without a view of it given.
-	all    []conversation.Event
-	viewed int
+	// shown is what the model was last shown: the view of the history
+	// and of turn's first viewed events (see view), and its size
+	// (conversation.ViewTokens), counted as it grows.
+	shown       []conversation.Message
+	viewed      int
+	shownTokens int
 }
 
 func newRun(e *Engine, t *Turn, cp Checkpointer) *run {
@@ -209,20 +210,31 @@ func (r *run) add(by string, ev conversation.Event) {
 }
 
 // view is what the model is shown: the provider view of the history and
-// this turn's events; without a view of the history given, all of it is
-// viewed again.
+// this turn's events. A turn copies the view of the history once and
+// appends each round's events to its copy, so a round costs what it adds,
+// not the length of the conversation; and only ever appends, so what an
+// earlier call was shown is never written again. Without a view of the
+// history given, or when events cannot be appended (see
+// conversation.ProviderViewAppend), the whole conversation is viewed.
 func (r *run) view() []conversation.Message {
-	if hv := r.t.HistoryView; hv != nil {
-		if msgs, ok := conversation.ProviderViewAppend(hv[:len(hv):len(hv)], r.turn); ok {
-			return msgs
-		}
+	if hv := r.t.HistoryView; r.shown == nil && hv != nil {
+		r.shown = append(make([]conversation.Message, 0, len(hv)+2*len(r.turn)+8), hv...)
+		r.shownTokens = conversation.ViewTokens(hv)
 	}
-	if r.all == nil {
-		r.all = append(make([]conversation.Event, 0, len(r.t.History)+len(r.turn)+8), r.t.History...)
+	var msgs []conversation.Message
+	ok := false
+	if r.shown != nil {
+		msgs, ok = conversation.ProviderViewAppend(r.shown, r.turn[r.viewed:])
 	}
-	r.all = append(r.all, r.turn[r.viewed:]...)
-	r.viewed = len(r.turn)
-	return conversation.ProviderView(r.all)
+	if ok {
+		r.shownTokens += conversation.ViewTokens(msgs[len(r.shown):])
+	} else {
+		all := append(append(make([]conversation.Event, 0, len(r.t.History)+len(r.turn)), r.t.History...), r.turn...)
+		msgs = conversation.ProviderView(all)
+		r.shownTokens = conversation.ViewTokens(msgs)
+	}
+	r.shown, r.viewed = msgs, len(r.turn)
+	return msgs[:len(msgs):len(msgs)]
 }
 
 // save checkpoints the events added since the last checkpoint. A failure is
@@ -261,7 +273,10 @@ func (r *run) idle() lifecycle.Event {
 // turn ends with the lifecycle event next. ctx bounds checkpoints, toolCtx
 // (ctx with the turn's timeout) the model and the tools.
 func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bool) {
-	msgs, fit := conversation.Fit(r.view(), r.window)
+	msgs, fit := r.view(), conversation.Fitting{}
+	if r.shownTokens > r.window && r.window > 0 { // (Fit would count them all again to find it fits)
+		msgs, fit = conversation.Fit(msgs, r.window)
+	}
 	if fit.Fitted() {
 		r.fitted++
 	}

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -196,7 +197,8 @@ func TestReplayableRoundIsOneCheckpoint(t *testing.T) {
 }
 
 // TestHistoryView checks that a turn given its history's provider view
-// shows the model what it shows when it views the whole log.
+// shows the model what it shows when it views the whole log, and that what
+// a call was shown stays as it was while the turn goes on.
 func TestHistoryView(t *testing.T) {
 	t.Parallel()
 	r := &recipes.Recipe{
@@ -210,8 +212,9 @@ func TestHistoryView(t *testing.T) {
 	}}}}
 	requests := func(view func([]conversation.Event) []conversation.Message) []llm.Request {
 		model := scripted.New(script)
+		shown := &shownModel{Model: model}
 		turn := Turn{
-			ID: "t1", Recipe: r, Model: model, Tools: testRegistry(t, r),
+			ID: "t1", Recipe: r, Model: shown, Tools: testRegistry(t, r),
 			History: history(7), // ends inside an exchange
 			Current: []conversation.Event{
 				conversation.NewTurnStart("wake"),
@@ -224,6 +227,11 @@ func TestHistoryView(t *testing.T) {
 		var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 		if _, err := (&Engine{}).Run(context.Background(), &turn, discard); err != nil {
 			t.Fatal(err)
+		}
+		for i, req := range model.Requests() {
+			if got, _ := json.Marshal(req.Messages); string(got) != shown.json[i] {
+				t.Errorf("call %d: what the model was shown changed after the call:\nthen %s\nnow  %s", i+1, shown.json[i], got)
+			}
 		}
 		return model.Requests()
 	}
@@ -245,6 +253,19 @@ func TestHistoryView(t *testing.T) {
 			t.Errorf("request %d begins with %q, not the kept view's first message", i+1, got)
 		}
 	}
+}
+
+// shownModel notes the JSON of the messages each call shows its model, as
+// they are when the call is made.
+type shownModel struct {
+	llm.Model
+	json []string
+}
+
+func (m *shownModel) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	b, _ := json.Marshal(req.Messages)
+	m.json = append(m.json, string(b))
+	return m.Model.Generate(ctx, req)
 }
 
 // lookupHistory is a log of n earlier exchanges, each a question, a lookup
