@@ -149,7 +149,7 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 		read = []any{"xrange", eventsKey(w.PID), "(" + known, "+", "COUNT", tailRead}
 	}
 	tail := redis.NewSliceCmd(ctx, read...)
-	status, res, err := s.runThen(ctx, s.scripts.claim, []redis.Cmder{tail}, processKeys(w.PID), args...)
+	status, res, err := s.runThen(ctx, s.scripts.claim, []redis.Cmder{tail}, processKeys(w.PID)[:4], args...)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("store: claim %s: %w", w.PID, err)
@@ -319,7 +319,7 @@ func (s *Store) Checkpoint(ctx context.Context, c *Claim, events []conversation.
 	args := s.processArgs(c.Record.ID, now)
 	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), c.knownLen())
 	args = append(args, evs...)
-	status, res, err := s.run(ctx, s.scripts.checkpoint, processKeys(c.Record.ID), args...)
+	status, res, err := s.run(ctx, s.scripts.checkpoint, processKeys(c.Record.ID)[:3], args...)
 	switch {
 	case err != nil:
 		return fmt.Errorf("store: checkpoint %s: %w", c.Record.ID, err)

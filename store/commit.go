@@ -59,8 +59,11 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 		return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
 	}
 	args := s.processArgs(pid, now)
-	keys := processKeys(pid)
-	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), string(ev), by, c.Wake.Stream, c.Wake.EntryID)
+	keys := processKeys(pid)[:4]
+	used := c.tokens.plus(events)
+	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), string(ev), by, c.Wake.Stream, c.Wake.EntryID,
+		c.knownLen(), used.Input, used.Output, len(evs))
+	args = append(args, evs...)
 	if notify != nil {
 		if !validID(notify.PID) {
 			return Record{}, fmt.Errorf("store: commit %s: notify: %q is not a process id", pid, notify.PID)
@@ -75,15 +78,10 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 		if err := m.validate(); err != nil {
 			return Record{}, fmt.Errorf("store: commit %s: notify: %w", pid, err)
 		}
-		keys = append(keys, processKeys(notify.PID)...)
-		args = append(args, "1", notify.PID, s.shard(notify.PID), string(m.Kind), m.From, m.Content, m.At.UnixMilli(),
+		keys = append(keys, processKeys(notify.PID)[:5]...)
+		args = append(args, notify.PID, s.shard(notify.PID), string(m.Kind), m.From, m.Content, m.At.UnixMilli(),
 			"child:"+pid, idempotencyTTL.Milliseconds())
-	} else {
-		args = append(args, "0", "", "", "", "", "", "", "", "")
 	}
-	used := c.tokens.plus(events)
-	args = append(args, c.knownLen(), used.Input, used.Output)
-	args = append(args, evs...)
 	status, res, err := s.run(ctx, s.scripts.commit, keys, args...)
 	switch {
 	case err != nil:

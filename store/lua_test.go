@@ -57,20 +57,26 @@ func TestLuaLifecycle(t *testing.T) {
 	}
 }
 
-// TestLuaKeyLayout checks that the prelude names keys as keys.go does.
+// TestLuaKeyLayout checks that the prelude names keys as keys.go does, and
+// takes a process's keys in the order processKeys gives them.
 func TestLuaKeyLayout(t *testing.T) {
 	t.Parallel()
 	rdb := testutil.Redis(t)
+	keys := processKeys("p_x1")
 	got := evalPrelude(t, rdb, `
 local k = keys_of(ARGV[1])
-return {k.proc, k.inbox, k.events, k.idem, k.lease, k.timers,
-  state_key('BLOCKED'), wake_key('worker', 3), TIMERS, GROUP, owner_key('alice'), workers_key(ARGV[1])}`, "p_x1")
-	want := append(processKeys("p_x1"), stateKey(lifecycle.Blocked), wakeKey("worker", 3), timersKey, wakeGroup, ownerKey("alice"), workersKey("p_x1"))
+local p = process(ARGV, 2, ARGV[1])
+return {k.proc, k.events, k.lease, k.inbox, k.idem, k.timers,
+  p.proc, p.events, p.lease, p.inbox, p.idem, p.timers,
+  state_key('BLOCKED'), wake_key('worker', 3), TIMERS, GROUP, owner_key('alice'), workers_key(ARGV[1])}`,
+		"p_x1", keys[0], keys[1], keys[2], keys[3], keys[4], keys[5])
+	want := append(append(keys[:6:6], keys...),
+		stateKey(lifecycle.Blocked), wakeKey("worker", 3), timersKey, wakeGroup, ownerKey("alice"), workersKey("p_x1"))
 	if diff := cmp.Diff(want, strs(got)); diff != "" {
 		t.Errorf("Lua key layout (-Go +Lua):\n%s", diff)
 	}
-	if k := processKeys("p_x1"); k[0] != procKey("p_x1") || k[1] != inboxKey("p_x1") || k[2] != eventsKey("p_x1") ||
-		k[4] != leaseKey("p_x1") || k[5] != timersOf("p_x1") {
+	if k := processKeys("p_x1"); k[0] != procKey("p_x1") || k[1] != eventsKey("p_x1") || k[2] != leaseKey("p_x1") ||
+		k[3] != inboxKey("p_x1") || k[5] != timersOf("p_x1") {
 		t.Errorf("processKeys and the single-key helpers disagree: %v", k)
 	}
 }

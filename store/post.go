@@ -64,7 +64,7 @@ func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup
 	m = m.stamped(now)
 	args := s.processArgs(pid, now)
 	args = append(args, string(m.Kind), m.From, m.Content, m.At.UnixMilli(), m.IdempotencyKey, idempotencyTTL.Milliseconds(), s.inboxLimit())
-	status, res, err := s.run(ctx, s.scripts.post, processKeys(pid), args...)
+	status, res, err := s.run(ctx, s.scripts.post, processKeys(pid)[:5], args...)
 	if err != nil {
 		return "", false, fmt.Errorf("store: post to %s: %w", pid, err)
 	}

@@ -1,5 +1,5 @@
 -- checkpoint.lua: append events of a running turn, fenced.
--- KEYS: the process's keys.
+-- KEYS: the process's first 3 keys (up to lease).
 -- ARGV: pid, shard, now, at, lease value, token, the number of events
 --       the caller knows the log to hold ('' = not known), events (JSON) ...
 -- Returns {'OK', gapless ('1'/'0'), id of each event ...} or {'FENCED'}.

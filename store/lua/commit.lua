@@ -2,13 +2,15 @@
 -- its lifecycle event, give the lease and the wake up, apply the wake rule
 -- to what is left in the inbox, and post a finished worker's result to its
 -- parent.
--- KEYS: the process's keys, then the parent's keys when notifying.
+-- KEYS: the process's first 4 keys (up to inbox), then the parent's first
+-- 5 (up to idem) when notifying.
 -- ARGV: pid, shard, now (ms), at (events' time), lease value, token,
---       event, by (who ends the turn), wake stream, wake entry id, notify
---       ('1'/'0'), parent pid, parent shard, kind, from, content, message
---       at (ms), idempotency key, idempotency ttl, the number of events
---       the caller knows the log to hold ('' = not known), the turn's input
---       and output tokens, events (JSON) ...
+--       event, by (who ends the turn), wake stream, wake entry id, the
+--       number of events the caller knows the log to hold ('' = not
+--       known), the turn's input and output tokens, the number n of
+--       events, n events (JSON), then, only when notifying: parent pid,
+--       parent shard, kind, from, content, message at (ms), idempotency
+--       key, idempotency ttl. (An argument costs Redis even when empty.)
 -- Returns {'FENCED'} or {'OK', status (the prelude's), gapless ('1'/'0'),
 -- {id of each event}, made: the events the script wrote itself, as write in
 -- the prelude lists them, only when gapless}.
@@ -17,15 +19,16 @@ if not fenced(p, ARGV[5], ARGV[6], rec(p).fence) then return {'FENCED'} end
 local event, by = ARGV[7], ARGV[8]
 local to = fire(event, 'RUNNING')
 if to == nil then return redis.error_reply('store: commit: event ' .. event .. ' does not end a turn') end
-local gapless = ends_at(p, ARGV[20])
+local gapless = ends_at(p, ARGV[11])
 local ids = {}
-for i = 23, #ARGV do ids[#ids + 1] = append(p, ARGV[i]) end
+local notify = 15 + tonumber(ARGV[14]) -- the parent's message, if any, follows the events
+for i = 15, notify - 1 do ids[#ids + 1] = append(p, ARGV[i]) end
 
 local r = rec(p)
 local state = r.state
 -- The turn's tokens join the totals, in the HSET that ends the turn.
 local tokens = {}
-local used_in, used_out = tonumber(ARGV[21]), tonumber(ARGV[22])
+local used_in, used_out = tonumber(ARGV[12]), tonumber(ARGV[13])
 if used_in > 0 or used_out > 0 then
   tokens = {'tokens_in', tostring((tonumber(r.tokens_in) or 0) + used_in),
             'tokens_out', tostring((tonumber(r.tokens_out) or 0) + used_out)}
@@ -56,9 +59,10 @@ r.wake = false
 drop_wake(ARGV[9], ARGV[10])
 wake_rule(p)
 
-if ARGV[11] == '1' then
-  local parent = process(KEYS, 7, ARGV[12], ARGV[13], p.now, p.at)
-  post(parent, ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], 0) -- 0: a result is never refused
+if ARGV[notify] then
+  local a = notify
+  local parent = process(KEYS, 5, ARGV[a], ARGV[a + 1], p.now, p.at)
+  post(parent, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], 0) -- 0: a result is never refused
 end
 -- What the script wrote after the caller's events (the state change, an
 -- unblocking one): the caller cannot know it otherwise. Gapless, nothing

@@ -1,5 +1,5 @@
 -- post.lua: one inbox message, with the wake rule.
--- KEYS: the process's keys.
+-- KEYS: the process's first 5 keys (up to idem).
 -- ARGV: pid, shard, now (ms), at (events' time), kind, from, content,
 --       message at (ms), idempotency key, idempotency ttl, inbox limit
 --       ('0' = none)

@@ -18,14 +18,15 @@ local function keys_of(pid)
 end
 
 -- process returns the context the functions below work on: the keys of
--- process pid, which the caller passed as keys[first] to keys[first + 5]
--- in keys_of's order (keys.go processKeys), its wake shard and the time
--- from the Go clock, as unix ms (now, for records and indexes) and as
--- events carry it (at).
+-- process pid, which the caller passed from keys[first] on in the order of
+-- keys.go processKeys (proc, events, lease, inbox, idem, timers; a script
+-- that needs only the first few is passed only those, and the others are
+-- nil), its wake shard and the time from the Go clock, as unix ms (now,
+-- for records and indexes) and as events carry it (at).
 local function process(keys, first, pid, shard, now, at)
   return {
-    proc = keys[first], inbox = keys[first + 1], events = keys[first + 2],
-    idem = keys[first + 3], lease = keys[first + 4], timers = keys[first + 5],
+    proc = keys[first], events = keys[first + 1], lease = keys[first + 2],
+    inbox = keys[first + 3], idem = keys[first + 4], timers = keys[first + 5],
     pid = pid, shard = shard, now = now, at = at,
   }
 end
