@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/engine-brain/brain/internal/redisdial"
 	"github.com/engine-brain/brain/internal/redisinfo"
 )
 
@@ -32,6 +33,7 @@ func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb *redis.Cl
 	if err != nil {
 		return nil, nil, fmt.Errorf("--redis: %w", err) // checked when loaded; kept for safety
 	}
+	redisdial.Unprobed(opts)
 	rdb = redis.NewClient(opts)
 	pctx, cancel := context.WithTimeout(ctx, redisPingTimeout)
 	defer cancel()

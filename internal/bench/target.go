@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/engine-brain/brain/internal/redisdial"
 	"github.com/engine-brain/brain/internal/redisinfo"
 	"github.com/engine-brain/brain/internal/redisserver"
 )
@@ -36,9 +37,11 @@ type target struct {
 	close       func()
 }
 
-// client returns a new client of the target.
+// client returns a new client of the target, made as brain serve makes
+// its own.
 func (t *target) client() *redis.Client {
 	o := t.opts
+	redisdial.Unprobed(&o)
 	return redis.NewClient(&o)
 }
 
