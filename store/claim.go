@@ -239,7 +239,7 @@ func (c *Claim) setLog(ctx context.Context, s *Store, tail *redis.SliceCmd, turn
 	}
 	log := make([]conversation.Event, 0, len(entries)+len(own))
 	for _, e := range entries {
-		ev, err := decodeEvent(e.id, e.data)
+		ev, err := s.decodeEvent(e.id, e.data)
 		if err != nil {
 			return err
 		}

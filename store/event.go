@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
@@ -33,7 +34,19 @@ func encodeEvent(e conversation.Event) (string, error) {
 	return string(b), nil
 }
 
-// decodeEvent returns the event stored as data under stream id id.
+// decodeEvent returns the event stored as data under stream id id. An
+// event a script wrote from a template is read by matching the template
+// (templates.read), several times faster than decoding its JSON.
+func (s *Store) decodeEvent(id, data string) (conversation.Event, error) {
+	if e, ok := s.tpl.read(data); ok {
+		e.ID = id
+		return e, nil
+	}
+	return decodeEvent(id, data)
+}
+
+// decodeEvent returns the event stored as data under stream id id,
+// decoding its JSON.
 func decodeEvent(id, data string) (conversation.Event, error) {
 	var e conversation.Event
 	if err := json.Unmarshal([]byte(data), &e); err != nil {
@@ -107,8 +120,9 @@ func fixedMove(from lifecycle.State, ev lifecycle.Event) (move, error) {
 // the values it rendered, from which build makes the event without
 // decoding its JSON.
 type templates struct {
-	json  map[string]string // by name: the TPL table of the scripts
-	moves map[string]move   // the state changes of the lifecycle table
+	json  map[string]string   // by name: the TPL table of the scripts
+	parts map[string][]string // by name: the JSON split at its placeholders (templateParts)
+	moves map[string]move     // the state changes of the lifecycle table
 }
 
 // templateValues are the templates by name, with the values each takes
@@ -127,7 +141,7 @@ var templateValues = map[string][]string{
 }
 
 func newTemplates() (templates, error) {
-	t := templates{json: make(map[string]string), moves: make(map[string]move)}
+	t := templates{json: make(map[string]string), parts: make(map[string][]string), moves: make(map[string]move)}
 	var errs []error
 	for name, ask := range map[string]struct {
 		from lifecycle.State
@@ -145,7 +159,7 @@ func newTemplates() (templates, error) {
 			return ""
 		})
 		s, err := encodeTemplate(e)
-		t.json[name] = s
+		t.json[name], t.parts[name] = s, templateParts(s)
 		errs = append(errs, err)
 	}
 	return t, errors.Join(errs...)
@@ -187,6 +201,75 @@ func (t templates) build(made []string, at time.Time) (conversation.Event, error
 	})
 	e.ID, e.At = id, at.UTC() // as the JSON would say
 	return e, nil
+}
+
+// read returns the event whose JSON is data when a template wrote it: its
+// literal parts are all there, in order, and each placeholder is a JSON
+// string (every value a script renders is one). ok is false otherwise, and
+// the caller decodes the JSON.
+func (t templates) read(data string) (e conversation.Event, ok bool) {
+	for name, parts := range t.parts {
+		vals, ok := match(parts, data)
+		if !ok {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, vals["at"])
+		if err != nil {
+			return conversation.Event{}, false
+		}
+		e = t.event(name, func(k string) string { return vals[k] })
+		e.At = at
+		return e, true
+	}
+	return conversation.Event{}, false
+}
+
+// match returns the values of the placeholders of a template split into
+// parts (templateParts) when data is that template filled in.
+func match(parts []string, data string) (vals map[string]string, ok bool) {
+	if !strings.HasPrefix(data, parts[0]) {
+		return nil, false
+	}
+	vals = make(map[string]string, len(parts)/2)
+	rest := data[len(parts[0]):]
+	for i := 1; i+1 < len(parts); i += 2 {
+		val, n, valid := jsonString(rest)
+		if !valid || !strings.HasPrefix(rest[n:], parts[i+1]) {
+			return nil, false
+		}
+		vals[parts[i]] = val
+		rest = rest[n+len(parts[i+1]):]
+	}
+	return vals, rest == ""
+}
+
+// jsonString reads the JSON string at the start of s: its value and the
+// length of its JSON. valid is false when s does not start with one.
+func jsonString(s string) (val string, n int, valid bool) {
+	if s == "" || s[0] != '"' {
+		return "", 0, false
+	}
+	escaped := false
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			escaped = true
+			i++ // the escaped character
+		case '"':
+			if !escaped {
+				return s[1:i], i + 1, utf8.ValidString(s[1:i]) && !hasControl(s[1:i])
+			}
+			err := json.Unmarshal([]byte(s[:i+1]), &val)
+			return val, i + 1, err == nil
+		}
+	}
+	return "", 0, false
+}
+
+// hasControl reports whether s holds a control character, which a JSON
+// string must escape.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 })
 }
 
 // atPlaceholderTime stands for the time in a template while it is encoded;

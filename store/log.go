@@ -44,7 +44,7 @@ func (s *Store) Log(ctx context.Context, pid string, after string, limit int) ([
 	}
 	events := make([]conversation.Event, 0, len(entries.Val()))
 	for _, e := range entries.Val() {
-		ev, err := decodeEvent(e.ID, field(e.Values, "e"))
+		ev, err := s.decodeEvent(e.ID, field(e.Values, "e"))
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +77,7 @@ func (s *Store) Follow(ctx context.Context, pid string, after string, block time
 	var events []conversation.Event
 	for _, st := range streams {
 		for _, e := range st.Messages {
-			ev, err := decodeEvent(e.ID, field(e.Values, "e"))
+			ev, err := s.decodeEvent(e.ID, field(e.Values, "e"))
 			if err != nil {
 				return nil, err
 			}

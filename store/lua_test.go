@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
@@ -179,5 +181,62 @@ func TestTemplateParts(t *testing.T) {
 		if got := templateParts(tt.json); !slices.Equal(got, tt.want) {
 			t.Errorf("templateParts(%s) = %q, want %q", tt.json, got, tt.want)
 		}
+	}
+}
+
+// TestReadTemplates checks that an event a script wrote from a template
+// reads back by matching the template exactly as decoding its JSON gives
+// it, whatever characters its values hold, and that any other JSON is left
+// to decoding.
+func TestReadTemplates(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	s := &Store{cfg: Config{Shards: 1}}
+	tpl, err := newTemplates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tpl = tpl
+	args := s.processArgs("p1", time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC))
+	values := []string{"plain", `a"b\c`, "ça va? 👋 \u2028", "\x00by", `"\u0000content"`, "", "</script>&", "tab\there\nnew",
+		"/a/b/", "invalid \xff UTF-8"}
+	for name, names := range templateValues {
+		for _, v := range values {
+			vals := make([]any, len(names))
+			for i := range vals {
+				vals[i] = v
+			}
+			data := evalPrelude(t, rdb, `local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+return render(p, TPL[ARGV[5]], {unpack(ARGV, 6)})`, append(append(args, name), vals...)...).(string)
+			want, err := decodeEvent("1-1", data)
+			if err != nil {
+				t.Fatalf("%s with %q: %v", name, v, err)
+			}
+			got, ok := tpl.read(data)
+			if utf8.ValidString(v) != ok {
+				t.Errorf("%s with %q: read %v, want %v (invalid UTF-8 is left to decoding)", name, v, ok, !ok)
+			}
+			if ok {
+				got.ID = "1-1"
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("%s with %q: read (-decoded +read):\n%s", name, v, diff)
+				}
+			}
+			if got, err := s.decodeEvent("1-1", data); err != nil || !cmp.Equal(want, got) {
+				t.Errorf("%s with %q: Store.decodeEvent = %+v, %v; want %+v", name, v, got, err, want)
+			}
+			for _, bad := range []string{data[:len(data)-1], data + " ", strings.Replace(data, `"type"`, `"typ"`, 1)} {
+				if _, ok := tpl.read(bad); ok {
+					t.Errorf("%s with %q: %s read as a template's", name, v, bad)
+				}
+			}
+		}
+	}
+	other, err := encodeEvent(conversation.NewToolCallRequest("c1", "lookup", []byte(`{"q":"x"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tpl.read(other); ok {
+		t.Errorf("%s read as a template's", other)
 	}
 }
