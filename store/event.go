@@ -27,9 +27,9 @@ func placeholder(name string) string { return "\x00" + name }
 func encodeEvent(e conversation.Event) (string, error) {
 	e.ID = ""
 	e.At = e.At.UTC()
-	b, err := json.Marshal(e)
+	b, err := e.AppendJSON(make([]byte, 0, 512))
 	if err != nil {
-		return "", fmt.Errorf("encode %s event: %w", e.Type, err)
+		return "", err
 	}
 	return string(b), nil
 }
