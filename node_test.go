@@ -162,17 +162,17 @@ func TestWorkerResultWakesTheParent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got *ProcessEvent
+	var got *conversation.ProcessEvent
 	for _, e := range evs {
 		if m := e.InboxMessage; m != nil && m.Kind == conversation.KindProcessEvent {
-			got = new(ProcessEvent)
+			got = new(conversation.ProcessEvent)
 			if err := json.Unmarshal([]byte(m.Content), got); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	want := ProcessEvent{Child: child.ID, Recipe: "marvin-worker", Status: "done", Result: "three rows"}
-	if got == nil || *got != want {
+	want := conversation.ProcessEvent{Child: child.ID, Recipe: "marvin-worker", Status: "done", Result: "three rows"}
+	if got == nil || !cmp.Equal(*got, want) {
 		t.Fatalf("parent's process_event = %+v, want %+v", got, want)
 	}
 	if child.Depth != 1 {
@@ -1342,5 +1342,70 @@ func TestNodeTrimsWakeQueues(t *testing.T) {
 	left, err := rdb.XLen(ctx, "brain:wake:chat:0").Result()
 	if err != nil || left != 0 {
 		t.Errorf("the wake queue holds %d entries (%v) after three turns and a trim, want none", left, err)
+	}
+}
+
+// citing answers as its Model does, with a text citing src first when
+// what it is shown mentions mention.
+type citing struct {
+	llm.Model
+	mention string
+	src     conversation.Source
+}
+
+func (m citing) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	answer := m.Model.Generate(ctx, req)
+	if !slices.ContainsFunc(req.Messages, func(msg conversation.Message) bool { return strings.Contains(msg.Text(), m.mention) }) {
+		return answer
+	}
+	return func(yield func(llm.Part, error) bool) {
+		if !yield(llm.Part{Kind: llm.PartText, Text: "Counted."}, nil) ||
+			!yield(llm.Part{Kind: llm.PartCitation, Citation: &conversation.Citation{Source: m.src}}, nil) {
+			return
+		}
+		for p, err := range answer {
+			if !yield(p, err) {
+				return
+			}
+		}
+	}
+}
+
+// The sources a worker's result cites reach its parent, in the report and
+// with the answer the parent then gives its user.
+func TestWorkerSourcesReachTheParent(t *testing.T) {
+	t.Parallel()
+	src := conversation.Source{URL: "https://rows.test/table", Title: "The table"}
+	model := citing{Model: script(t, delegation), mention: "TASK:", src: src}
+	c := newCommits()
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model},
+		Recipes: recipes.Builtin(), OnCommit: c.add})
+	ctx := context.Background()
+	parent, err := n.Create(ctx, NewProcess{Recipe: "arthur", Input: "count the rows", Owner: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the parent to answer", func(r store.Record) bool { return r.ID == parent.ID && r.Status.State == lifecycle.Blocked })
+	evs, err := n.Store().Log(ctx, parent.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report conversation.ProcessEvent
+	var answer *conversation.ToolCallResponse
+	for _, e := range evs {
+		if m := e.InboxMessage; m != nil {
+			if r, ok := m.ProcessEvent(); ok {
+				report = r
+			}
+		}
+		if r := e.ToolCallResponse; r != nil && r.Name == "respond" {
+			answer = r
+		}
+	}
+	if !slices.Equal(report.Sources, []conversation.Source{src}) {
+		t.Errorf("the worker's report cites %+v, want %+v", report.Sources, src)
+	}
+	if answer == nil || len(answer.Citations) != 1 || answer.Citations[0].Source != src {
+		t.Errorf("the parent's last answer is %+v, want one citing %+v", answer, src)
 	}
 }

@@ -183,22 +183,18 @@ func (n *Node) fail(ctx context.Context, claim *store.Claim, why string, log *za
 	}
 }
 
-// ProcessEvent is the content of the process_event message a finished
-// worker posts to its parent's inbox.
-type ProcessEvent struct {
-	Child  string `json:"child"`
-	Recipe string `json:"recipe"`
-	Status string `json:"status"`
-	Result string `json:"result"`
-}
-
-// notifyParent returns the message a finished worker sends its parent.
+// notifyParent returns the message a finished worker sends its parent: a
+// conversation.ProcessEvent, with the sources its result rests on.
 func (n *Node) notifyParent(claim *store.Claim, out chat.Outcome) *store.Notify {
 	rec := claim.Record
 	if (out.Next != lifecycle.Finish && out.Next != lifecycle.Fail) || rec.Parent == "" || out.Finish == nil {
 		return nil
 	}
-	body, _ := json.Marshal(ProcessEvent{Child: rec.ID, Recipe: rec.Recipe, Status: out.Finish.Status, Result: out.Finish.Result})
+	report := conversation.ProcessEvent{Child: rec.ID, Recipe: rec.Recipe, Status: out.Finish.Status, Result: out.Finish.Result}
+	for _, c := range out.Cited {
+		report.Sources = append(report.Sources, c.Source)
+	}
+	body, _ := json.Marshal(report)
 	return &store.Notify{PID: rec.Parent, Message: store.Message{
 		Kind:    conversation.KindProcessEvent,
 		From:    "process:" + rec.ID,

@@ -393,3 +393,24 @@ func TestToolCallRequestKeepsBrokenArguments(t *testing.T) {
 		t.Errorf("arguments = %s; want the raw text kept as a JSON string", back.ToolCallRequest.Arguments)
 	}
 }
+
+// TestProcessEvent checks that a worker's report is read from a
+// process_event message, and only from one that holds a report.
+func TestProcessEvent(t *testing.T) {
+	t.Parallel()
+	report := `{"child":"p_w","recipe":"w","status":"done","result":"ok","sources":[{"url":"https://a.test","title":"A"}]}`
+	got, ok := (&InboxMessage{Kind: KindProcessEvent, Content: report}).ProcessEvent()
+	want := ProcessEvent{Child: "p_w", Recipe: "w", Status: "done", Result: "ok", Sources: []Source{{URL: "https://a.test", Title: "A"}}}
+	if !ok || !cmp.Equal(got, want) {
+		t.Errorf("ProcessEvent() = %+v, %v; want %+v", got, ok, want)
+	}
+	for _, m := range []InboxMessage{
+		{Kind: KindUser, Content: report},
+		{Kind: KindProcessEvent, Content: "the worker is done"},
+		{Kind: KindProcessEvent, Content: `{"result":"no child"}`},
+	} {
+		if got, ok := m.ProcessEvent(); ok {
+			t.Errorf("%+v read as a report: %+v", m, got)
+		}
+	}
+}

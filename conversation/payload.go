@@ -44,6 +44,26 @@ type InboxMessage struct {
 	Content string `json:"content"`
 }
 
+// ProcessEvent is the content of a process_event inbox message, as JSON:
+// what a finished worker reports to its parent.
+type ProcessEvent struct {
+	Child  string `json:"child"`
+	Recipe string `json:"recipe"`
+	Status string `json:"status"`
+	Result string `json:"result"`
+	// Sources are the sources the worker's result cites.
+	Sources []Source `json:"sources,omitempty"`
+}
+
+// ProcessEvent returns the report m carries, when m is a worker's report.
+func (m *InboxMessage) ProcessEvent() (ProcessEvent, bool) {
+	var pe ProcessEvent
+	if m.Kind != KindProcessEvent || json.Unmarshal([]byte(m.Content), &pe) != nil || pe.Child == "" {
+		return ProcessEvent{}, false
+	}
+	return pe, true
+}
+
 // Variant is the kind of a chat response part.
 type Variant string
 

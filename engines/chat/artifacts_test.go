@@ -215,3 +215,54 @@ func TestAuthErrorFailsTheProcess(t *testing.T) {
 		})
 	}
 }
+
+// A worker's finished task carries the sources its text cited, in its
+// finish_task result and in the outcome its parent is told of; a parent's
+// turn that drains that report delivers its answer with them.
+func TestWorkerSourcesReachTheParentsAnswer(t *testing.T) {
+	t.Parallel()
+	worker := &recipes.Recipe{Name: "w", Engine: recipes.EngineWorker, Tools: []recipes.ToolRef{{Name: "finish_task"}}}
+	finish, _ := json.Marshal(map[string]any{"result": "Brain runs agents.", "status": "done"})
+	n := 0
+	model := rounds{n: &n, parts: [][]llm.Part{{
+		{Kind: llm.PartText, Text: "Brain runs agents."},
+		{Kind: llm.PartCitation, Citation: &citeA},
+		{Kind: llm.PartCitation, Citation: &citeB},
+		{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: "f1", Name: tools.FinishTask, Arguments: finish}},
+		{Kind: llm.PartFinish, Finish: llm.FinishToolCalls},
+	}}}
+	var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+	turn := oneTurn(t, worker, model)
+	out, err := (&Engine{}).Run(context.Background(), &turn, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := []conversation.Citation{{Source: citeA.Source}, citeB}
+	if out.Next != lifecycle.Finish || !cmp.Equal(sources, out.Cited) {
+		t.Fatalf("the worker's turn ended %s citing %+v; want finish citing %+v", out.Next, out.Cited, sources)
+	}
+	if res := out.Events[len(out.Events)-1].ToolCallResponse; res == nil || res.Name != tools.FinishTask || !cmp.Equal(sources, res.Citations) {
+		t.Errorf("the finish_task result is %+v, want one that cites %+v", res, sources)
+	}
+
+	report, _ := json.Marshal(conversation.ProcessEvent{Child: "p_w", Recipe: "w", Status: "done", Result: "Brain runs agents.",
+		Sources: []conversation.Source{citeB.Source, {URL: "https://c.test", Title: "C"}}})
+	parent := &recipes.Recipe{Name: "p", Tools: []recipes.ToolRef{{Name: "respond"}}}
+	n = 0
+	model = rounds{n: &n, parts: [][]llm.Part{{
+		{Kind: llm.PartText, Text: "It runs agents."},
+		{Kind: llm.PartCitation, Citation: &citeA},
+		respondCall("It runs agents, says the worker."),
+		{Kind: llm.PartFinish, Finish: llm.FinishToolCalls},
+	}}}
+	turn = oneTurn(t, parent, model)
+	turn.Current = append(turn.Current[:1], conversation.NewInboxMessage("3-0", conversation.KindProcessEvent, "process:p_w", string(report)))
+	if out, err = (&Engine{}).Run(context.Background(), &turn, discard); err != nil {
+		t.Fatal(err)
+	}
+	answer := out.Events[len(out.Events)-1].ToolCallResponse
+	want := []conversation.Citation{{Source: citeB.Source}, {Source: conversation.Source{URL: "https://c.test", Title: "C"}}, {Source: citeA.Source}}
+	if answer == nil || !cmp.Equal(want, answer.Citations) {
+		t.Errorf("the parent's answer is %+v, want one that cites %+v (the worker's sources, then its own)", answer, want)
+	}
+}

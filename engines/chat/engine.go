@@ -257,7 +257,11 @@ func (r *run) save(ctx context.Context) bool {
 
 func (r *run) outcome(next lifecycle.Event) Outcome {
 	evs := r.turn
-	return Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds, Fitted: r.fitted, TooLong: r.tooLong}
+	out := Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds, Fitted: r.fitted, TooLong: r.tooLong}
+	if r.finish != nil {
+		out.Cited = r.citations()
+	}
+	return out
 }
 
 // idle is the lifecycle event of a turn that ends without a reply that says
@@ -421,24 +425,31 @@ func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error
 	return r.idle(), true
 }
 
-// citations returns the sources the model's text cited during this turn,
-// each once, without ranges (they addressed that text, not the answer the
-// turn delivers).
+// citations returns the sources of what this turn's answer rests on, in
+// the order the turn met them, each once: those the model's text cited
+// (without ranges: they addressed that text, not the answer the turn
+// delivers) and those of the workers' results the turn drained.
 func (r *run) citations() []conversation.Citation {
 	var out []conversation.Citation
 	seen := make(map[conversation.Source]bool)
-	for _, e := range r.turn {
-		c := e.ChatResponse
-		if c == nil {
-			continue
-		}
-		for _, ct := range c.Citations {
-			if seen[ct.Source] {
-				continue
-			}
+	add := func(ct conversation.Citation) {
+		if !seen[ct.Source] {
 			seen[ct.Source] = true
 			ct.Range = nil
 			out = append(out, ct)
+		}
+	}
+	for _, e := range r.turn {
+		if c := e.ChatResponse; c != nil {
+			for _, ct := range c.Citations {
+				add(ct)
+			}
+		}
+		if m := e.InboxMessage; m != nil {
+			pe, _ := m.ProcessEvent()
+			for _, src := range pe.Sources {
+				add(conversation.Citation{Source: src})
+			}
 		}
 	}
 	return out
@@ -542,7 +553,7 @@ func (r *run) ending(ctx, toolCtx context.Context, resp *llm.Response) (lifecycl
 			r.result(c, tools.ErrorResult("%s", err.Error()))
 			return "", false
 		}
-		r.result(c, tools.FinishResult(args))
+		r.add("tool:"+c.Name, r.delivered(c, tools.FinishResult(args)))
 		r.finish = &args
 		return lifecycle.Finish, true
 	}
@@ -563,8 +574,8 @@ func (r *run) ending(ctx, toolCtx context.Context, resp *llm.Response) (lifecycl
 	return lifecycle.Continue, true
 }
 
-// delivered is the result event of the turn's answer: respond's result,
-// carrying the sources the turn's text cited.
+// delivered is the result event of the turn's answer (respond's result, or
+// a worker's finish_task result), carrying the sources it rests on.
 func (r *run) delivered(c conversation.ToolCall, res tools.Result) conversation.Event {
 	ev := conversation.NewToolCallResponse(c.ID, c.Name, res.Content, res.IsError)
 	ev.ToolCallResponse.Citations = r.citations()

@@ -73,6 +73,9 @@ type Outcome struct {
 	// Finish is the worker's result when Next is Finish, and the failure
 	// its parent is told of when a worker's Next is Fail.
 	Finish *tools.FinishArgs
+	// Cited, with Finish, are the sources the result rests on (its
+	// finish_task result carries them too), for the parent's answer.
+	Cited []conversation.Citation
 	// Rounds counts the model calls of the turn, resumed ones included.
 	Rounds int
 	// Fitted counts the model calls of this run of the turn that were shown
