@@ -200,12 +200,16 @@ func (s *Store) TrimWakes(ctx context.Context, engines []string) error {
 	if err != nil {
 		return fmt.Errorf("store: trim wakes: %w", err)
 	}
+	// What was delivered and what is pending, read at one instant (MULTI):
+	// read apart, an entry delivered in between would be neither pending
+	// in one answer nor beyond the last delivered in the other, and be
+	// trimmed while a node still needed it.
 	pending := make([]*redis.XPendingCmd, len(streams))
 	groups := make([]*redis.XInfoGroupsCmd, len(streams))
-	_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, _ = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for i, st := range streams {
-			pending[i] = p.XPending(ctx, st, wakeGroup)
 			groups[i] = p.XInfoGroups(ctx, st)
+			pending[i] = p.XPending(ctx, st, wakeGroup)
 		}
 		return nil
 	})
