@@ -175,8 +175,12 @@ func TestWorkerResultWakesTheParent(t *testing.T) {
 	if got == nil || !cmp.Equal(*got, want) {
 		t.Fatalf("parent's process_event = %+v, want %+v", got, want)
 	}
-	if child.Depth != 1 {
-		t.Errorf("worker depth = %d, want 1", child.Depth)
+	if child.Depth != 1 || child.Owner != "ada" {
+		t.Errorf("worker depth %d, owner %q; want 1, ada (its parent's)", child.Depth, child.Owner)
+	}
+	owned, _, err := n.Store().ListOwned(ctx, "ada", "", "", 10)
+	if err != nil || len(owned) != 2 {
+		t.Errorf("ada's processes: %d, %v; want the parent and its worker", len(owned), err)
 	}
 }
 

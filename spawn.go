@@ -12,6 +12,7 @@ var _ tools.Spawner = (*Node)(nil)
 
 // Spawn creates a worker process for the spawn_worker tool: recipe runs
 // task for parent, and its result reaches parent's inbox as a process_event.
+// The worker works for the parent's owner, who sees it as her own process.
 // The parent recipe's limits.max_depth bounds how deep workers nest.
 func (n *Node) Spawn(ctx context.Context, parent tools.Caller, recipe, task string) (string, error) {
 	pr, err := n.recipe(parent.Recipe)
@@ -27,7 +28,7 @@ func (n *Node) Spawn(ctx context.Context, parent tools.Caller, recipe, task stri
 		return "", fmt.Errorf("spawn_worker: %w", err)
 	}
 	rec, err := n.Create(ctx, NewProcess{
-		Recipe: cr.Name, Input: task, Parent: parent.ProcessID, Depth: parent.Depth + 1,
+		Recipe: cr.Name, Input: task, Parent: parent.ProcessID, Depth: parent.Depth + 1, Owner: parent.Owner,
 		inputKind: conversation.KindSystem, inputFrom: "process:" + parent.ProcessID,
 	})
 	if err != nil {

@@ -146,7 +146,7 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, historyView []conve
 	if err != nil {
 		return out, err
 	}
-	ctx = tools.WithCaller(ctx, tools.Caller{ProcessID: rec.ID, Recipe: rec.Recipe, TurnID: claim.TurnID, Depth: rec.Depth})
+	ctx = tools.WithCaller(ctx, tools.Caller{ProcessID: rec.ID, Recipe: rec.Recipe, TurnID: claim.TurnID, Depth: rec.Depth, Owner: rec.Owner})
 	return n.engine.Run(ctx, &chat.Turn{
 		ID:          claim.TurnID,
 		Recipe:      r,

@@ -640,16 +640,17 @@ func TestInboxDepthReported(t *testing.T) {
 	}
 }
 
-// ?parent= lists a process's workers: an operator sees them, a user none
-// (workers have no owner), and the parent must be one the caller sees.
+// ?parent= lists a process's workers: an operator sees them all, a user
+// those that are hers (a worker belongs to its parent's owner; one started
+// before that has no owner), and the parent must be one the caller sees.
 func TestListWorkers(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for _, w := range []struct {
-		id, parent string
-		state      lifecycle.State
-	}{{"p_w1", "p_bob", lifecycle.Ready}, {"p_w2", "p_bob", lifecycle.Done}, {"p_w3", "p_alice", lifecycle.Ready}} {
-		b.fake.add(w.id, "", lifecycle.Status{State: w.state})
+		id, parent, owner string
+		state             lifecycle.State
+	}{{"p_w1", "p_bob", "bob", lifecycle.Ready}, {"p_w2", "p_bob", "", lifecycle.Done}, {"p_w3", "p_alice", "alice", lifecycle.Ready}} {
+		b.fake.add(w.id, w.owner, lifecycle.Status{State: w.state})
 		b.fake.procs[w.id].Parent = w.parent
 	}
 	ids := func(path, token string, wantStatus int) []string {
@@ -674,8 +675,8 @@ func TestListWorkers(t *testing.T) {
 	if got := ids("/v1/processes?parent=p_bob&state=DONE", tokOlga, 200); !slices.Equal(got, []string{"p_w2"}) {
 		t.Errorf("p_bob's DONE workers: %v, want [p_w2]", got)
 	}
-	if got := ids("/v1/processes?parent=p_bob", tokBob, 200); len(got) != 0 {
-		t.Errorf("p_bob's workers for bob: %v, want none (workers have no owner)", got)
+	if got := ids("/v1/processes?parent=p_bob", tokBob, 200); !slices.Equal(got, []string{"p_w1"}) {
+		t.Errorf("p_bob's workers for bob: %v, want [p_w1] (p_w2 has no owner)", got)
 	}
 	ids("/v1/processes?parent=p_bob", tokAlice, 404)
 	ids("/v1/processes?parent=p_nope", tokOlga, 404)

@@ -16,6 +16,8 @@ type Caller struct {
 	// Depth is how far below a top-level process the caller is: 0 for a
 	// top-level process, 1 for its workers, and so on.
 	Depth int
+	// Owner is the user the calling process works for ("" for none).
+	Owner string
 }
 
 // callerKey is the context key of the Caller.

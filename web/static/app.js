@@ -346,8 +346,8 @@
     }
   }
 
-  // showFamily links the process's parent and the workers it started (a
-  // user sees none: workers have no owner).
+  // showFamily links the process's parent and the workers it started
+  // (workers belong to their parent's owner).
   function showFamily(p, workers) {
     const box = $('p-family');
     box.textContent = '';
