@@ -1,9 +1,7 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -123,10 +121,10 @@ func (s *Server) streamEnded(ctx context.Context, log *zap.Logger, err error) {
 
 // sse writes server-sent events, flushing after each batch.
 type sse struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	log *zap.Logger
-	buf bytes.Buffer
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	log   *zap.Logger
+	frame []byte // the event being written, reused
 }
 
 // send writes events, each in one Write, and flushes. An event that does
@@ -138,22 +136,20 @@ func (s *sse) send(events []conversation.Event) error {
 	}
 	for i := range events {
 		e := &events[i]
-		data, err := json.Marshal(e)
+		f := append(s.frame[:0], "id: "...)
+		f = append(f, e.ID...)
+		if t := string(e.Type); t != "" && !strings.ContainsAny(t, "\r\n") {
+			f = append(f, "\nevent: "...)
+			f = append(f, t...)
+		}
+		f = append(f, "\ndata: "...)
+		f, err := e.AppendJSON(f) // compact JSON: one line
 		if err != nil {
 			s.log.Error("event left out of a stream: it does not encode", zap.String("event", e.ID), zap.Error(err))
 			continue
 		}
-		s.buf.Reset()
-		s.buf.WriteString("id: ")
-		s.buf.WriteString(e.ID)
-		if t := string(e.Type); t != "" && !strings.ContainsAny(t, "\r\n") {
-			s.buf.WriteString("\nevent: ")
-			s.buf.WriteString(t)
-		}
-		s.buf.WriteString("\ndata: ")
-		s.buf.Write(data) // compact JSON: one line
-		s.buf.WriteString("\n\n")
-		if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		s.frame = append(f, "\n\n"...)
+		if _, err := s.w.Write(s.frame); err != nil {
 			return err
 		}
 	}
