@@ -49,11 +49,17 @@ type InboxMessage struct {
 type ProcessEvent struct {
 	Child  string `json:"child"`
 	Recipe string `json:"recipe"`
+	// Status is the worker's finish_task status (done or failed), or
+	// ReportDeleted.
 	Status string `json:"status"`
 	Result string `json:"result"`
 	// Sources are the sources the worker's result cites.
 	Sources []Source `json:"sources,omitempty"`
 }
+
+// ReportDeleted is the status of the report a worker deleted before it
+// finished sends its parent.
+const ReportDeleted = "deleted"
 
 // ProcessEvent returns the report m carries, when m is a worker's report.
 func (m *InboxMessage) ProcessEvent() (ProcessEvent, bool) {

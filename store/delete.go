@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
 )
 
@@ -22,7 +24,9 @@ var errHasWorkers = errors.New("store: process has workers")
 // log, idempotency keys and timers, and its entries in the state, owner
 // and timer indexes; and so its workers, theirs, and so on, first (a
 // worker belongs to the process that started it). It returns the record
-// as it was and the ids of the workers deleted.
+// as it was and the ids of the workers deleted. A worker deleted before it
+// finished tells its parent (a process_event whose status is
+// conversation.ReportDeleted), unless the parent is being deleted too.
 //
 // It refuses, with ErrRunning, while a turn of the process or of one of
 // its workers holds its lease (a node whose lease expired finds the
@@ -30,14 +34,22 @@ var errHasWorkers = errors.New("store: process has workers")
 // a refusal stay deleted; the process and the rest stay, to delete again
 // once the turn has ended.
 func (s *Store) Delete(ctx context.Context, pid string) (Record, []string, error) {
+	return s.deleteTree(ctx, pid, true)
+}
+
+// deleteTree is Delete; tellParent says whether a worker deleted before it
+// finished tells its parent.
+func (s *Store) deleteTree(ctx context.Context, pid string, tellParent bool) (Record, []string, error) {
 	if !validID(pid) {
 		return Record{}, nil, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
 	// A process whose turn is running is refused before any of its
-	// workers is touched; its workers are read in the same round trip.
+	// workers is touched; its workers, its parent and its recipe (neither
+	// ever changes) are read in the same round trip.
 	pipe := s.rdb.Pipeline()
 	exists, leased := pipe.Exists(ctx, procKey(pid)), pipe.Exists(ctx, leaseKey(pid))
 	listed := pipe.ZRange(ctx, workersKey(pid), 0, -1)
+	origin := pipe.HMGet(ctx, procKey(pid), "parent", "recipe")
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Record{}, nil, fmt.Errorf("store: delete %s: %w", pid, err)
 	}
@@ -54,7 +66,7 @@ func (s *Store) Delete(ctx context.Context, pid string) (Record, []string, error
 	// ErrRunning instead, so this ends.
 	for workers := listed.Val(); ; {
 		for _, w := range workers {
-			_, theirs, err := s.Delete(ctx, w)
+			_, theirs, err := s.deleteTree(ctx, w, false) // their parent, pid, goes too
 			deleted = append(deleted, theirs...)
 			switch {
 			case err == nil:
@@ -74,7 +86,11 @@ func (s *Store) Delete(ctx context.Context, pid string) (Record, []string, error
 				return Record{}, deleted, fmt.Errorf("process %s: %w", pid, err)
 			}
 		}
-		rec, err := s.delete(ctx, pid, "")
+		var tell *Notify
+		if parent, recipe := str(origin.Val()[0]), str(origin.Val()[1]); tellParent && parent != "" {
+			tell = deletedReport(pid, parent, recipe)
+		}
+		rec, err := s.delete(ctx, pid, "", tell)
 		if !errors.Is(err, errHasWorkers) {
 			return rec, deleted, err
 		}
@@ -101,13 +117,21 @@ func runningError(pid string) error {
 // delete deletes process pid, which must have no workers (else
 // errHasWorkers); with finishedBefore (unix ms; "" for none) only a DONE or
 // FAILED process last changed before then (else errKept), checked in the
-// same step as the deletion.
-func (s *Store) delete(ctx context.Context, pid, finishedBefore string) (Record, error) {
+// same step as the deletion. tell, when given, is the report its parent
+// gets if it had not finished.
+func (s *Store) delete(ctx context.Context, pid, finishedBefore string, tell *Notify) (Record, error) {
 	if !validID(pid) {
 		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
-	args := append(s.processArgs(pid, s.now()), finishedBefore)
-	status, res, err := s.run(ctx, s.scripts.delete, processKeys(pid), args...)
+	now := s.now()
+	keys := processKeys(pid)
+	args := append(s.processArgs(pid, now), finishedBefore)
+	if tell != nil && validID(tell.PID) {
+		m := tell.Message.stamped(now)
+		keys = append(keys, processKeys(tell.PID)[:5]...)
+		args = append(args, tell.PID, s.shard(tell.PID), m.Content, m.At.UnixMilli(), "child:"+pid, idempotencyTTL.Milliseconds())
+	}
+	status, res, err := s.run(ctx, s.scripts.delete, keys, args...)
 	switch {
 	case err != nil:
 		return Record{}, fmt.Errorf("store: delete %s: %w", pid, err)
@@ -127,6 +151,14 @@ func (s *Store) delete(ctx context.Context, pid, finishedBefore string) (Record,
 
 // finishedPage is how many records DeleteFinished reads at a time.
 const finishedPage = 500
+
+// deletedReport is the report a worker deleted before it finished sends
+// its parent.
+func deletedReport(worker, parent, recipe string) *Notify {
+	body, _ := json.Marshal(conversation.ProcessEvent{Child: worker, Recipe: recipe, Status: conversation.ReportDeleted,
+		Result: "The worker was deleted before it finished its task; it will not report."})
+	return &Notify{PID: parent, Message: Message{Kind: conversation.KindProcessEvent, From: "process:" + worker, Content: string(body)}}
+}
 
 // DeleteFinished deletes the DONE and FAILED processes that have not
 // changed since before cutoff (Delete), and returns how many it deleted.
@@ -165,7 +197,7 @@ func (s *Store) deleteFinishedIn(ctx context.Context, st lifecycle.State, cutoff
 			if !rec.UpdatedAt.Before(cutoff) {
 				continue
 			}
-			switch _, err := s.delete(ctx, rec.ID, before); {
+			switch _, err := s.delete(ctx, rec.ID, before, nil); {
 			case err == nil:
 				deleted++
 			case errors.Is(err, errKept), errors.Is(err, ErrNotFound), errors.Is(err, ErrRunning), errors.Is(err, errHasWorkers):

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -364,5 +365,52 @@ func TestIndexOlderWorkers(t *testing.T) {
 	}
 	if _, workers, err := e.s.Delete(e.ctx, "p_parent"); err != nil || !slices.Equal(workers, []string{"w1", "w2"}) {
 		t.Errorf("Delete after indexing = %v, %v; want w1 and w2 deleted", workers, err)
+	}
+}
+
+// A worker deleted before it finished tells its parent, which may be
+// waiting for its report; a finished one has reported already, and the
+// workers of a process being deleted have nobody to tell.
+func TestDeleteTellsTheParent(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.create(t, "p_parent", nil)
+	e.worker(t, "p_busy", "p_parent")
+	e.worker(t, "p_done", "p_parent")
+	e.transition(t, "p_done", lifecycle.Finish)
+	for _, w := range []string{"p_busy", "p_done"} {
+		if _, _, err := e.s.Delete(e.ctx, w); err != nil {
+			t.Fatalf("Delete(%s): %v", w, err)
+		}
+	}
+	msgs, err := e.s.Inbox(e.ctx, "p_parent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].Kind != conversation.KindProcessEvent || msgs[0].From != "process:p_busy" {
+		t.Fatalf("the parent's inbox holds %+v, want the unfinished worker's report alone", msgs)
+	}
+	report, ok := (&conversation.InboxMessage{Kind: msgs[0].Kind, Content: msgs[0].Content}).ProcessEvent()
+	if !ok || report.Child != "p_busy" || report.Recipe != "w" || report.Status != conversation.ReportDeleted {
+		t.Errorf("report %+v (%v), want p_busy of recipe w, deleted", report, ok)
+	}
+
+	e.worker(t, "p_orphan", "p_parent")
+	posted := func() string { // XADDs so far: a report is one
+		t.Helper()
+		info, err := e.rdb.Info(e.ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(info, "cmdstat_xadd:")
+		calls, _, _ := strings.Cut(rest, ",")
+		return calls
+	}
+	before := posted()
+	if _, deleted, err := e.s.Delete(e.ctx, "p_parent"); err != nil || !slices.Equal(deleted, []string{"p_orphan"}) {
+		t.Fatalf("Delete(p_parent) = %v, %v; want its worker deleted with it", deleted, err)
+	}
+	if after := posted(); after != before {
+		t.Errorf("deleting the parent and its worker added stream entries (%s, then %s): the worker told its parent", before, after)
 	}
 }

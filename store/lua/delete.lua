@@ -3,10 +3,13 @@
 -- workers), unless a turn holds its lease. Its own workers are the
 -- caller's to delete first (Store.Delete).
 -- A wake still queued for it is dropped by the claim that reads it, which
--- finds no record; so is one a dead node left pending.
--- KEYS: the process's keys.
+-- finds no record; so is one a dead node left pending. A worker deleted
+-- before it finished tells its parent, which may wait for its report.
+-- KEYS: the process's keys, then its parent's first 5 when telling it.
 -- ARGV: pid, shard, now, at, finished before (unix ms; '' = delete whatever
---       the state: else only a DONE or FAILED process last changed before)
+--       the state: else only a DONE or FAILED process last changed before),
+--       then, when telling the parent: its pid, its shard, the report, its
+--       time (ms), idempotency key, idempotency ttl
 -- Returns {'NOTFOUND'}, {'RUNNING'}, {'KEPT'} (not finished before),
 -- {'WORKERS'} (it still has workers) or {'OK', record (as HGETALL lists
 -- it)}.
@@ -20,6 +23,10 @@ if ARGV[5] ~= '' then
   if not finished or tonumber(r.updated_at) >= tonumber(ARGV[5]) then return {'KEPT'} end
 end
 if redis.call('EXISTS', workers_key(p.pid)) == 1 then return {'WORKERS'} end
+if ARGV[6] and r.state ~= 'DONE' and r.state ~= 'FAILED' then
+  local parent = process(KEYS, 7, ARGV[6], ARGV[7], p.now, p.at)
+  post(parent, 'process_event', 'process:' .. p.pid, ARGV[8], ARGV[9], ARGV[10], ARGV[11], 0) -- 0: never refused
+end
 redis.call('ZREM', state_key(r.state), p.pid)
 if r.owner then redis.call('ZREM', owner_key(r.owner), p.pid) end
 if r.parent then redis.call('ZREM', workers_key(r.parent), p.pid) end
