@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -194,13 +193,7 @@ func (n *Node) notifyParent(claim *store.Claim, out chat.Outcome) *store.Notify 
 	for _, c := range out.Cited {
 		report.Sources = append(report.Sources, c.Source)
 	}
-	body, _ := json.Marshal(report)
-	return &store.Notify{PID: rec.Parent, Message: store.Message{
-		Kind:    conversation.KindProcessEvent,
-		From:    "process:" + rec.ID,
-		Content: string(body),
-		At:      n.cfg.Clock(),
-	}}
+	return store.ReportTo(rec.Parent, report)
 }
 
 // model resolves a recipe's model, by Config.ResolveModel when set, else

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
@@ -14,6 +16,38 @@ import (
 type Notify struct {
 	PID     string
 	Message Message
+}
+
+// ReportTo returns the notification that carries report to parent: a
+// process_event from "process:<child>" whose content is the report's JSON.
+func ReportTo(parent string, report conversation.ProcessEvent) *Notify {
+	body, _ := json.Marshal(report)
+	return &Notify{PID: parent, Message: Message{
+		Kind: conversation.KindProcessEvent, From: "process:" + report.Child, Content: string(body),
+	}}
+}
+
+// notifyArgs returns the keys and arguments with which a script of process
+// pid posts n (commit.lua, delete.lua): the first 5 keys of n.PID, then its
+// id, shard, the message's kind (process_event when empty), sender (pid
+// when empty), content and time, the idempotency key "child:<pid>" and its
+// ttl.
+func (s *Store) notifyArgs(pid string, n *Notify, now time.Time) ([]string, []any, error) {
+	if !validID(n.PID) {
+		return nil, nil, fmt.Errorf("notify: %q is not a process id", n.PID)
+	}
+	m := n.Message.stamped(now)
+	if m.Kind == "" {
+		m.Kind = conversation.KindProcessEvent
+	}
+	if m.From == "" {
+		m.From = pid
+	}
+	if err := m.validate(); err != nil {
+		return nil, nil, fmt.Errorf("notify: %w", err)
+	}
+	return processKeys(n.PID)[:5], []any{n.PID, s.shard(n.PID), string(m.Kind), m.From, m.Content, m.At.UnixMilli(),
+		"child:" + pid, idempotencyTTL.Milliseconds()}, nil
 }
 
 // Commit ends the claim's turn in one fenced, atomic step:
@@ -29,7 +63,8 @@ type Notify struct {
 //     is left as it is;
 //   - the tokens the turn's model calls used (its model_usage events,
 //     checkpointed ones included) are added to the record's Tokens;
-//   - the lease is deleted and the claim's wake acknowledged and deleted;
+//   - the lease is deleted and the claim's wake acknowledged (TrimWakes
+//     deletes it later);
 //   - the wake rule judges what is left in the inbox, so a message that
 //     arrived during the turn is never stranded;
 //   - notify, when not nil, is posted to notify.PID with Post's semantics
@@ -65,22 +100,11 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 		c.knownLen(), used.Input, used.Output, len(evs))
 	args = append(args, evs...)
 	if notify != nil {
-		if !validID(notify.PID) {
-			return Record{}, fmt.Errorf("store: commit %s: notify: %q is not a process id", pid, notify.PID)
+		nkeys, nargs, err := s.notifyArgs(pid, notify, now)
+		if err != nil {
+			return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
 		}
-		m := notify.Message.stamped(now)
-		if m.Kind == "" {
-			m.Kind = conversation.KindProcessEvent
-		}
-		if m.From == "" {
-			m.From = pid
-		}
-		if err := m.validate(); err != nil {
-			return Record{}, fmt.Errorf("store: commit %s: notify: %w", pid, err)
-		}
-		keys = append(keys, processKeys(notify.PID)[:5]...)
-		args = append(args, notify.PID, s.shard(notify.PID), string(m.Kind), m.From, m.Content, m.At.UnixMilli(),
-			"child:"+pid, idempotencyTTL.Milliseconds())
+		keys, args = append(keys, nkeys...), append(args, nargs...)
 	}
 	status, res, err := s.run(ctx, s.scripts.commit, keys, args...)
 	switch {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -88,7 +87,8 @@ func (s *Store) deleteTree(ctx context.Context, pid string, tellParent bool) (Re
 		}
 		var tell *Notify
 		if parent, recipe := str(origin.Val()[0]), str(origin.Val()[1]); tellParent && parent != "" {
-			tell = deletedReport(pid, parent, recipe)
+			tell = ReportTo(parent, conversation.ProcessEvent{Child: pid, Recipe: recipe, Status: conversation.ReportDeleted,
+				Result: "The worker was deleted before it finished its task; it will not report."})
 		}
 		rec, err := s.delete(ctx, pid, "", tell)
 		if !errors.Is(err, errHasWorkers) {
@@ -126,10 +126,12 @@ func (s *Store) delete(ctx context.Context, pid, finishedBefore string, tell *No
 	now := s.now()
 	keys := processKeys(pid)
 	args := append(s.processArgs(pid, now), finishedBefore)
-	if tell != nil && validID(tell.PID) {
-		m := tell.Message.stamped(now)
-		keys = append(keys, processKeys(tell.PID)[:5]...)
-		args = append(args, tell.PID, s.shard(tell.PID), m.Content, m.At.UnixMilli(), "child:"+pid, idempotencyTTL.Milliseconds())
+	if tell != nil {
+		nkeys, nargs, err := s.notifyArgs(pid, tell, now)
+		if err != nil {
+			return Record{}, fmt.Errorf("store: delete %s: %w", pid, err)
+		}
+		keys, args = append(keys, nkeys...), append(args, nargs...)
 	}
 	status, res, err := s.run(ctx, s.scripts.delete, keys, args...)
 	switch {
@@ -151,14 +153,6 @@ func (s *Store) delete(ctx context.Context, pid, finishedBefore string, tell *No
 
 // finishedPage is how many records DeleteFinished reads at a time.
 const finishedPage = 500
-
-// deletedReport is the report a worker deleted before it finished sends
-// its parent.
-func deletedReport(worker, parent, recipe string) *Notify {
-	body, _ := json.Marshal(conversation.ProcessEvent{Child: worker, Recipe: recipe, Status: conversation.ReportDeleted,
-		Result: "The worker was deleted before it finished its task; it will not report."})
-	return &Notify{PID: parent, Message: Message{Kind: conversation.KindProcessEvent, From: "process:" + worker, Content: string(body)}}
-}
 
 // DeleteFinished deletes the DONE and FAILED processes that have not
 // changed since before cutoff (Delete), and returns how many it deleted.

@@ -42,12 +42,12 @@ func (s *Store) decodeEvent(id, data string) (conversation.Event, error) {
 		e.ID = id
 		return e, nil
 	}
-	return decodeEvent(id, data)
+	return decodeEventJSON(id, data)
 }
 
-// decodeEvent returns the event stored as data under stream id id,
+// decodeEventJSON returns the event stored as data under stream id id,
 // decoding its JSON.
-func decodeEvent(id, data string) (conversation.Event, error) {
+func decodeEventJSON(id, data string) (conversation.Event, error) {
 	var e conversation.Event
 	if err := json.Unmarshal([]byte(data), &e); err != nil {
 		return conversation.Event{}, fmt.Errorf("store: event %s: corrupt JSON: %w", id, err)

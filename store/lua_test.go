@@ -208,7 +208,7 @@ func TestReadTemplates(t *testing.T) {
 			}
 			data := evalPrelude(t, rdb, `local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 return render(p, TPL[ARGV[5]], {unpack(ARGV, 6)})`, append(append(args, name), vals...)...).(string)
-			want, err := decodeEvent("1-1", data)
+			want, err := decodeEventJSON("1-1", data)
 			if err != nil {
 				t.Fatalf("%s with %q: %v", name, v, err)
 			}
