@@ -44,6 +44,7 @@ func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb *redis.Cl
 	}
 	log.Info("connected to redis", zap.String("addr", opts.Addr), zap.Int("db", opts.DB))
 	warnOfVolatility(pctx, rdb, log)
+	warnOfEviction(pctx, rdb, log)
 	return rdb, func() { _ = rdb.Close() }, nil
 }
 
@@ -61,5 +62,21 @@ func warnOfVolatility(ctx context.Context, rdb *redis.Client, log *zap.Logger) {
 			zap.Stringer("persistence", p))
 	default:
 		log.Info("redis persistence", zap.Stringer("persistence", p))
+	}
+}
+
+// warnOfEviction warns when Redis may delete keys on its own to free
+// memory: brain cannot lose one (see redisinfo.Eviction), so Redis must run
+// with maxmemory-policy noeviction, under which a full Redis refuses writes
+// and turns fail with errors instead of processes losing their keys.
+func warnOfEviction(ctx context.Context, rdb *redis.Client, log *zap.Logger) {
+	e, err := redisinfo.ReadEviction(ctx, rdb)
+	switch {
+	case err != nil:
+		log.Warn("cannot tell whether redis evicts keys", zap.Error(err))
+	case !e.Safe():
+		log.Warn("redis may evict keys when its memory is full, and an evicted key loses a process's record, "+
+			"conversation, lease or wake: run it with maxmemory-policy noeviction (README: Running the server)",
+			zap.Stringer("eviction", e))
 	}
 }

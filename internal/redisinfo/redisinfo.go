@@ -1,7 +1,8 @@
 // Package redisinfo reads figures from a Redis server's INFO reply: the
-// commands it ran, its memory, its CPU time, its persistence. brain bench
-// and the store's benchmarks measure with them; brain serve says what a
-// crash of its Redis would lose.
+// commands it ran, its memory, its CPU time, its persistence and eviction.
+// brain bench and the store's benchmarks measure with them; brain serve
+// says what a crash of its Redis would lose, and whether Redis may delete
+// keys on its own.
 package redisinfo
 
 import (

@@ -1,0 +1,57 @@
+package redisinfo
+
+import (
+	"context"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain/internal/testutil"
+)
+
+func TestReadEviction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := testutil.StartRedis(t)
+	rdb := srv.Client(t)
+	read := func(rdb *redis.Client) Eviction {
+		t.Helper()
+		e, err := ReadEviction(ctx, rdb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	if got, want := read(rdb), (Eviction{MaxMemory: 0, Policy: "noeviction"}); got != want || !got.Safe() {
+		t.Errorf("test server: %+v (safe %v), want %+v, safe", got, got.Safe(), want)
+	}
+	for _, kv := range [][2]string{{"maxmemory", "104857600"}, {"maxmemory-policy", "volatile-lru"}} {
+		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Read as a managed service's user reads it, without CONFIG.
+	if err := rdb.Do(ctx, "ACL", "SETUSER", "app", "on", ">secret", "~*", "&*", "+@all", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	app := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "app", Password: "secret"})
+	t.Cleanup(func() { _ = app.Close() })
+	if got, want := read(app), (Eviction{MaxMemory: 100 << 20, Policy: "volatile-lru"}); got != want || got.Safe() {
+		t.Errorf("after CONFIG SET: %+v (safe %v), want %+v, unsafe", got, got.Safe(), want)
+	}
+}
+
+func TestEvictionString(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		e    Eviction
+		want string
+	}{
+		{Eviction{Policy: "noeviction"}, "maxmemory-policy noeviction, no maxmemory"},
+		{Eviction{MaxMemory: 1 << 30, Policy: "allkeys-lru"}, "maxmemory-policy allkeys-lru, maxmemory 1073741824 bytes"},
+	} {
+		if got := tc.e.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}
