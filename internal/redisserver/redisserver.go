@@ -42,6 +42,10 @@ type Options struct {
 	// Wrap, when given, is a command that runs the server: redis-server
 	// and its arguments follow it (a profiler, such as valgrind).
 	Wrap []string
+	// ConfigFile, when given, is a redis.conf the server reads: what it
+	// says about persistence holds (AppendOnly is ignored), while the port,
+	// address, directory and logging are still the throwaway server's.
+	ConfigFile string
 }
 
 // Binary returns the path of the redis-server binary, or ErrNoBinary.
@@ -109,13 +113,16 @@ func start(bin string, opts Options) (*Server, error) {
 	if opts.AppendOnly {
 		appendOnly = "yes"
 	}
-	args := append(append([]string{}, opts.Wrap...), bin,
+	args := append(append([]string{}, opts.Wrap...), bin)
+	if opts.ConfigFile != "" {
+		args = append(args, opts.ConfigFile)
+	} else {
+		args = append(args, "--save", "", "--appendonly", appendOnly, "--appendfsync", "everysec")
+	}
+	args = append(args,
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--dir", dir,
-		"--save", "",
-		"--appendonly", appendOnly,
-		"--appendfsync", "everysec",
 		"--logfile", "",
 		"--daemonize", "no",
 	)

@@ -33,7 +33,13 @@ func Redis(t testing.TB) *redis.Client {
 // StartRedis starts a redis-server for this test; see Redis.
 func StartRedis(t testing.TB) *RedisServer {
 	t.Helper()
-	srv, err := redisserver.Start(redisserver.Options{})
+	return StartRedisWith(t, redisserver.Options{})
+}
+
+// StartRedisWith starts a redis-server for this test with opts; see Redis.
+func StartRedisWith(t testing.TB, opts redisserver.Options) *RedisServer {
+	t.Helper()
+	srv, err := redisserver.Start(opts)
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		if os.Getenv(RequireRedisEnv) == "1" {
 			t.Fatalf("testutil: %v (%s=1 makes this a failure; install it with `apt-get install -y redis-server`)", err, RequireRedisEnv)

@@ -1,0 +1,419 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/internal/redisinfo"
+	"github.com/engine-brain/brain/internal/redisserver"
+	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/web"
+)
+
+// The files of deploy/ start `brain serve` with settings of their own. The
+// tests here hold them to the binary and to each other, so that a renamed
+// flag, a moved probe or a new Go version fails here rather than in
+// someone's cluster. (No Docker engine or cluster runs here: what the files
+// mean to brain is checked, not that Docker or Kubernetes accept them.)
+
+const deployDir = "../../deploy"
+
+// deployedServe is how one file of deploy/ starts brain serve.
+type deployedServe struct {
+	file string
+	args []string          // what follows "serve"
+	env  map[string]string // what the file sets, secrets given sample values
+	port string            // the port it exposes the API on
+	// needsRedis: the file must point brain at a Redis server (it runs
+	// several nodes, or one that must keep its state).
+	needsRedis bool
+}
+
+// sampleRedisURL stands for a Redis URL that a deploy file takes from a
+// secret.
+const sampleRedisURL = "redis://redis.example:6379/0"
+
+func readDeployFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(deployDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// dockerfileServe reads the Dockerfile's ENTRYPOINT, CMD and EXPOSE, and
+// checks that its Go is go.mod's and that it runs the binary it copies.
+func dockerfileServe(t *testing.T) deployedServe {
+	t.Helper()
+	var entrypoint, cmd []string
+	var goImage, copied, port string
+	for line := range strings.Lines(string(readDeployFile(t, "Dockerfile"))) {
+		instr, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		switch instr {
+		case "FROM":
+			if img, ok := strings.CutPrefix(rest, "golang:"); ok {
+				goImage, _, _ = strings.Cut(img, " ")
+			}
+		case "COPY":
+			if f := strings.Fields(rest); f[0] == "--from=build" {
+				copied = f[len(f)-1]
+			}
+		case "EXPOSE":
+			port = rest
+		case "ENTRYPOINT", "CMD":
+			var v []string
+			if err := json.Unmarshal([]byte(rest), &v); err != nil {
+				t.Fatalf("Dockerfile: %s %s: %v (want the JSON form)", instr, rest, err)
+			}
+			if instr == "CMD" {
+				cmd = v
+			} else {
+				entrypoint = v
+			}
+		}
+	}
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goVersion string
+	for line := range strings.Lines(string(mod)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "go "); ok {
+			goVersion = strings.Join(strings.Split(v, ".")[:2], ".") // 1.26.0 -> 1.26
+		}
+	}
+	if goImage != goVersion && !strings.HasPrefix(goImage, goVersion+"-") {
+		t.Errorf("Dockerfile builds with golang:%s, go.mod says go %s", goImage, goVersion)
+	}
+	if len(entrypoint) != 1 || entrypoint[0] != copied {
+		t.Errorf("Dockerfile: ENTRYPOINT %q, want the binary it copies, %q", entrypoint, copied)
+	}
+	if len(cmd) == 0 || cmd[0] != "serve" {
+		t.Fatalf("Dockerfile: CMD %q, want serve and its flags", cmd)
+	}
+	return deployedServe{file: "Dockerfile", args: cmd[1:], env: map[string]string{}, port: port}
+}
+
+// composeServe reads compose.yaml's brain service and checks that its
+// image is the Dockerfile's and its Redis runs with redis.conf.
+func composeServe(t *testing.T) deployedServe {
+	t.Helper()
+	type service struct {
+		Build struct {
+			Context, Dockerfile string
+		}
+		Command     []string
+		Environment map[string]string
+		Ports       []string
+		Volumes     []string
+	}
+	var f struct {
+		Services map[string]service
+	}
+	if err := yaml.Unmarshal(readDeployFile(t, "compose.yaml"), &f); err != nil {
+		t.Fatalf("compose.yaml: %v", err)
+	}
+	b, r := f.Services["brain"], f.Services["redis"]
+	if got := filepath.Join(deployDir, b.Build.Context, b.Build.Dockerfile); got != filepath.Join(deployDir, "Dockerfile") {
+		t.Errorf("compose.yaml: brain is built from %s, want deploy/Dockerfile", got)
+	}
+	confMounted := false
+	for _, v := range r.Volumes {
+		if src, dst, _ := strings.Cut(v, ":"); src == "./redis.conf" {
+			dst, _, _ = strings.Cut(dst, ":")
+			confMounted = len(r.Command) > 1 && r.Command[1] == dst
+		}
+	}
+	if !confMounted {
+		t.Errorf("compose.yaml: redis does not run with deploy/redis.conf (command %q, volumes %q)", r.Command, r.Volumes)
+	}
+	if len(b.Command) == 0 || b.Command[0] != "serve" || len(b.Ports) != 1 {
+		t.Fatalf("compose.yaml: brain: command %q, ports %q: want serve and its flags, one port", b.Command, b.Ports)
+	}
+	// host:hostPort:containerPort. The API it starts is open: the host
+	// must publish it on loopback only.
+	hostIP, ports, _ := strings.Cut(b.Ports[0], ":")
+	_, containerPort, _ := strings.Cut(ports, ":")
+	if slices.Contains(b.Command, "--insecure-open") && !net.ParseIP(hostIP).IsLoopback() {
+		t.Errorf("compose.yaml: an open API published on %s, want the host's loopback", b.Ports[0])
+	}
+	return deployedServe{file: "compose.yaml", args: b.Command[1:], env: b.Environment, port: containerPort, needsRedis: true}
+}
+
+// kubeServe reads kubernetes/brain.yaml's Deployment and Service, and
+// checks that the probes answer and that what is named exists.
+func kubeServe(t *testing.T) deployedServe {
+	t.Helper()
+	type probe struct {
+		HTTPGet struct {
+			Path string
+			Port string
+		} `yaml:"httpGet"`
+	}
+	type container struct {
+		Args []string
+		Env  []struct {
+			Name, Value string
+			ValueFrom   *struct {
+				SecretKeyRef *struct{ Name, Key string } `yaml:"secretKeyRef"`
+			} `yaml:"valueFrom"`
+		}
+		Ports []struct {
+			Name          string
+			ContainerPort int `yaml:"containerPort"`
+		}
+		ReadinessProbe probe `yaml:"readinessProbe"`
+		LivenessProbe  probe `yaml:"livenessProbe"`
+		VolumeMounts   []struct {
+			Name      string
+			MountPath string `yaml:"mountPath"`
+		} `yaml:"volumeMounts"`
+	}
+	type doc struct {
+		Kind string
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []container
+				}
+			}
+			Ports []struct {
+				TargetPort string `yaml:"targetPort"`
+			}
+		}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(readDeployFile(t, "kubernetes/brain.yaml")))
+	var deployment, service *doc
+	for {
+		var d doc
+		err := dec.Decode(&d)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("kubernetes/brain.yaml: %v", err)
+		}
+		switch d.Kind {
+		case "Deployment":
+			deployment = &d
+		case "Service":
+			service = &d
+		}
+	}
+	if deployment == nil || service == nil || len(deployment.Spec.Template.Spec.Containers) != 1 {
+		t.Fatal("kubernetes/brain.yaml: want a Deployment of one container and a Service")
+	}
+	c := deployment.Spec.Template.Spec.Containers[0]
+	if len(c.Args) == 0 || c.Args[0] != "serve" || len(c.Ports) != 1 {
+		t.Fatalf("kubernetes/brain.yaml: args %q, %d ports: want serve and its flags, one port", c.Args, len(c.Ports))
+	}
+	port := c.Ports[0]
+	for _, p := range []probe{c.ReadinessProbe, c.LivenessProbe} {
+		if p.HTTPGet.Port != port.Name {
+			t.Errorf("kubernetes/brain.yaml: a probe on port %q, want %q", p.HTTPGet.Port, port.Name)
+		}
+		checkProbe(t, p.HTTPGet.Path)
+	}
+	for _, p := range service.Spec.Ports {
+		if p.TargetPort != port.Name {
+			t.Errorf("kubernetes/brain.yaml: the Service targets port %q, want %q", p.TargetPort, port.Name)
+		}
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			env[e.Name] = e.Value
+		case e.Name == "BRAIN_REDIS" && e.ValueFrom.SecretKeyRef != nil:
+			env[e.Name] = sampleRedisURL
+		default:
+			t.Errorf("kubernetes/brain.yaml: %s comes from somewhere this test has no sample value for", e.Name)
+		}
+	}
+	if i := slices.Index(c.Args, "--config"); i >= 0 {
+		mounted := false
+		for _, m := range c.VolumeMounts {
+			mounted = mounted || filepath.Dir(c.Args[i+1]) == m.MountPath
+		}
+		if !mounted {
+			t.Errorf("kubernetes/brain.yaml: --config %s is on no volume mounted", c.Args[i+1])
+		}
+	}
+	return deployedServe{file: "kubernetes/brain.yaml", args: c.Args[1:], env: env, port: strconv.Itoa(port.ContainerPort), needsRedis: true}
+}
+
+// systemdServe reads brain.service's ExecStart and, when systemd-analyze
+// is here, has systemd check the unit.
+func systemdServe(t *testing.T) deployedServe {
+	t.Helper()
+	unit := string(readDeployFile(t, "brain.service"))
+	var exec []string
+	for line := range strings.Lines(unit) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "ExecStart="); ok {
+			exec = strings.Fields(v)
+		}
+	}
+	if len(exec) < 2 || exec[1] != "serve" {
+		t.Fatalf("brain.service: ExecStart %q, want brain serve and its flags", exec)
+	}
+	verifyUnit(t, strings.Replace(unit, "ExecStart="+exec[0], "ExecStart="+testBinary(t), 1))
+	return deployedServe{file: "brain.service", args: exec[2:], env: map[string]string{}, port: "8080"}
+}
+
+// verifyUnit runs systemd-analyze verify on unit, which must say nothing.
+// The binary is the test's, as the installed one is not here.
+func verifyUnit(t *testing.T, unit string) {
+	t.Helper()
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Log("systemd-analyze is not installed: brain.service is not verified by systemd")
+		return
+	}
+	path := filepath.Join(t.TempDir(), "brain.service")
+	if err := os.WriteFile(path, []byte(unit), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("systemd-analyze verify brain.service: %v\n%s", err, out)
+	}
+}
+
+func testBinary(t *testing.T) string {
+	t.Helper()
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkProbe checks that path answers 200 on brain serve's handler, with a
+// backend that is ready.
+func checkProbe(t *testing.T, path string) {
+	t.Helper()
+	h, err := api.New(api.Config{Backend: readyNode{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	console, err := web.New(web.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	mount(h, console).ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+	if rec.Code != http.StatusOK {
+		t.Errorf("probe %s: %d %s, want 200", path, rec.Code, rec.Body)
+	}
+}
+
+// readyNode is a backend whose Redis answers, with the built-in recipes.
+type readyNode struct{ emptyNode }
+
+func (readyNode) Recipes() *recipes.Library { return recipes.Builtin() }
+
+// TestDeployServe starts the settings of each deploy file as brain serve
+// would read them: flags and environment variables it knows, an API it
+// serves (with the tokens of the config file the file names), on the port
+// the file exposes, and a Redis server where one is needed.
+func TestDeployServe(t *testing.T) {
+	t.Parallel()
+	tokens := filepath.Join(t.TempDir(), "brain.yaml")
+	conf := "auth:\n  tokens:\n    - {name: ops, role: operator, sha256: " + api.HashToken("t0ken") + "}\n"
+	if err := os.WriteFile(tokens, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []deployedServe{dockerfileServe(t), composeServe(t), kubeServe(t), systemdServe(t)} {
+		args := slices.Clone(d.args)
+		env := maps.Clone(d.env)
+		if i := slices.Index(args, "--config"); i >= 0 {
+			args[i+1] = tokens // the file it names, with tokens
+		} else if d.file == "Dockerfile" {
+			env["BRAIN_CONFIG"] = tokens // as `docker run -e BRAIN_CONFIG=...` gives one
+		}
+		lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+		cfg, err := loadServeConfig(args, lookup, io.Discard)
+		if err != nil {
+			t.Errorf("%s: brain serve %q: %v", d.file, args, err)
+			continue
+		}
+		if _, err := checkOpenMode(cfg.Listen, len(cfg.Tokens), cfg.InsecureOpen); err != nil {
+			t.Errorf("%s: %v", d.file, err)
+		}
+		if _, port, _ := net.SplitHostPort(cfg.Listen); port != d.port {
+			t.Errorf("%s: brain serves on %s, the file exposes port %s", d.file, cfg.Listen, d.port)
+		}
+		if d.needsRedis && cfg.Redis == embeddedRedis {
+			t.Errorf("%s: brain keeps its state in the embedded Redis, lost on exit", d.file)
+		}
+	}
+	// Without a config file, the image's command serves nothing open
+	// beyond loopback.
+	d := dockerfileServe(t)
+	cfg, err := loadServeConfig(d.args, func(string) (string, bool) { return "", false }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkOpenMode(cfg.Listen, len(cfg.Tokens), cfg.InsecureOpen); err == nil {
+		t.Error("Dockerfile: without tokens, its command serves an open API beyond loopback")
+	}
+}
+
+// TestDeployRedisConf starts a redis-server with deploy/redis.conf and
+// reads what brain needs of it.
+func TestDeployRedisConf(t *testing.T) {
+	t.Parallel()
+	conf, err := filepath.Abs(filepath.Join(deployDir, "redis.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := testutil.StartRedisWith(t, redisserver.Options{ConfigFile: conf}).Client(t)
+	ctx := context.Background()
+	p, err := redisinfo.ReadPersistence(ctx, rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.AOF || p.Fsync != "everysec" {
+		t.Errorf("redis.conf: %v, want an append-only file fsynced every second", p)
+	}
+	e, err := redisinfo.ReadEviction(ctx, rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.Safe() {
+		t.Errorf("redis.conf: %v, want maxmemory-policy noeviction", e)
+	}
+	// Said in the file, not left to defaults: a file included into another
+	// config overrides only what it says, and managed services' defaults
+	// are not Redis's.
+	said := map[string]string{}
+	for line := range strings.Lines(string(readDeployFile(t, "redis.conf"))) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), " "); ok && !strings.HasPrefix(k, "#") {
+			said[k] = v
+		}
+	}
+	for k, v := range map[string]string{"appendonly": "yes", "appendfsync": "everysec", "maxmemory-policy": "noeviction"} {
+		if said[k] != v {
+			t.Errorf("redis.conf says %s %q, want %q", k, said[k], v)
+		}
+	}
+}
