@@ -26,6 +26,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/internal/redisserver"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
@@ -1411,5 +1412,60 @@ func TestWorkerSourcesReachTheParent(t *testing.T) {
 	}
 	if answer == nil || len(answer.Citations) != 1 || answer.Citations[0].Source != src {
 		t.Errorf("the parent's last answer is %+v, want one citing %+v", answer, src)
+	}
+}
+
+// A node outlives a restart of its Redis (an upgrade, say, with the
+// append-only file on): a turn running across a restart commits; while
+// Redis is down the node's loops fail and say so, and once it is back they
+// read wakes again and a message posted then is answered. Every message
+// is drained once.
+func TestNodeOutlivesARedisRestart(t *testing.T) {
+	t.Parallel()
+	redisSrv := testutil.StartRedisWith(t, redisserver.Options{AppendOnly: true})
+	model := &blockingModel{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	c := newCommits()
+	log, wakesFailed := logged("wakes failed")
+	n := startNode(t, Config{Redis: redisSrv.Client(t), Models: map[string]llm.Model{"default": model}, OnCommit: c.add, Logger: log})
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "default", Input: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := func(turns int) func(store.Record) bool {
+		return func(r store.Record) bool {
+			return r.ID == rec.ID && r.Status.State == lifecycle.Blocked && len(c.records()) >= turns
+		}
+	}
+	<-model.entered
+	redisSrv.Shutdown(t) // mid-turn: the model is answering
+	redisSrv.Relaunch(t)
+	close(model.release)
+	c.wait(t, "the turn begun before the restart to commit", answered(1))
+
+	redisSrv.Shutdown(t) // idle: the node waits for wakes
+	select {
+	case <-wakesFailed:
+	case <-time.After(waitTimeout):
+		t.Fatal("the node never noticed that Redis was gone")
+	}
+	redisSrv.Relaunch(t)
+	if _, err := n.Send(ctx, rec.ID, "", "second", ""); err != nil {
+		t.Fatalf("Send after the restart: %v", err)
+	}
+	c.wait(t, "the message sent after the restart to be answered", answered(2))
+
+	evs, err := redisLog(t, redisSrv, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inbox []string
+	for _, e := range evs {
+		if e.InboxMessage != nil {
+			inbox = append(inbox, e.InboxMessage.Content)
+		}
+	}
+	if !slices.Equal(inbox, []string{"first", "second"}) {
+		t.Errorf("inbox messages in the log = %q, want first and second, once each", inbox)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,6 +31,7 @@ const startTimeout = 20 * time.Second
 // file) goes there.
 type Server struct {
 	Addr string
+	args []string // the command that runs it
 	cmd  *exec.Cmd
 	dir  string
 }
@@ -126,19 +128,48 @@ func start(bin string, opts Options) (*Server, error) {
 		"--logfile", "",
 		"--daemonize", "no",
 	)
-	cmd := exec.Command(args[0], args[1:]...)
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), args: args, dir: dir}
+	if err := s.launch(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("port %d: %w", port, err)
+	}
+	return s, nil
+}
+
+// Shutdown stops the server as an operator would (SIGTERM: it writes its
+// append-only file out and exits); Relaunch starts it again.
+func (s *Server) Shutdown() error {
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return fmt.Errorf("redisserver: shutdown: %w", err)
+	}
+	_ = s.cmd.Wait()
+	return nil
+}
+
+// Relaunch starts a server that Shutdown stopped again, on the same port
+// and directory, so that clients find it where it was, with what it kept
+// on disk.
+func (s *Server) Relaunch() error {
+	if err := s.launch(); err != nil {
+		return fmt.Errorf("redisserver: relaunch on %s: %w", s.Addr, err)
+	}
+	return nil
+}
+
+// launch runs the server with s.args and waits until it answers; a server
+// that does not is killed.
+func (s *Server) launch() error {
+	cmd := exec.Command(s.args[0], s.args[1:]...)
 	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
+		return err
 	}
 	cmd.Stderr = cmd.Stdout
 	if err := cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
+		return err
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir}
+	s.cmd = cmd
 	ready := make(chan error, 1)
 	go func() { ready <- waitReady(out) }()
 	timer := time.NewTimer(startTimeout)
@@ -156,10 +187,10 @@ func start(bin string, opts Options) (*Server, error) {
 		_ = c.Close()
 	}
 	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("port %d: %w", port, err)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
 	}
-	return s, nil
+	return err
 }
 
 // waitReady reads redis-server's log until it says it accepts connections,

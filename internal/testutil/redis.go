@@ -19,6 +19,7 @@ const RequireRedisEnv = "BRAIN_REQUIRE_REDIS"
 // test and stopped when it ends.
 type RedisServer struct {
 	Addr string
+	srv  *redisserver.Server
 }
 
 // Redis starts a fresh redis-server for this test and returns a client for
@@ -50,7 +51,25 @@ func StartRedisWith(t testing.TB, opts redisserver.Options) *RedisServer {
 		t.Fatalf("testutil: %v", err)
 	}
 	t.Cleanup(srv.Close)
-	return &RedisServer{Addr: srv.Addr}
+	return &RedisServer{Addr: srv.Addr, srv: srv}
+}
+
+// Shutdown stops the server (SIGTERM), which writes out what it keeps on
+// disk; see redisserver.Server.Shutdown.
+func (s *RedisServer) Shutdown(t testing.TB) {
+	t.Helper()
+	if err := s.srv.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Relaunch starts the server again at the same address, with what it kept
+// on disk.
+func (s *RedisServer) Relaunch(t testing.TB) {
+	t.Helper()
+	if err := s.srv.Relaunch(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Client returns a new client for the server, closed when the test ends.
