@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/engine-brain/brain/recipes"
 )
@@ -70,15 +72,50 @@ func (c *Client) GetProcess(ctx context.Context, id string) (Process, error) {
 }
 
 // Send posts a user message and returns its inbox id. A non-empty
-// idempotencyKey makes a repeated Send return the first message's id.
+// idempotencyKey makes a repeated Send return the first message's id, and
+// lets Send itself try again, up to sendAttempts times, when the server
+// cannot store the message just now (503, a gateway's 502 or 504) or does
+// not answer: the message is stored once however often it is sent.
 func (c *Client) Send(ctx context.Context, id, content, idempotencyKey string) (string, error) {
 	h := http.Header{}
 	if idempotencyKey != "" {
 		h.Set("Idempotency-Key", idempotencyKey)
 	}
-	var acc MessageAccepted
-	err := c.do(ctx, http.MethodPost, processPath(id, "/messages"), nil, h, MessageRequest{Content: content}, &acc)
-	return acc.MessageID, err
+	wait := sendRetryWait
+	for attempt := 1; ; attempt++ {
+		var acc MessageAccepted
+		err := c.do(ctx, http.MethodPost, processPath(id, "/messages"), nil, h, MessageRequest{Content: content}, &acc)
+		if err == nil || idempotencyKey == "" || attempt == sendAttempts || !transient(err) {
+			return acc.MessageID, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return "", err
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+// sendAttempts bounds how often Send tries a message; the waits between
+// tries double from sendRetryWait (3.1 s in all).
+const (
+	sendAttempts  = 6
+	sendRetryWait = 100 * time.Millisecond
+)
+
+// transient reports whether a request failed in a way that may pass if
+// made again: the server or a gateway in front of it cannot serve just
+// now, or no answer came.
+func transient(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status == http.StatusServiceUnavailable || e.Status == http.StatusBadGateway || e.Status == http.StatusGatewayTimeout
+	}
+	var urlErr *url.Error
+	return errors.As(err, &urlErr)
 }
 
 // Steer posts an operator message and returns its inbox id.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -223,5 +224,46 @@ func TestClientStreamEnds(t *testing.T) {
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Stream after cancel: %v, want context.Canceled", err)
+	}
+}
+
+// Send with an idempotency key tries again while the server cannot store
+// the message just now, with the same key; without a key it does not, as
+// the first try may have stored the message.
+func TestClientSendRetries(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var keys []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		n := len(keys)
+		mu.Unlock()
+		if n%3 != 0 { // two refusals, then the message is taken
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"try again"}}`))
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = w.Write([]byte(`{"message_id":"1-0"}`))
+	}))
+	defer ts.Close()
+	sent := func() []string { // and forget them
+		mu.Lock()
+		defer mu.Unlock()
+		k := keys
+		keys = nil
+		return k
+	}
+	c := NewClient(ts.URL, "t")
+	id, err := c.Send(context.Background(), "p", "hello", "k1")
+	if k := sent(); err != nil || id != "1-0" || !slices.Equal(k, []string{"k1", "k1", "k1"}) {
+		t.Errorf("Send with a key: %q, %v after tries with keys %q; want 1-0 on the third try, each with k1", id, err, k)
+	}
+	_, err = c.Send(context.Background(), "p", "hello", "")
+	var e *Error
+	if k := sent(); !errors.As(err, &e) || e.Code != CodeUnavailable || len(k) != 1 {
+		t.Errorf("Send without a key: %v after %d tries; want the 503 after one", err, len(k))
 	}
 }

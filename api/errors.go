@@ -37,6 +37,7 @@ const (
 	CodeInvalidRecipes   = "invalid_recipes"
 	CodeInboxFull        = "inbox_full"      // 429: the process has its inbox limit of messages waiting
 	CodeInternal         = "internal"        // 500: details are in the server's log
+	CodeUnavailable      = "unavailable"     // 503: Redis cannot serve just now; retry (Retry-After)
 	CodeNotImplemented   = "not_implemented" // 501
 	CodeNotReady         = "not_ready"       // 503 from /readyz
 )
@@ -90,6 +91,15 @@ func (e *Error) UnmarshalJSON(data []byte) error {
 var internalError = &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
 	Message: "internal error; the server's log has the details"}
 
+// unavailableError answers a request that Redis could not serve just now.
+// A message may or may not have been stored: sent again with the same
+// Idempotency-Key, it is stored once.
+var unavailableError = &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable,
+	Message: "the server's Redis cannot serve just now; try again shortly (a message sent again with the same Idempotency-Key is stored once)"}
+
+// retryAfter is the Retry-After of an unavailableError, in seconds.
+const retryAfter = "1"
+
 // apiError maps err to the error the client sees. Unexpected errors become
 // a generic 500 and are logged with the request's method and path (never
 // its headers).
@@ -127,6 +137,9 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		return errorf(http.StatusConflict, CodeConflict, "the process changed concurrently; try again")
 	case errors.Is(err, recipes.ErrNotFound):
 		return errorf(http.StatusUnprocessableEntity, CodeUnknownRecipe, "%s", strings.TrimPrefix(err.Error(), "brain: "))
+	case store.Unavailable(err):
+		s.log.Warn("request failed: Redis cannot serve just now", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+		return unavailableError
 	}
 	s.log.Error("request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
 	return internalError
@@ -147,8 +160,11 @@ func action(ev lifecycle.Event) string {
 // writeError writes err as an error body.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := s.apiError(r, err)
-	if e.Status == http.StatusUnauthorized {
+	switch e.Status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="brain"`)
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", retryAfter)
 	}
 	s.writeJSON(w, e.Status, e)
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -603,6 +606,28 @@ func TestInternalErrorsAndSecrets(t *testing.T) {
 		if strings.Contains(out, secret) {
 			t.Errorf("the log holds %q:\n%s", secret, out)
 		}
+	}
+}
+
+// A request that Redis could not serve just now is a 503 with Retry-After,
+// the details logged, not sent.
+func TestUnavailableIsA503(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.fake.setFail(fmt.Errorf("store: post: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}))
+	for _, req := range []struct{ method, path, body string }{
+		{"GET", "/v1/processes", ""},
+		{"POST", "/v1/processes/p_alice/messages", `{"content": "hello"}`},
+	} {
+		w := b.do(req.method, req.path, tokOlga, nil, req.body)
+		if w.Code != 503 || errorCode(w.Body.Bytes()) != CodeUnavailable || w.Header().Get("Retry-After") != "1" ||
+			strings.Contains(w.Body.String(), "refused") {
+			t.Errorf("%s %s: %d %s (Retry-After %q), want 503 unavailable, Retry-After 1, no details",
+				req.method, req.path, w.Code, w.Body, w.Header().Get("Retry-After"))
+		}
+	}
+	if n := b.logs.FilterMessage("request failed: Redis cannot serve just now").Len(); n != 2 {
+		t.Errorf("%d failures logged, want 2", n)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -37,6 +38,13 @@ type clientSetup struct {
 
 func setupClient(t *testing.T) *clientSetup {
 	t.Helper()
+	return setupClientBehind(t, func(h http.Handler) http.Handler { return h })
+}
+
+// setupClientBehind is setupClient with front between the client and the
+// API (a proxy, say).
+func setupClientBehind(t *testing.T, front func(http.Handler) http.Handler) *clientSetup {
+	t.Helper()
 	mr := miniredis.NewMiniRedis()
 	mr.ClockTTL(true)
 	if err := mr.Start(); err != nil {
@@ -69,7 +77,7 @@ func setupClient(t *testing.T) *clientSetup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(front(h))
 	t.Cleanup(srv.Close)
 	s.url = srv.URL
 	return s
@@ -427,5 +435,44 @@ func TestProcessTable(t *testing.T) {
 		"p_new   default        BLOCKED                bob    -       -      -          5s\n"
 	if got := out.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// brain send delivers a message once when the answer to its first try is
+// lost: the server stored the message, but the client got a 503, so it
+// sends it again with the same idempotency key.
+func TestSendSurvivesALostAnswer(t *testing.T) {
+	t.Parallel()
+	var once sync.Once
+	s := setupClientBehind(t, func(api http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			lost := false
+			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages") {
+				once.Do(func() { lost = true })
+			}
+			if !lost {
+				api.ServeHTTP(w, r)
+				return
+			}
+			api.ServeHTTP(httptest.NewRecorder(), r) // stored; the answer never arrives
+			http.Error(w, "upstream went away", http.StatusServiceUnavailable)
+		})
+	})
+	pid, _ := s.newProcess(t, "default", "hello")
+	s.waitCommit(t, pid, lifecycle.Blocked)
+	s.mustBrain(t, "send", pid, "only", "once")
+	s.waitCommit(t, pid, lifecycle.Blocked)
+	evs, err := s.store.Log(context.Background(), pid, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.InboxMessage != nil && e.InboxMessage.Content == "only once" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the message is in the log %d times, want once", n)
 	}
 }

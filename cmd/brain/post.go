@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"strings"
 )
@@ -12,7 +13,10 @@ func runSend(ctx context.Context, cc *clientCall, args []string) error {
 	if err != nil {
 		return err
 	}
-	id, err := cc.client.Send(ctx, pid, text, "")
+	// A key of its own makes the message safe to send again: Send tries
+	// again while the server cannot store it just now, and the server
+	// stores it once however often it arrives.
+	id, err := cc.client.Send(ctx, pid, text, "cli-"+rand.Text())
 	if err != nil {
 		return err
 	}
