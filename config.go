@@ -55,12 +55,12 @@ type Config struct {
 	// with what the model is shown of them, so that a turn reads and
 	// converts only the new part of its log (default 1024; -1 keeps none).
 	// More processes than that work too, at the cost of reading their
-	// logs whole more often.
+	// logs back (as far as a model call is shown) more often.
 	HistoryCache int
 	// HistoryBytes bounds the memory of those logs (default 256 MiB, as
 	// conversation.Event.Size counts it; the provider views share their
 	// text): long conversations make the node keep fewer of them, and a
-	// log larger than the bound is read whole every turn.
+	// log larger than the bound is read back every turn.
 	HistoryBytes int
 	// RetainFinished, when set, is how long DONE and FAILED processes are
 	// kept after they last changed: the node deletes older ones, with

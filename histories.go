@@ -35,10 +35,13 @@ type histories struct {
 // process's record as its last commit left it, when known.
 type kept struct {
 	events []conversation.Event
-	view   []conversation.Message
-	viewed int
-	record *store.Record
-	size   int // of events
+	// omitted: events do not start at the beginning of the log (see
+	// store.Claim.HistoryOmitted).
+	omitted bool
+	view    []conversation.Message
+	viewed  int
+	record  *store.Record
+	size    int // of events
 }
 
 func newHistories(max, maxBytes int) *histories {
@@ -91,11 +94,19 @@ func (h *histories) view(pid string) []conversation.Message {
 // afresh with events. When the kept log does not end at after, it is dropped
 // (the next claim reads the whole log) and extend returns nil.
 func (h *histories) extend(pid, after string, events []conversation.Event) []conversation.Event {
+	log, _ := h.grow(pid, after, events, false)
+	return log
+}
+
+// grow is extend that also says whether the log it returns omits the
+// log's oldest events: those of a log started afresh do when omitted is
+// set (see store.Claim.HistoryOmitted).
+func (h *histories) grow(pid, after string, events []conversation.Event, omitted bool) ([]conversation.Event, bool) {
 	if h.max <= 0 {
 		if after != "" {
-			return nil
+			return nil, false
 		}
-		return events[:len(events):len(events)]
+		return events[:len(events):len(events)], omitted
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -104,12 +115,12 @@ func (h *histories) extend(pid, after string, events []conversation.Event) []con
 	case after == "":
 		h.drop(pid)
 		// A copy with room to grow: events belong to the caller.
-		k = &kept{events: append(make([]conversation.Event, 0, 2*len(events)+8), events...)}
+		k = &kept{events: append(make([]conversation.Event, 0, 2*len(events)+8), events...), omitted: omitted}
 	case ok && lastID(k.events) == after:
 		k.events = append(k.events, events...)
 	default:
 		h.drop(pid)
-		return nil
+		return nil, false
 	}
 	added := sizeOf(events)
 	k.size += added
@@ -126,7 +137,7 @@ func (h *histories) extend(pid, after string, events []conversation.Event) []con
 			h.drop(other)
 		}
 	}
-	return k.events[:len(k.events):len(k.events)]
+	return k.events[:len(k.events):len(k.events)], k.omitted
 }
 
 // drop forgets the log kept for pid, if any. The caller holds h.mu.

@@ -47,6 +47,21 @@ func TestHistoriesExtend(t *testing.T) {
 	}
 }
 
+// A log kept without its oldest events says so as it grows, until it is
+// started afresh.
+func TestHistoriesKeepOmitted(t *testing.T) {
+	h := newHistories(10, 1<<20)
+	if _, omitted := h.grow("p", "", events("7", "8"), true); !omitted {
+		t.Error("a log started without its oldest events: not omitted")
+	}
+	if log, omitted := h.grow("p", "8", events("9"), false); !omitted || len(log) != 3 {
+		t.Errorf("grown: %d events, omitted %v; want 3, omitted", len(log), omitted)
+	}
+	if _, omitted := h.grow("p", "", events("1"), false); omitted {
+		t.Error("started afresh whole: omitted")
+	}
+}
+
 func TestHistoriesExtendMismatchDropsTheLog(t *testing.T) {
 	h := newHistories(10, 1<<20)
 	h.extend("p", "", events("1", "2"))

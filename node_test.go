@@ -985,8 +985,8 @@ turns:
 }
 
 // A kept log can be evicted, to make room for another process's, after a
-// claim asked only for what follows it: the turn then reads the log whole
-// instead of giving up (which left the process to wait for its lease to
+// claim asked only for what follows it: the turn then reads the log back
+// (this short one whole) instead of giving up (which left the process to wait for its lease to
 // expire).
 func TestKeptHistoryEvictedAfterTheClaim(t *testing.T) {
 	t.Parallel()
@@ -1021,9 +1021,9 @@ turns:
 		t.Fatal(err)
 	}
 	n.histories.extend("p_other", "", nil) // the cache holds one log: this evicts the process's
-	history, err := n.turnHistory(ctx, claim)
-	if err != nil {
-		t.Fatalf("turnHistory after the kept log was evicted: %v", err)
+	history, omitted, err := n.turnHistory(ctx, claim, 1000)
+	if err != nil || omitted {
+		t.Fatalf("turnHistory after the kept log was evicted: omitted %v, %v; want the short log whole", omitted, err)
 	}
 	full, err := n.Log(ctx, rec.ID, "", 0)
 	if err != nil {
@@ -1467,5 +1467,77 @@ func TestNodeOutlivesARedisRestart(t *testing.T) {
 	}
 	if !slices.Equal(inbox, []string{"first", "second"}) {
 		t.Errorf("inbox messages in the log = %q, want first and second, once each", inbox)
+	}
+}
+
+// A node that has none of a long log reads back only as much of it as a
+// model call can be shown, from a turn's start, and tells the model that
+// the beginning is left out; the call shows the newest exchanges, as the
+// whole log would.
+func TestLongLogIsReadBackToTheWindow(t *testing.T) {
+	t.Parallel()
+	const turns, window = 120, 20000
+	answer := strings.Repeat("All is well. ", 120) // about 500 tokens a turn
+	model := script(t, fmt.Sprintf(`
+turns:
+  - rounds:
+      - calls: [{name: respond, args: {message: %q, awaiting_user_input: true}}]
+`, answer))
+	models := map[string]llm.Model{"default": llm.WithContextTokens(model, window)}
+	redisSrv := testutil.StartRedis(t)
+	c := newCommits()
+	a := startNode(t, Config{Redis: redisSrv.Client(t), NodeID: "a", Models: models, OnCommit: c.add})
+	ctx := context.Background()
+	rec, err := a.Create(ctx, NewProcess{Recipe: "ford", Input: "question 0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := func(n int) func(store.Record) bool {
+		return func(store.Record) bool { return len(c.records()) >= n }
+	}
+	c.wait(t, "the first answer", answered(1))
+	for i := 1; i < turns; i++ {
+		if _, err := a.Send(ctx, rec.ID, "user:ada", fmt.Sprint("question ", i), ""); err != nil {
+			t.Fatal(err)
+		}
+		c.wait(t, fmt.Sprint("answer ", i), answered(i+1))
+	}
+	if err := a.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	b := startNode(t, Config{Redis: redisSrv.Client(t), NodeID: "b", Models: models, OnCommit: c.add})
+	if _, err := b.Send(ctx, rec.ID, "user:ada", fmt.Sprint("question ", turns), ""); err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "node b's answer", answered(turns+1))
+
+	reqs := model.Requests()
+	shown := reqs[len(reqs)-1].Messages
+	if len(shown) == 0 || len(shown[0].Content) == 0 || shown[0].Content[0].Text != conversation.OmittedNote {
+		t.Fatal("node b's call does not begin with the omitted note")
+	}
+	var questions []string
+	for _, m := range shown {
+		if m.Role == conversation.MessageUser {
+			questions = append(questions, m.Content[len(m.Content)-1].Text)
+		}
+	}
+	if tokens := conversation.ViewTokens(shown); tokens > window || len(questions) < 20 {
+		t.Errorf("node b showed %d tokens and %d questions; want at most %d tokens, 20 questions or more", tokens, len(questions), window)
+	}
+	for i, q := range questions {
+		if want := fmt.Sprint("question ", turns-len(questions)+1+i); q != want {
+			t.Fatalf("question %d shown is %q, want %q: the newest exchanges in order", i, q, want)
+		}
+	}
+	full, err := b.Log(ctx, rec.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, _ := b.histories.grow(rec.ID, lastKept(b, rec.ID), nil, false)
+	t.Logf("kept %d of %d events; showed %d questions, %d tokens; a's last call showed %d messages", len(kept), len(full), len(questions), conversation.ViewTokens(shown), len(reqs[len(reqs)-2].Messages))
+	if len(kept) == 0 || len(kept) >= len(full)/2 || kept[0].Type != conversation.TypeTurnStart {
+		t.Errorf("node b keeps %d of the log's %d events; want a turn's start and on, less than half", len(kept), len(full))
 	}
 }

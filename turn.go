@@ -35,7 +35,13 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		return
 	}
 	log = log.WithLazy(zap.String("recipe", claim.Record.Recipe), zap.String("turn", claim.TurnID))
-	history, err := n.turnHistory(ctx, claim)
+	setup, err := n.prepare(claim.Record)
+	if err != nil {
+		log.Error("turn failed", zap.Error(err))
+		n.fail(ctx, claim, err.Error(), log)
+		return
+	}
+	history, omitted, err := n.turnHistory(ctx, claim, setup.contextTokens)
 	if err != nil {
 		log.Error("reading the history failed; abandoning the turn", zap.Error(err))
 		_ = n.store.Release(context.WithoutCancel(ctx), claim)
@@ -52,7 +58,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n.leases.hold(claim, cancel, log) // a lost lease cancels the turn
-	out, err := n.play(turnCtx, claim, historyView)
+	out, err := n.play(turnCtx, claim, setup, historyView, omitted)
 	n.leases.drop(claim) // the commit or release ends the lease
 	cancel()
 	if err != nil {
@@ -83,29 +89,91 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	}
 }
 
-// turnHistory returns the log before claim's turn: the kept log and what
-// the claim read after it. When the kept log is gone (evicted for another
-// process's between the claim asking what follows it and now), the log is
-// read whole instead, and kept from then on.
-func (n *Node) turnHistory(ctx context.Context, claim *store.Claim) ([]conversation.Event, error) {
+// turnHistory returns the log before claim's turn, and whether it omits
+// the log's oldest events: the kept log and what the claim read after it,
+// or, without a kept log (evicted, say, for another process's between the
+// claim asking what follows it and now), the newest part of the log that
+// a model shown at most window tokens needs (readBack), kept from then on.
+func (n *Node) turnHistory(ctx context.Context, claim *store.Claim, window int) ([]conversation.Event, bool, error) {
 	pid := claim.Record.ID
-	if history := n.histories.extend(pid, claim.HistoryAfter, claim.History); history != nil || claim.HistoryAfter == "" {
-		return history, nil
+	if claim.HistoryAfter != "" {
+		if history, omitted := n.histories.grow(pid, claim.HistoryAfter, claim.History, false); history != nil {
+			return history, omitted, nil
+		}
+		if len(claim.Current) == 0 {
+			return nil, false, errors.New("the claim holds no turn start")
+		}
+		claim.History, claim.HistoryOmitted = nil, true // read back from the turn's start
 	}
-	if len(claim.Current) == 0 {
-		return nil, errors.New("the claim holds no turn start")
-	}
-	all, err := n.store.Log(ctx, pid, "", 0)
+	history, omitted, err := n.readBack(ctx, claim, window)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	start := claim.Current[0].ID
-	i := slices.IndexFunc(all, func(e conversation.Event) bool { return e.ID == start })
-	if i < 0 {
-		return nil, fmt.Errorf("the turn's start %s is not in the log", start)
-	}
-	return n.histories.extend(pid, "", all[:i]), nil
+	history, _ = n.histories.grow(pid, "", history, omitted)
+	return history, omitted, nil
 }
+
+// readBack returns claim.History, read further back while it omits the
+// oldest events and its provider view is smaller than window and a quarter
+// (Fit's step, so that a model call is shown as much as the whole log
+// would show it), then cut to the newest turns that view needs (cutFor);
+// and whether it omits some of the log. Each read takes twice the events
+// of the one before, up to maxHistoryPage.
+func (n *Node) readBack(ctx context.Context, claim *store.Claim, window int) ([]conversation.Event, bool, error) {
+	history, omitted := claim.History, claim.HistoryOmitted
+	if !omitted {
+		return history, false, nil
+	}
+	want := window + window/4
+	tokens := conversation.ViewTokens(conversation.ProviderView(history))
+	for page := store.HistoryPage; omitted && tokens < want; page = min(2*page, maxHistoryPage) {
+		before := claim.Current[0].ID
+		if len(history) > 0 {
+			before = history[0].ID
+		}
+		older, more, err := n.store.LogBefore(ctx, claim.Record.ID, before, page)
+		if err != nil {
+			return nil, false, err
+		}
+		tokens += conversation.ViewTokens(conversation.ProviderView(older))
+		history, omitted = append(older, history...), more
+	}
+	if cut := cutFor(history, want, omitted); cut > 0 || omitted {
+		history, omitted = history[cut:], true
+	}
+	return history[:len(history):len(history)], omitted, nil
+}
+
+// cutFor returns where to cut history, the newest events of a log (all of
+// it unless omitted), so that it starts at a turn's start (no exchange is
+// cut in two) and holds the newest turns whose provider views reach want
+// tokens, and no more; when they never do, at its first turn's start if
+// it omits older events. 0 keeps it whole: what comes before a log's
+// first turn the model is never shown.
+func cutFor(history []conversation.Event, want int, omitted bool) int {
+	isStart := func(e conversation.Event) bool { return e.Type == conversation.TypeTurnStart }
+	tokens, end, first := 0, len(history), len(history)
+	for i := len(history) - 1; i >= 0; i-- {
+		if !isStart(history[i]) {
+			continue
+		}
+		tokens += conversation.ViewTokens(conversation.ProviderView(history[i:end]))
+		end, first = i, i
+		if tokens >= want {
+			if !omitted && !slices.ContainsFunc(history[:i], isStart) {
+				return 0
+			}
+			return i
+		}
+	}
+	if omitted {
+		return first
+	}
+	return 0
+}
+
+// maxHistoryPage bounds the events readBack reads at once.
+const maxHistoryPage = 4096
 
 // keepTurn keeps the log of a committed turn whole, its own writes
 // included, when nobody else wrote to it meanwhile: the next claim then
@@ -122,9 +190,40 @@ func (n *Node) keepTurn(claim *store.Claim) {
 	n.histories.extend(claim.Record.ID, after, claim.Appended)
 }
 
+// turnSetup is what a turn of a process runs with: its recipe, model and
+// tools, and the most tokens of the conversation a model call is shown.
+type turnSetup struct {
+	recipe        *recipes.Recipe
+	model         llm.Model
+	tools         *tools.Registry
+	contextTokens int
+}
+
+// prepare resolves what a turn of the process rec runs with.
+func (n *Node) prepare(rec store.Record) (turnSetup, error) {
+	lib := n.library.Load()
+	r, err := lib.recipes.Get(rec.Recipe)
+	if err != nil {
+		return turnSetup{}, err
+	}
+	model, window, err := n.model(r)
+	if err != nil {
+		return turnSetup{}, err
+	}
+	reg, err := lib.tools(r)
+	if err != nil {
+		return turnSetup{}, err
+	}
+	// The recipe's own bound wins over its models' windows, which win over
+	// the default bound.
+	bound := cmp.Or(r.Limits.MaxContextTokens, window, r.Limits.ContextTokens())
+	return turnSetup{recipe: r, model: model, tools: reg, contextTokens: bound}, nil
+}
+
 // play runs the engine; historyView, when not nil, is the provider view of
-// claim.History. A panic inside becomes an error.
-func (n *Node) play(ctx context.Context, claim *store.Claim, historyView []conversation.Message) (out chat.Outcome, err error) {
+// claim.History, and omitted says it does not start at the beginning of the
+// log. A panic inside becomes an error.
+func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, historyView []conversation.Message, omitted bool) (out chat.Outcome, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			n.log.Error("panic in a turn", zap.String("process", claim.Record.ID), zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
@@ -132,32 +231,19 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, historyView []conve
 		}
 	}()
 	rec := claim.Record
-	lib := n.library.Load()
-	r, err := lib.recipes.Get(rec.Recipe)
-	if err != nil {
-		return out, err
-	}
-	model, window, err := n.model(r)
-	if err != nil {
-		return out, err
-	}
-	reg, err := lib.tools(r)
-	if err != nil {
-		return out, err
-	}
 	ctx = tools.WithCaller(ctx, tools.Caller{ProcessID: rec.ID, Recipe: rec.Recipe, TurnID: claim.TurnID, Depth: rec.Depth, Owner: rec.Owner})
 	return n.engine.Run(ctx, &chat.Turn{
-		ID:          claim.TurnID,
-		Recipe:      r,
-		Model:       model,
-		Tools:       reg,
-		History:     claim.History,
-		HistoryView: historyView,
-		Current:     claim.Current,
-		Worker:      rec.Parent != "",
-		// The recipe's own bound wins over its models' windows.
-		ContextTokens: cmp.Or(r.Limits.MaxContextTokens, window),
-		TokensUsed:    rec.Tokens.Input + rec.Tokens.Output,
+		ID:             claim.TurnID,
+		Recipe:         setup.recipe,
+		Model:          setup.model,
+		Tools:          setup.tools,
+		History:        claim.History,
+		HistoryView:    historyView,
+		HistoryOmitted: omitted,
+		Current:        claim.Current,
+		Worker:         rec.Parent != "",
+		ContextTokens:  setup.contextTokens,
+		TokensUsed:     rec.Tokens.Input + rec.Tokens.Output,
 	}, chat.CheckpointFunc(func(ctx context.Context, evs []conversation.Event) error {
 		return n.store.Checkpoint(ctx, claim, evs)
 	}))

@@ -88,9 +88,30 @@ func Fit(msgs []Message, budget int) ([]Message, Fitting) {
 	}
 	out := f.msgs[dropped:]
 	if dropped > 0 {
-		out[0].Content = append([]Block{TextBlock(OmittedNote)}, out[0].Content...)
+		out[0] = withOmittedNote(out[0])
 	}
 	return out, Fitting{Cleared: cleared, Dropped: dropped}
+}
+
+// NoteOmitted makes msgs, the provider view of a conversation whose
+// beginning was not read, start with [OmittedNote], as Fit starts a view
+// it cut, and reports whether it changed msgs: msgs[0] is replaced by a
+// copy, its blocks are not written to, unless it starts so already.
+func NoteOmitted(msgs []Message) bool {
+	if len(msgs) == 0 || len(msgs[0].Content) > 0 && msgs[0].Content[0].Text == OmittedNote {
+		return false
+	}
+	msgs[0] = withOmittedNote(msgs[0])
+	return true
+}
+
+// OmittedNoteTokens is what [OmittedNote] adds to a view's size.
+const OmittedNoteTokens = (len(OmittedNote) + BytesPerToken - 1) / BytesPerToken
+
+// withOmittedNote returns m with [OmittedNote] before its content.
+func withOmittedNote(m Message) Message {
+	m.Content = append([]Block{TextBlock(OmittedNote)}, m.Content...)
+	return m
 }
 
 // fitter is the state of one Fit: the view being cut, the estimated size
@@ -136,7 +157,7 @@ func (f *fitter) drop(lastUser int) int {
 	if !f.over() || lastUser <= 0 {
 		return 0
 	}
-	note := ceilDiv(len(OmittedNote), BytesPerToken)
+	note := OmittedNoteTokens
 	n := 0
 	for n < lastUser && (f.total+note > f.target || f.msgs[n].Role != MessageUser) {
 		f.total -= f.sizes[n]

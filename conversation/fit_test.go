@@ -224,3 +224,30 @@ func TestEstimateTokens(t *testing.T) {
 		}
 	}
 }
+
+// NoteOmitted starts a view with the omitted note once, replacing its first
+// message without writing to the blocks it shares with others.
+func TestNoteOmitted(t *testing.T) {
+	t.Parallel()
+	blocks := []Block{TextBlock("a question")}
+	msgs := []Message{{Role: MessageUser, Content: blocks}, {Role: MessageAssistant, Content: []Block{TextBlock("an answer")}}}
+	if !NoteOmitted(msgs) {
+		t.Fatal("NoteOmitted did not change a view without the note")
+	}
+	want := []Message{noted(Message{Role: MessageUser, Content: []Block{TextBlock("a question")}}), msgs[1]}
+	if diff := cmp.Diff(want, msgs); diff != "" {
+		t.Errorf("noted view (-want +got):\n%s", diff)
+	}
+	if NoteOmitted(msgs) || len(msgs[0].Content) != 2 {
+		t.Errorf("NoteOmitted noted a view twice: %+v", msgs[0])
+	}
+	if blocks[0].Text != "a question" || len(blocks) != 1 {
+		t.Errorf("the first message's blocks were written to: %+v", blocks)
+	}
+	if NoteOmitted(nil) {
+		t.Error("NoteOmitted changed an empty view")
+	}
+	if got := EstimateTokens(&msgs[0]) - EstimateTokens(&Message{Role: MessageUser, Content: blocks}); got != OmittedNoteTokens {
+		t.Errorf("the note adds %d tokens, OmittedNoteTokens says %d", got, OmittedNoteTokens)
+	}
+}

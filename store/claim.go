@@ -31,10 +31,16 @@ type Claim struct {
 	// Recovered says the turn was interrupted by a node that died and is
 	// resumed here.
 	Recovered bool
-	// History is the log before this turn: all of it, or, when HistoryAfter
-	// is set (ClaimAfter), only the events after that id.
+	// History is the log before this turn: when HistoryAfter is set
+	// (ClaimAfter), only the events after that id; else its newest events,
+	// all of them unless HistoryOmitted.
 	History      []conversation.Event
 	HistoryAfter string
+	// HistoryOmitted says that History may not start at the beginning of
+	// the log: a claim reads at most the newest HistoryPage events of a log
+	// it has none of (a long-lived process's log grows without end, and a
+	// model is shown only its newest part). LogBefore reads further back.
+	HistoryOmitted bool
 	// Current is what this turn has committed so far, from its turn_start:
 	// the turn_start, the wake state change and the drained inbox_message
 	// events; on recovery everything the interrupted turn checkpointed,
@@ -142,9 +148,10 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	}
 	args = append(args, node, s.cfg.LeaseTTL.Milliseconds(), turnID, w.Stream, w.EntryID, hasRecord)
 	// The log the caller lacks is read right after the script, outside Lua
-	// (see script.RunThen): all of it, or what follows known, usually an
-	// event or two, so only the first tailRead entries (see setLog).
-	read := []any{"xrange", eventsKey(w.PID), "-", "+"}
+	// (see script.RunThen): its newest HistoryPage events, or what follows
+	// known, usually an event or two, so only the first tailRead entries
+	// (see setLog).
+	read := []any{"xrevrange", eventsKey(w.PID), "+", "-", "COUNT", HistoryPage}
 	if known != "" {
 		read = []any{"xrange", eventsKey(w.PID), "(" + known, "+", "COUNT", tailRead}
 	}
@@ -203,13 +210,20 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 // event. What more there is takes a second read.
 const tailRead = 2
 
-// setLog sets the claim's History and Current from tail, the log read from
-// c.HistoryAfter on right after the claim's script, and own, the events
-// the script wrote (they end the log; what comes before them others
-// wrote); the turn starts at turnAt, its turn_start. When a read of
-// tailRead entries stopped short of own, the rest is read; when the log
-// kept up to c.HistoryAfter reaches past turnAt (that of a turn now
-// recovered), the log is read whole instead.
+// HistoryPage is how many events of a log a claim reads when it has none
+// of them, and LogBefore's usual page: enough for most conversations
+// whole.
+const HistoryPage = 256
+
+// setLog sets the claim's History and Current from tail, the log read right
+// after the claim's script (its newest HistoryPage events, or, with
+// c.HistoryAfter, what follows that), and own, the events the script wrote
+// (they end the log; what comes before them others wrote); the turn starts
+// at turnAt, its turn_start. When a read of tailRead entries after
+// c.HistoryAfter stopped short of own, the rest is read. Whatever was
+// read, the log is read further back until it holds turnAt (that of a
+// turn now recovered may be older), and when the log kept up to
+// c.HistoryAfter lacks it, the claim reads the log's newest events instead.
 func (c *Claim) setLog(ctx context.Context, s *Store, tail *redis.SliceCmd, turnAt string, own []conversation.Event) error {
 	reply, err := tail.Result()
 	if err != nil {
@@ -217,25 +231,39 @@ func (c *Claim) setLog(ctx context.Context, s *Store, tail *redis.SliceCmd, turn
 	}
 	pid, first := c.Record.ID, own[0].ID
 	entries := logEntries(reply)
+	if c.HistoryAfter == "" {
+		slices.Reverse(entries) // read newest first
+		c.HistoryOmitted = len(entries) == HistoryPage
+	}
 	switch mine := slices.IndexFunc(entries, func(e logEntry) bool { return e.id == first }); {
 	case mine >= 0:
 		entries = entries[:mine]
 	case c.HistoryAfter != "" && len(entries) == tailRead:
-		rest, err := s.logBefore(ctx, pid, entries[len(entries)-1].id, first)
+		rest, err := s.logBetween(ctx, pid, entries[len(entries)-1].id, first)
 		if err != nil {
 			return err
 		}
 		entries = append(entries, rest...)
+	case c.HistoryAfter == "" && c.HistoryOmitted:
+		entries = nil // the page held only the claim's own events: read before them
 	default:
 		return fmt.Errorf("the log read after the claim lacks its event %s", first)
 	}
 	inLog := func(e logEntry) bool { return e.id == turnAt }
 	inOwn := func(e conversation.Event) bool { return e.ID == turnAt }
 	if c.HistoryAfter != "" && !slices.ContainsFunc(entries, inLog) && !slices.ContainsFunc(own, inOwn) {
-		c.HistoryAfter = ""
-		if entries, err = s.logBefore(ctx, pid, "", first); err != nil {
+		c.HistoryAfter, c.HistoryOmitted, entries = "", true, nil // read back from first
+	}
+	for c.HistoryOmitted && !slices.ContainsFunc(entries, inLog) && !slices.ContainsFunc(own, inOwn) {
+		before := first
+		if len(entries) > 0 {
+			before = entries[0].id
+		}
+		page, more, err := s.logPageBefore(ctx, pid, before, HistoryPage)
+		if err != nil {
 			return err
 		}
+		entries, c.HistoryOmitted = append(page, entries...), more
 	}
 	log := make([]conversation.Event, 0, len(entries)+len(own))
 	for _, e := range entries {
@@ -255,18 +283,53 @@ func (c *Claim) setLog(ctx context.Context, s *Store, tail *redis.SliceCmd, turn
 	return nil
 }
 
-// logBefore reads the entries of pid's log after the one with id after
-// ("" = from the start) and before the one with id before.
-func (s *Store) logBefore(ctx context.Context, pid, after, before string) ([]logEntry, error) {
-	start := "-"
-	if after != "" {
-		start = "(" + after
-	}
-	reply, err := s.rdb.Do(ctx, "xrange", eventsKey(pid), start, "("+before).Slice()
+// logBetween reads the entries of pid's log after the one with id after
+// and before the one with id before.
+func (s *Store) logBetween(ctx context.Context, pid, after, before string) ([]logEntry, error) {
+	reply, err := s.rdb.Do(ctx, "xrange", eventsKey(pid), "("+after, "("+before).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("read the log: %w", err)
 	}
 	return logEntries(reply), nil
+}
+
+// logPageBefore reads, in log order, the n entries of pid's log that come
+// right before the one with id before, and whether there may be more
+// before them.
+func (s *Store) logPageBefore(ctx context.Context, pid, before string, n int) ([]logEntry, bool, error) {
+	reply, err := s.rdb.Do(ctx, "xrevrange", eventsKey(pid), "("+before, "-", "COUNT", n).Slice()
+	if err != nil {
+		return nil, false, fmt.Errorf("read the log: %w", err)
+	}
+	entries := logEntries(reply)
+	slices.Reverse(entries)
+	return entries, len(entries) == n, nil
+}
+
+// LogBefore returns, oldest first, the at most n events of pid's log that
+// come right before the event with id before, and whether there may be
+// more before them: it reads a log back from a claim's History when
+// HistoryOmitted.
+func (s *Store) LogBefore(ctx context.Context, pid, before string, n int) ([]conversation.Event, bool, error) {
+	if !validID(pid) {
+		return nil, false, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	if n < 1 {
+		return nil, false, fmt.Errorf("store: log of %s before %s: want at least 1 event (got %d)", pid, before, n)
+	}
+	entries, more, err := s.logPageBefore(ctx, pid, before, n)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: log of %s before %s: %w", pid, before, err)
+	}
+	events := make([]conversation.Event, 0, len(entries))
+	for _, e := range entries {
+		ev, err := s.decodeEvent(e.id, e.data)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: log of %s: %w", pid, err)
+		}
+		events = append(events, ev)
+	}
+	return events, more, nil
 }
 
 // A logEntry is an entry of a log as XRANGE returns it: its id and its

@@ -29,7 +29,7 @@ machine is slow.
   memory        Go heap and process RSS after the throughput phase
   small cache   the throughput phase again, the node keeping the logs of
                 half the processes: turns/s and CPU per turn when claims
-                often read their log whole
+                often read their log back
   idle          N BLOCKED processes: node heap per process, goroutines before
                 and after, Redis bytes per process (--idle 0 skips it)
 

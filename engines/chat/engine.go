@@ -233,6 +233,9 @@ func (r *run) view() []conversation.Message {
 		msgs = conversation.ProviderView(all)
 		r.shownTokens = conversation.ViewTokens(msgs)
 	}
+	if r.t.HistoryOmitted && conversation.NoteOmitted(msgs) { // once: msgs is the turn's own, and kept
+		r.shownTokens += conversation.OmittedNoteTokens
+	}
 	r.shown, r.viewed = msgs, len(r.turn)
 	return msgs[:len(msgs):len(msgs)]
 }

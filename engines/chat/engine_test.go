@@ -255,6 +255,59 @@ func TestHistoryView(t *testing.T) {
 	}
 }
 
+// A turn whose history omits the log's oldest events shows the model, in
+// every call, the view it would show otherwise with conversation.
+// OmittedNote before the first message, without writing to the history
+// view it was given.
+func TestHistoryOmitted(t *testing.T) {
+	t.Parallel()
+	r := &recipes.Recipe{Name: "omitted", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}}}
+	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "orders"}}}},
+		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "There are 3 open orders."}}}},
+	}}}}
+	requests := func(omitted bool, view []conversation.Message) []llm.Request {
+		model := scripted.New(script)
+		turn := Turn{
+			ID: "t1", Recipe: r, Model: model, Tools: testRegistry(t, r),
+			History: lookupHistory(2), HistoryView: view, HistoryOmitted: omitted,
+			Current: []conversation.Event{
+				conversation.NewTurnStart("wake"),
+				conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "How many open orders?"),
+			},
+		}
+		var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+		if _, err := (&Engine{}).Run(context.Background(), &turn, discard); err != nil {
+			t.Fatal(err)
+		}
+		return model.Requests()
+	}
+	whole := requests(false, nil)
+	given := conversation.ProviderView(lookupHistory(2))
+	firstGiven := given[0].Text()
+	for _, view := range [][]conversation.Message{nil, given} {
+		got := requests(true, view)
+		if len(got) != len(whole) {
+			t.Fatalf("%d calls, want %d", len(got), len(whole))
+		}
+		for i := range got {
+			msgs := got[i].Messages
+			if len(msgs) == 0 || len(msgs[0].Content) == 0 || msgs[0].Content[0].Text != conversation.OmittedNote {
+				t.Fatalf("call %d (view given: %v) does not begin with the omitted note", i+1, view != nil)
+			}
+			first := msgs[0]
+			first.Content = first.Content[1:]
+			msgs = append([]conversation.Message{first}, msgs[1:]...)
+			if diff := cmp.Diff(whole[i].Messages, msgs, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("call %d (view given: %v), but for the note (-not omitted +omitted):\n%s", i+1, view != nil, diff)
+			}
+		}
+	}
+	if given[0].Text() != firstGiven {
+		t.Errorf("the history view given was written to: its first message is now %q", given[0].Text())
+	}
+}
+
 // shownModel notes the JSON of the messages each call shows its model, as
 // they are when the call is made.
 type shownModel struct {

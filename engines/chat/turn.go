@@ -25,6 +25,11 @@ type Turn struct {
 	// the view of this turn's events, and a round converts only those, not
 	// the whole log.
 	HistoryView []conversation.Message
+	// HistoryOmitted says that History does not start at the beginning of
+	// the log (a long log is read back only as far as a model call can be
+	// shown): the model is told, as when Fit cuts a view, by
+	// conversation.OmittedNote before the first message it is shown.
+	HistoryOmitted bool
 	// Current is what the turn has committed so far: its start and the
 	// drained inbox messages (the caller drains them atomically with the
 	// wake), and, when a turn is resumed after its node stopped, the rounds

@@ -130,7 +130,7 @@ func (r throughputResult) writeSmallCache(rep *report, cfg Config) {
 	turns := time.Duration(max(r.turns, 1))
 	rep.title(fmt.Sprintf("throughput again, the node keeping the logs of %d of the %d processes (HistoryCache)",
 		smallCache(cfg), cfg.Processes))
-	rep.line("turns/s, small cache", fmtRate(r.turns, r.wall), "a claim that finds no kept log reads it whole")
+	rep.line("turns/s, small cache", fmtRate(r.turns, r.wall), "a claim that finds no kept log reads it back (whole, at this length)")
 	if r.redisErr != nil {
 		rep.line("redis CPU/turn, small cache", "n/a", r.redisErr.Error())
 	} else {
