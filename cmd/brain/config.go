@@ -28,14 +28,15 @@ const defaultConfigFile = "brain.yaml"
 // before it: the defaults, the config file, BRAIN_* environment variables,
 // flags.
 type serveConfig struct {
-	Listen       string
-	Redis        string // embeddedRedis or a redis:// URL
-	Recipes      string // a directory added to the built-in recipes; "" for none
-	Concurrency  int
-	NodeID       string // "" lets the node make one up
-	Engines      []string
-	InsecureOpen bool
-	MaxBody      int64
+	Listen        string
+	MetricsListen string // where /metrics is served instead of with the API; "" with it
+	Redis         string // embeddedRedis or a redis:// URL
+	Recipes       string // a directory added to the built-in recipes; "" for none
+	Concurrency   int
+	NodeID        string // "" lets the node make one up
+	Engines       []string
+	InsecureOpen  bool
+	MaxBody       int64
 	// HistoryMemory bounds the logs the node keeps (brain.Config.HistoryBytes).
 	HistoryMemory int64
 	// RetainFinished is brain.Config.RetainFinished; 0 keeps finished
@@ -131,6 +132,13 @@ var settings = []setting{
 			}
 		}
 		c.Engines = engines
+		return nil
+	}},
+	{name: "metrics-listen", usage: "`ADDRESS`: serve /metrics on this host:port instead of with the API (127.0.0.1:9090, say), so that only who reaches it sees the node's figures", set: func(c *serveConfig, v string) error {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return fmt.Errorf("want host:port, like 127.0.0.1:9090 (%v)", err)
+		}
+		c.MetricsListen = v
 		return nil
 	}},
 	{name: "insecure-open", isBool: true, usage: "serve without auth tokens on a non-loopback address: anyone who reaches it is admin", set: func(c *serveConfig, v string) error {

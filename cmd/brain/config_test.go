@@ -488,6 +488,11 @@ func TestLoadServeConfigErrors(t *testing.T) {
 			want: []string{`invalid value "8080" for flag -listen: want host:port`},
 		},
 		{
+			name: "bad metrics address",
+			args: []string{"--metrics-listen", "9090"},
+			want: []string{`invalid value "9090" for flag -metrics-listen: want host:port, like 127.0.0.1:9090`},
+		},
+		{
 			name: "argument",
 			args: []string{"now"},
 			want: []string{`unexpected argument "now"`},

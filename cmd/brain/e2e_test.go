@@ -332,3 +332,40 @@ func followUntilBlocked(ctx context.Context, t *testing.T, c *api.Client, pid, a
 	}
 	return states, last
 }
+
+// With --metrics-listen, /metrics is served on its own address, and the
+// API's address serves none.
+func TestMetricsListen(t *testing.T) {
+	t.Parallel()
+	bin := brainBinary(t)
+	rs := testutil.StartRedis(t)
+	srv := startServe(t, bin, t.TempDir(), "--redis", "redis://"+rs.Addr, "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
+	var metricsURL string
+	for line := range strings.Lines(srv.log.String()) {
+		var entry struct{ Msg string }
+		if json.Unmarshal([]byte(line), &entry) == nil {
+			if u, ok := strings.CutPrefix(entry.Msg, "metrics on "); ok {
+				metricsURL = u
+			}
+		}
+	}
+	if metricsURL == "" {
+		t.Fatalf("brain serve did not log where it serves metrics:\n%s", srv.log.String())
+	}
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := get(metricsURL); code != http.StatusOK || !strings.Contains(body, "brain_processes") {
+		t.Errorf("GET %s: %d, want 200 with the node's metrics:\n%.300s", metricsURL, code, body)
+	}
+	if code, _ := get(srv.url + "/metrics"); code != http.StatusNotFound {
+		t.Errorf("GET /metrics on the API's address: %d, want 404", code)
+	}
+}

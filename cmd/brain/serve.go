@@ -121,11 +121,16 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		return err
 	}
 	reload := &reloader{dir: cfg.Recipes, models: models, node: node, log: log.Named("recipes")}
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	apiMetrics := metrics
+	if cfg.MetricsListen != "" {
+		apiMetrics = nil // served on its own address only
+	}
 	handler, err := api.New(api.Config{
 		Backend: node,
 		Tokens:  cfg.Tokens,
 		MaxBody: cfg.MaxBody,
-		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
+		Metrics: apiMetrics,
 		Reload:  reload.Reload,
 		Logger:  log, // named "api" by the server
 	})
@@ -141,6 +146,11 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 	// log shows the address actually bound (port 0 picks one).
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
+		return err
+	}
+	metricsSrv, metricsLn, err := listenMetrics(cfg.MetricsListen, metrics, log)
+	if err != nil {
+		_ = ln.Close()
 		return err
 	}
 	streams, cancelStreams := context.WithCancel(context.WithoutCancel(ctx))
@@ -164,7 +174,13 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 
 	if err := node.Start(ctx); err != nil {
 		_ = ln.Close()
+		if metricsLn != nil {
+			_ = metricsLn.Close()
+		}
 		return err
+	}
+	if metricsLn != nil {
+		log.Info("metrics on http://" + metricsLn.Addr().String() + "/metrics")
 	}
 	log.Info("serving on http://"+ln.Addr().String(), zap.Int("tokens", len(cfg.Tokens)), zap.Strings("recipes", lib.Names()))
 
@@ -180,6 +196,13 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 			fail(fmt.Errorf("http: %w", err))
 		}
 	})
+	if metricsLn != nil {
+		wg.Go(func() {
+			if err := metricsSrv.Serve(metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				fail(fmt.Errorf("metrics http: %w", err))
+			}
+		})
+	}
 	wg.Go(func() { reloadOnHangup(runCtx, hup, reload) })
 
 	<-runCtx.Done()
@@ -193,6 +216,11 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 	}
+	if metricsLn != nil {
+		if err := metricsSrv.Shutdown(sctx); err != nil {
+			errs = append(errs, fmt.Errorf("metrics http shutdown: %w", err))
+		}
+	}
 	// The node bounds its own stop with its grace period.
 	if err := node.Stop(context.WithoutCancel(ctx)); err != nil {
 		errs = append(errs, fmt.Errorf("node stop: %w", err))
@@ -200,6 +228,27 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 	wg.Wait()
 	log.Info("stopped")
 	return errors.Join(errs...)
+}
+
+// listenMetrics listens on addr, when set, for a server of metrics alone
+// at /metrics; without addr it returns nil and nothing to serve.
+func listenMetrics(addr string, metrics http.Handler, log *zap.Logger) (*http.Server, net.Listener, error) {
+	if addr == "" {
+		return nil, nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--metrics-listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	return &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          zap.NewStdLog(log.Named("metrics")),
+	}, ln, nil
 }
 
 // mount serves the API under /v1 with its probes and metrics, and the
