@@ -71,9 +71,10 @@ func (n *Node) Send(ctx context.Context, pid, from, content, idempotencyKey stri
 	return n.post(ctx, pid, conversation.KindUser, from, content, idempotencyKey)
 }
 
-// Steer posts an operator message to a process's inbox.
-func (n *Node) Steer(ctx context.Context, pid, from, content string) (string, error) {
-	return n.post(ctx, pid, conversation.KindOperator, from, content, "")
+// Steer posts an operator message to a process's inbox; idempotencyKey
+// works as Send's.
+func (n *Node) Steer(ctx context.Context, pid, from, content, idempotencyKey string) (string, error) {
+	return n.post(ctx, pid, conversation.KindOperator, from, content, idempotencyKey)
 }
 
 func (n *Node) post(ctx context.Context, pid string, kind conversation.Kind, from, content, key string) (string, error) {

@@ -27,7 +27,7 @@ type Backend interface {
 	// idempotency key returns the first message's id.
 	Send(ctx context.Context, pid, from, content, idempotencyKey string) (string, error)
 	// Steer posts an operator message and returns its inbox id.
-	Steer(ctx context.Context, pid, from, content string) (string, error)
+	Steer(ctx context.Context, pid, from, content, idempotencyKey string) (string, error)
 	Transition(ctx context.Context, pid string, ev lifecycle.Event, by string) (store.Record, error)
 	// Delete removes a process and everything it has, its workers
 	// included, and returns its record as it was and the workers' ids;

@@ -77,6 +77,17 @@ func (c *Client) GetProcess(ctx context.Context, id string) (Process, error) {
 // cannot store the message just now (503, a gateway's 502 or 504) or does
 // not answer: the message is stored once however often it is sent.
 func (c *Client) Send(ctx context.Context, id, content, idempotencyKey string) (string, error) {
+	return c.postMessage(ctx, processPath(id, "/messages"), content, idempotencyKey)
+}
+
+// Steer posts an operator message and returns its inbox id;
+// idempotencyKey works as Send's.
+func (c *Client) Steer(ctx context.Context, id, content, idempotencyKey string) (string, error) {
+	return c.postMessage(ctx, processPath(id, "/steer"), content, idempotencyKey)
+}
+
+// postMessage posts a message to path: see Send.
+func (c *Client) postMessage(ctx context.Context, path, content, idempotencyKey string) (string, error) {
 	h := http.Header{}
 	if idempotencyKey != "" {
 		h.Set("Idempotency-Key", idempotencyKey)
@@ -84,7 +95,7 @@ func (c *Client) Send(ctx context.Context, id, content, idempotencyKey string) (
 	wait := sendRetryWait
 	for attempt := 1; ; attempt++ {
 		var acc MessageAccepted
-		err := c.do(ctx, http.MethodPost, processPath(id, "/messages"), nil, h, MessageRequest{Content: content}, &acc)
+		err := c.do(ctx, http.MethodPost, path, nil, h, MessageRequest{Content: content}, &acc)
 		if err == nil || idempotencyKey == "" || attempt == sendAttempts || !transient(err) {
 			return acc.MessageID, err
 		}
@@ -116,13 +127,6 @@ func transient(err error) bool {
 	}
 	var urlErr *url.Error
 	return errors.As(err, &urlErr)
-}
-
-// Steer posts an operator message and returns its inbox id.
-func (c *Client) Steer(ctx context.Context, id, content string) (string, error) {
-	var acc MessageAccepted
-	err := c.do(ctx, http.MethodPost, processPath(id, "/steer"), nil, nil, MessageRequest{Content: content}, &acc)
-	return acc.MessageID, err
 }
 
 // Control pauses, resumes, stops or retries a process (action pause,

@@ -51,7 +51,7 @@ func TestClient(t *testing.T) {
 	if id2, err := alice.Send(ctx, p.ID, "hello", "key-1"); err != nil || id2 != id1 {
 		t.Errorf("Send again with the key = %q, %v; want %q", id2, err, id1)
 	}
-	if _, err := olga.Steer(ctx, p.ID, "be brief"); err != nil {
+	if _, err := olga.Steer(ctx, p.ID, "be brief", ""); err != nil {
 		t.Errorf("Steer: %v", err)
 	}
 	page, err := olga.Events(ctx, p.ID, "raw", "", 0)
@@ -78,7 +78,7 @@ func TestClient(t *testing.T) {
 	// The server's errors.
 	_, err = alice.GetProcess(ctx, "p_bob")
 	wantAPIError(t, "another user's process", err, 404, CodeNotFound)
-	_, err = alice.Steer(ctx, "p_alice", "x")
+	_, err = alice.Steer(ctx, "p_alice", "x", "")
 	wantAPIError(t, "user steers", err, 403, CodeForbidden)
 	_, err = olga.Control(ctx, p.ID, "resume")
 	wantAPIError(t, "resume a done process", err, 409, CodeInvalidState)

@@ -184,8 +184,8 @@ func (f *fake) Send(_ context.Context, pid, from, content, key string) (string, 
 	return f.post(pid, conversation.KindUser, from, content, key)
 }
 
-func (f *fake) Steer(_ context.Context, pid, from, content string) (string, error) {
-	return f.post(pid, conversation.KindOperator, from, content, "")
+func (f *fake) Steer(_ context.Context, pid, from, content, key string) (string, error) {
+	return f.post(pid, conversation.KindOperator, from, content, key)
 }
 
 // post logs the message at once, as if a turn had drained it.

@@ -244,7 +244,7 @@ func TestInboxFull(t *testing.T) {
 	if e := (*Error)(nil); errors.As(err, &e) && !strings.Contains(e.Message, "2 messages waiting") {
 		t.Errorf("message %q does not say the limit", e.Message)
 	}
-	_, err = olga.Steer(ctx, p.ID, "hurry")
+	_, err = olga.Steer(ctx, p.ID, "hurry", "")
 	wantAPIError(t, "steering", err, http.StatusTooManyRequests, CodeInboxFull)
 	in, err := olga.Inbox(ctx, p.ID)
 	if err != nil || len(in) != 2 || in[0].Content != "one" || in[1].Content != "two" || in[0].Kind != "user" || in[0].From != "user:ada" || in[0].ID == "" || in[0].At.IsZero() {

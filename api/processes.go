@@ -202,6 +202,10 @@ func (s *Server) listInbox(w http.ResponseWriter, r *http.Request, _ identity) e
 }
 
 func (s *Server) steer(w http.ResponseWriter, r *http.Request, who identity) error {
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
 	var req MessageRequest
 	if err := s.decode(w, r, &req); err != nil {
 		return err
@@ -209,7 +213,7 @@ func (s *Server) steer(w http.ResponseWriter, r *http.Request, who identity) err
 	if err := requireContent("content", req.Content); err != nil {
 		return err
 	}
-	id, err := s.cfg.Backend.Steer(r.Context(), r.PathValue("id"), who.operatorBy(), req.Content)
+	id, err := s.cfg.Backend.Steer(r.Context(), r.PathValue("id"), who.operatorBy(), req.Content, key)
 	if err != nil {
 		return err
 	}

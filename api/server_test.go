@@ -390,6 +390,19 @@ func TestIdempotencyKey(t *testing.T) {
 	if n := len(b.fake.logs["p_alice"]); n != 2 {
 		t.Errorf("%d messages logged, want 2", n)
 	}
+	// An operator's message takes a key too.
+	var steered []string
+	for i, h := range []map[string]string{{"Idempotency-Key": "s-1"}, {"Idempotency-Key": "s-1"}} {
+		w := b.do("POST", "/v1/processes/p_alice/steer", tokOlga, h, `{"content": "be brief"}`)
+		var m MessageAccepted
+		if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || w.Code != 202 {
+			t.Fatalf("steer %d: %d %s", i, w.Code, w.Body)
+		}
+		steered = append(steered, m.MessageID)
+	}
+	if steered[0] != steered[1] || len(b.fake.logs["p_alice"]) != 3 {
+		t.Errorf("steered ids %q, %d messages logged; want one message, stored once", steered, len(b.fake.logs["p_alice"]))
+	}
 }
 
 // A user lists only their own processes, page after page, without losing

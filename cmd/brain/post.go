@@ -30,7 +30,7 @@ func runSteer(ctx context.Context, cc *clientCall, args []string) error {
 	if err != nil {
 		return err
 	}
-	id, err := cc.client.Steer(ctx, pid, text)
+	id, err := cc.client.Steer(ctx, pid, text, "cli-"+rand.Text()) // as runSend
 	if err != nil {
 		return err
 	}
