@@ -35,12 +35,7 @@ func TestReadPersistence(t *testing.T) {
 		t.Errorf("after appendonly yes: %+v, want %+v", got, want)
 	}
 	// A managed service may refuse CONFIG: what INFO says is still read.
-	if err := rdb.Do(ctx, "ACL", "SETUSER", "app", "on", ">secret", "~*", "&*", "+@all", "-config").Err(); err != nil {
-		t.Fatal(err)
-	}
-	app := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "app", Password: "secret"})
-	t.Cleanup(func() { _ = app.Close() })
-	if got, want := read(app), (Persistence{AOF: true, Fsync: "?", Save: "?"}); got != want {
+	if got, want := read(withoutConfig(t, srv)), (Persistence{AOF: true, Fsync: "?", Save: "?"}); got != want {
 		t.Errorf("without CONFIG: %+v, want %+v", got, want)
 	}
 }
@@ -59,4 +54,16 @@ func TestPersistenceString(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", tc.p, got, tc.want)
 		}
 	}
+}
+
+// withoutConfig returns a client of srv as a user that may not run CONFIG,
+// as managed services have theirs.
+func withoutConfig(t *testing.T, srv *testutil.RedisServer) *redis.Client {
+	t.Helper()
+	if err := srv.Client(t).Do(context.Background(), "ACL", "SETUSER", "app", "on", ">secret", "~*", "&*", "+@all", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	app := redis.NewClient(&redis.Options{Addr: srv.Addr, Username: "app", Password: "secret"})
+	t.Cleanup(func() { _ = app.Close() })
+	return app
 }
