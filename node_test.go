@@ -1541,3 +1541,82 @@ turns:
 		t.Errorf("node b keeps %d of the log's %d events; want a turn's start and on, less than half", len(kept), len(full))
 	}
 }
+
+// A node on a Redis watched by Sentinel follows a failover: once the
+// replica is promoted, a message is answered there, and the log holds each
+// message once.
+func TestNodeFollowsASentinelFailover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	master := testutil.StartRedis(t)
+	replica := testutil.StartRedisWith(t, redisserver.Options{ReplicaOf: master.Addr})
+	sentinel := testutil.StartSentinel(t, master.Addr)
+	events := sentinel.Client(t).Subscribe(ctx, "+slave", "+switch-master")
+	t.Cleanup(func() { _ = events.Close() })
+	if _, err := events.Receive(ctx); err != nil { // the subscription is in place
+		t.Fatal(err)
+	}
+	// The sentinel learns of the replica from the master, maybe before the
+	// subscription: then it lists it already.
+	if known, err := sentinel.Client(t).Do(ctx, "SENTINEL", "REPLICAS", redisserver.SentinelMaster).Slice(); err != nil {
+		t.Fatal(err)
+	} else if len(known) == 0 {
+		awaitSentinel(t, events, "+slave")
+	}
+
+	rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: redisserver.SentinelMaster, SentinelAddrs: []string{sentinel.Addr}})
+	t.Cleanup(func() { _ = rdb.Close() })
+	model := script(t, `
+turns:
+  - rounds: [{calls: [{name: respond, args: {message: "noted"}}]}]
+`)
+	c := newCommits()
+	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, OnCommit: c.add})
+	rec, err := n.Create(ctx, NewProcess{Recipe: "default", Input: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the first answer", func(store.Record) bool { return len(c.records()) >= 1 })
+	if got, err := master.Client(t).Do(ctx, "WAIT", 1, 10000).Int(); err != nil || got != 1 {
+		t.Fatalf("WAIT for the replica: %d, %v", got, err)
+	}
+
+	if err := sentinel.Client(t).Do(ctx, "SENTINEL", "FAILOVER", redisserver.SentinelMaster).Err(); err != nil {
+		t.Fatal(err)
+	}
+	awaitSentinel(t, events, "+switch-master")
+	if _, err := n.Send(ctx, rec.ID, "user:ada", "second", ""); err != nil {
+		t.Fatalf("Send after the failover: %v", err)
+	}
+	c.wait(t, "the answer after the failover", func(store.Record) bool { return len(c.records()) >= 2 })
+
+	evs, err := redisLog(t, replica, rec.ID) // the master now
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inbox []string
+	for _, e := range evs {
+		if e.InboxMessage != nil {
+			inbox = append(inbox, e.InboxMessage.Content)
+		}
+	}
+	if !slices.Equal(inbox, []string{"first", "second"}) {
+		t.Errorf("inbox messages in the promoted replica's log = %q, want first and second, once each", inbox)
+	}
+}
+
+// awaitSentinel waits for a message on the sentinel's channel.
+func awaitSentinel(t *testing.T, events *redis.PubSub, channel string) {
+	t.Helper()
+	timeout := time.After(waitTimeout)
+	for {
+		select {
+		case m := <-events.Channel():
+			if m.Channel == channel {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("the sentinel published no %s", channel)
+		}
+	}
+}

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/engine-brain/brain/api"
 	"github.com/engine-brain/brain/store"
 )
@@ -95,9 +93,9 @@ var settings = []setting{
 		c.Listen = v
 		return nil
 	}},
-	{name: "redis", usage: "`URL`: the Redis that keeps the state (redis://[user:password@]host:port/db, rediss://, unix://), or \"embedded\": an in-memory Redis inside the process, lost on exit (default embedded)", set: func(c *serveConfig, v string) error {
+	{name: "redis", usage: "`URL`: the Redis that keeps the state (redis://[user:password@]host:port/db, rediss://, unix://; through Redis Sentinel: redis://SENTINEL:26379/db?master_name=NAME, more sentinels as &addr=HOST:PORT), or \"embedded\": an in-memory Redis inside the process, lost on exit (default embedded)", set: func(c *serveConfig, v string) error {
 		if v != embeddedRedis {
-			if _, err := redis.ParseURL(v); err != nil {
+			if _, err := parseRedisURL(v); err != nil {
 				return fmt.Errorf("want a redis:// URL or %q (%v)", embeddedRedis, err)
 			}
 		}

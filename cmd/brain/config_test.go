@@ -488,6 +488,11 @@ func TestLoadServeConfigErrors(t *testing.T) {
 			want: []string{`invalid value "8080" for flag -listen: want host:port`},
 		},
 		{
+			name: "sentinel URL without a master",
+			args: []string{"--redis", "redis://127.0.0.1:26379/0?master_name="},
+			want: []string{`invalid value "redis://127.0.0.1:26379/0?master_name=" for flag -redis: want a redis:// URL or "embedded" (master_name is empty: name the master the sentinels monitor)`},
+		},
+		{
 			name: "bad metrics address",
 			args: []string{"--metrics-listen", "9090"},
 			want: []string{`invalid value "9090" for flag -metrics-listen: want host:port, like 127.0.0.1:9090`},

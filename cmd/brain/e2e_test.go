@@ -22,6 +22,7 @@ import (
 
 	"github.com/engine-brain/brain/api"
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/redisserver"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/tools/mcp/mcptest"
 )
@@ -367,5 +368,30 @@ func TestMetricsListen(t *testing.T) {
 	}
 	if code, _ := get(srv.url + "/metrics"); code != http.StatusNotFound {
 		t.Errorf("GET /metrics on the API's address: %d, want 404", code)
+	}
+}
+
+// brain serve finds its Redis through Redis Sentinel when the URL names the
+// master (master_name), and runs turns there.
+func TestServeThroughSentinel(t *testing.T) {
+	t.Parallel()
+	bin := brainBinary(t)
+	master := testutil.StartRedis(t)
+	sentinel := testutil.StartSentinel(t, master.Addr)
+	url := "redis://" + sentinel.Addr + "/0?master_name=" + redisserver.SentinelMaster
+	srv := startServe(t, bin, t.TempDir(), "--redis", url, "--listen", "127.0.0.1:0")
+	if want := "master " + redisserver.SentinelMaster + " of the sentinels at " + sentinel.Addr; !strings.Contains(srv.log.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, srv.log.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e2eTimeout)
+	defer cancel()
+	c := api.NewClient(srv.url, "")
+	p, err := c.CreateProcess(ctx, api.CreateRequest{Recipe: "default", Input: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	followUntilBlocked(ctx, t, c, p.ID, "")
+	if n, err := master.Client(t).Exists(ctx, "brain:{"+p.ID+"}:proc").Result(); err != nil || n != 1 {
+		t.Errorf("the master holds %d records of the process (%v), want 1", n, err)
 	}
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -29,23 +32,60 @@ func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb *redis.Cl
 		rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 		return rdb, func() { _ = rdb.Close(); mr.Close() }, nil
 	}
-	opts, err := redis.ParseURL(spec)
+	target, err := parseRedisURL(spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--redis: %w", err) // checked when loaded; kept for safety
 	}
-	redisdial.Unprobed(opts)
-	rdb = redis.NewClient(opts)
+	// Where it is, for errors and the log: never the URL, which may carry
+	// a password.
+	var where string
+	var db int
+	if f := target.failover; f != nil {
+		rdb = redis.NewFailoverClient(f)
+		where = fmt.Sprintf("master %s of the sentinels at %s", f.MasterName, strings.Join(f.SentinelAddrs, ", "))
+		db = f.DB
+	} else {
+		redisdial.Unprobed(target.server)
+		rdb = redis.NewClient(target.server)
+		where, db = target.server.Addr, target.server.DB
+	}
 	pctx, cancel := context.WithTimeout(ctx, redisPingTimeout)
 	defer cancel()
-	// The address only: the URL may carry a password.
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		_ = rdb.Close()
-		return nil, nil, fmt.Errorf("redis at %s (db %d) does not answer: %w", opts.Addr, opts.DB, err)
+		return nil, nil, fmt.Errorf("redis at %s (db %d) does not answer: %w", where, db, err)
 	}
-	log.Info("connected to redis", zap.String("addr", opts.Addr), zap.Int("db", opts.DB))
+	log.Info("connected to redis", zap.String("addr", where), zap.Int("db", db))
 	warnOfVolatility(pctx, rdb, log)
 	warnOfEviction(pctx, rdb, log)
 	return rdb, func() { _ = rdb.Close() }, nil
+}
+
+// redisTarget is the Redis a --redis URL names: a server, or, when the
+// URL has master_name, the master that the Redis Sentinels at its
+// address (and its addr parameters) name, followed through failovers.
+type redisTarget struct {
+	server   *redis.Options
+	failover *redis.FailoverOptions
+}
+
+// parseRedisURL reads a --redis URL other than embedded.
+func parseRedisURL(spec string) (redisTarget, error) {
+	if u, err := url.Parse(spec); err == nil && u.Query().Has("master_name") {
+		f, err := redis.ParseFailoverURL(spec)
+		if err != nil {
+			return redisTarget{}, err
+		}
+		if f.MasterName == "" {
+			return redisTarget{}, errors.New("master_name is empty: name the master the sentinels monitor")
+		}
+		return redisTarget{failover: f}, nil
+	}
+	o, err := redis.ParseURL(spec)
+	if err != nil {
+		return redisTarget{}, err
+	}
+	return redisTarget{server: o}, nil
 }
 
 // warnOfVolatility warns when Redis keeps no append-only file: a node's

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,11 +31,15 @@ const startTimeout = 20 * time.Second
 // temporary one, removed by Close, so whatever it writes (an append-only
 // file) goes there.
 type Server struct {
-	Addr string
-	args []string // the command that runs it
-	cmd  *exec.Cmd
-	dir  string
+	Addr  string
+	args  []string // the command that runs it
+	ready string   // the line of its log that says it is ready
+	cmd   *exec.Cmd
+	dir   string
 }
+
+// readyLine is what a redis-server logs once it takes connections.
+const readyLine = "Ready to accept connections"
 
 // Options say how to run a server. The zero value keeps nothing on disk.
 type Options struct {
@@ -44,6 +49,9 @@ type Options struct {
 	// Wrap, when given, is a command that runs the server: redis-server
 	// and its arguments follow it (a profiler, such as valgrind).
 	Wrap []string
+	// ReplicaOf, when given (host:port), makes the server a replica of
+	// that one.
+	ReplicaOf string
 	// ConfigFile, when given, is a redis.conf the server reads: what it
 	// says about persistence holds (AppendOnly is ignored), while the port,
 	// address, directory and logging are still the throwaway server's.
@@ -121,6 +129,14 @@ func start(bin string, opts Options) (*Server, error) {
 	} else {
 		args = append(args, "--save", "", "--appendonly", appendOnly, "--appendfsync", "everysec")
 	}
+	if opts.ReplicaOf != "" {
+		host, port, err := net.SplitHostPort(opts.ReplicaOf)
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("ReplicaOf %q: %w", opts.ReplicaOf, err)
+		}
+		args = append(args, "--replicaof", host, port)
+	}
 	args = append(args,
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
@@ -128,12 +144,59 @@ func start(bin string, opts Options) (*Server, error) {
 		"--logfile", "",
 		"--daemonize", "no",
 	)
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), args: args, dir: dir}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), args: args, ready: readyLine, dir: dir}
 	if err := s.launch(); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("port %d: %w", port, err)
 	}
 	return s, nil
+}
+
+// SentinelMaster is the name under which a Sentinel of StartSentinel
+// monitors its master.
+const SentinelMaster = "mymaster"
+
+// StartSentinel starts a Redis Sentinel on a free loopback port that
+// monitors the server at master (host:port) as SentinelMaster, with a
+// quorum of one, and waits until it does.
+func StartSentinel(master string) (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	host, port, err := net.SplitHostPort(master)
+	if err != nil {
+		return nil, fmt.Errorf("redisserver: sentinel of %q: %w", master, err)
+	}
+	var lastErr error
+	for range 5 { // as Start: a port found free can be taken meanwhile
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		dir, err := os.MkdirTemp("", "brain-sentinel-")
+		if err != nil {
+			return nil, err
+		}
+		// Sentinel rewrites its config file: it must be its own.
+		conf := filepath.Join(dir, "sentinel.conf")
+		if err := os.WriteFile(conf, fmt.Appendf(nil, "sentinel monitor %s %s %s 1\n", SentinelMaster, host, port), 0o600); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+		s := &Server{
+			Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(p)),
+			args: []string{bin, conf, "--sentinel", "--port", strconv.Itoa(p), "--bind", "127.0.0.1",
+				"--dir", dir, "--logfile", "", "--daemonize", "no"},
+			ready: "+monitor master " + SentinelMaster,
+			dir:   dir,
+		}
+		if lastErr = s.launch(); lastErr == nil {
+			return s, nil
+		}
+		_ = os.RemoveAll(dir)
+	}
+	return nil, fmt.Errorf("redisserver: cannot start a sentinel: %w", lastErr)
 }
 
 // Shutdown stops the server as an operator would (SIGTERM: it writes its
@@ -171,7 +234,7 @@ func (s *Server) launch() error {
 	}
 	s.cmd = cmd
 	ready := make(chan error, 1)
-	go func() { ready <- waitReady(out) }()
+	go func() { ready <- waitReady(out, s.ready) }()
 	timer := time.NewTimer(startTimeout)
 	defer timer.Stop()
 	select {
@@ -193,14 +256,14 @@ func (s *Server) launch() error {
 	return err
 }
 
-// waitReady reads redis-server's log until it says it accepts connections,
-// then keeps draining it so the server never blocks on a full pipe.
-func waitReady(out io.Reader) error {
+// waitReady reads redis-server's log until it logs ready, then keeps
+// draining it so the server never blocks on a full pipe.
+func waitReady(out io.Reader, ready string) error {
 	sc := bufio.NewScanner(out)
 	var tail []string
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.Contains(line, "Ready to accept connections") {
+		if strings.Contains(line, ready) {
 			go func() { _, _ = io.Copy(io.Discard, out) }()
 			return nil
 		}

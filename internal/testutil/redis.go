@@ -40,7 +40,13 @@ func StartRedis(t testing.TB) *RedisServer {
 // StartRedisWith starts a redis-server for this test with opts; see Redis.
 func StartRedisWith(t testing.TB, opts redisserver.Options) *RedisServer {
 	t.Helper()
-	srv, err := redisserver.Start(opts)
+	return start(t, func() (*redisserver.Server, error) { return redisserver.Start(opts) })
+}
+
+// start starts a server for this test with run; see Redis.
+func start(t testing.TB, run func() (*redisserver.Server, error)) *RedisServer {
+	t.Helper()
+	srv, err := run()
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		if os.Getenv(RequireRedisEnv) == "1" {
 			t.Fatalf("testutil: %v (%s=1 makes this a failure; install it with `apt-get install -y redis-server`)", err, RequireRedisEnv)
@@ -52,6 +58,13 @@ func StartRedisWith(t testing.TB, opts redisserver.Options) *RedisServer {
 	}
 	t.Cleanup(srv.Close)
 	return &RedisServer{Addr: srv.Addr, srv: srv}
+}
+
+// StartSentinel starts a Redis Sentinel for this test that monitors the
+// server at master as redisserver.SentinelMaster; see Redis.
+func StartSentinel(t testing.TB, master string) *RedisServer {
+	t.Helper()
+	return start(t, func() (*redisserver.Server, error) { return redisserver.StartSentinel(master) })
 }
 
 // Shutdown stops the server (SIGTERM), which writes out what it keeps on
