@@ -210,6 +210,43 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("%s's log has no message %q after the click", pid, prompt)
 	}
 
+	// A message whose answer is lost on the way (it reached the server)
+	// and that is sent again is stored once: it keeps its key.
+	const resent = "Sent twice, stored once"
+	do("lose the next message's answer", chromedp.Evaluate[chromedp.Void](`(() => {
+		const real = window.fetch;
+		let lose = true;
+		window.fetch = async (url, init) => {
+			const res = await real(url, init);
+			if (lose && init && init.method === 'POST' && String(url).endsWith('/messages')) {
+				lose = false;
+				throw new TypeError('the answer was lost on the way');
+			}
+			return res;
+		};
+	})()`))
+	do("send a message", chromedp.SetValue(chromedp.CSS("#message"), resent), chromedp.Click(chromedp.CSS("#message-form button[type=submit]")))
+	poll("the lost answer's error", `(() => { const e = document.querySelector('#error'); return !e.hidden && e.textContent.includes('lost on the way'); })()`)
+	do("send it again", chromedp.Click(chromedp.CSS("#message-form button[type=submit]")))
+	poll("the answer to it", `(() => {
+		const msgs = [...document.querySelectorAll('#chat .msg')];
+		const i = msgs.findIndex((m) => m.classList.contains('user') && m.textContent.includes('`+resent+`') && !m.textContent.startsWith('queued'));
+		return i >= 0 && msgs.slice(i + 1).some((m) => m.classList.contains('assistant'));
+	})()`)
+	page, err = api.NewClient(srv.url, tokA).Events(apiCtx, pid, "user", "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for _, e := range page.Events {
+		if m := e.InboxMessage; m != nil && m.Content == resent {
+			stored++
+		}
+	}
+	if stored != 1 {
+		t.Errorf("the message sent twice is in the log %d times, want once", stored)
+	}
+
 	// User B cannot see A's process: the page says not found, the API 404.
 	do("sign out", chromedp.Click(chromedp.CSS("#signout")))
 	signIn(tokB)

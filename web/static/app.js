@@ -788,13 +788,33 @@
 
   // --- sending ----------------------------------------------------------
 
+  // A message keeps its idempotency key until the server has taken it, so
+  // that sending it again after an error (its answer lost on the way)
+  // stores it once; a message is where it goes and what it says.
+  const unsentKeys = new Map();
+  function keyOf(path, content) {
+    const k = path + '\n' + content;
+    if (!unsentKeys.has(k)) unsentKeys.set(k, newKey());
+    return unsentKeys.get(k);
+  }
+  function taken(path, content) {
+    unsentKeys.delete(path + '\n' + content);
+  }
+
+  // post sends content to path (messages, steer) with its key.
+  async function post(path, content) {
+    const r = await api('POST', path, { content }, { 'Idempotency-Key': keyOf(path, content) });
+    taken(path, content);
+    return r;
+  }
+
   // send posts content as the user's message; the bubble stays "queued"
   // until the process reads it from its inbox.
   async function send(content) {
     const pid = current;
     if (!pid) return false;
     try {
-      const r = await api('POST', '/v1/processes/' + enc(pid) + '/messages', { content }, { 'Idempotency-Key': newKey() });
+      const r = await post('/v1/processes/' + enc(pid) + '/messages', content);
       // The log may already have shown the message (its event can arrive
       // before this answer): then there is nothing left to queue.
       if (current === pid && !$('p-raw').checked && !drained.has(r.message_id)) {
@@ -823,7 +843,7 @@
     const box = $('steer');
     if (!box.value.trim() || !current) return;
     try {
-      await api('POST', '/v1/processes/' + enc(current) + '/steer', { content: box.value });
+      await post('/v1/processes/' + enc(current) + '/steer', box.value);
       box.value = '';
     } catch (e) {
       if (e.status === 403) setRole('user');
