@@ -1455,7 +1455,16 @@ func TestNodeOutlivesARedisRestart(t *testing.T) {
 	}
 	c.wait(t, "the message sent after the restart to be answered", answered(2))
 
-	evs, err := redisLog(t, redisSrv, rec.ID)
+	if inbox := drained(t, redisSrv, rec.ID); !slices.Equal(inbox, []string{"first", "second"}) {
+		t.Errorf("inbox messages in the log = %q, want first and second, once each", inbox)
+	}
+}
+
+// drained returns the contents of the inbox messages in pid's log on srv,
+// in order.
+func drained(t *testing.T, srv *testutil.RedisServer, pid string) []string {
+	t.Helper()
+	evs, err := redisLog(t, srv, pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1465,9 +1474,7 @@ func TestNodeOutlivesARedisRestart(t *testing.T) {
 			inbox = append(inbox, e.InboxMessage.Content)
 		}
 	}
-	if !slices.Equal(inbox, []string{"first", "second"}) {
-		t.Errorf("inbox messages in the log = %q, want first and second, once each", inbox)
-	}
+	return inbox
 }
 
 // A node that has none of a long log reads back only as much of it as a
@@ -1607,17 +1614,7 @@ turns:
 	}
 	c.wait(t, "the answer after the failover", func(store.Record) bool { return len(c.records()) >= 2 })
 
-	evs, err := redisLog(t, replica, rec.ID) // the master now
-	if err != nil {
-		t.Fatal(err)
-	}
-	var inbox []string
-	for _, e := range evs {
-		if e.InboxMessage != nil {
-			inbox = append(inbox, e.InboxMessage.Content)
-		}
-	}
-	if !slices.Equal(inbox, []string{"first", "second"}) {
+	if inbox := drained(t, replica, rec.ID); !slices.Equal(inbox, []string{"first", "second"}) { // the master now
 		t.Errorf("inbox messages in the promoted replica's log = %q, want first and second, once each", inbox)
 	}
 }
