@@ -42,6 +42,9 @@ type deployedServe struct {
 	args []string          // what follows "serve"
 	env  map[string]string // what the file sets, secrets given sample values
 	port string            // the port it exposes the API on
+	// metricsPort is the port it exposes /metrics on when that is not the
+	// API's.
+	metricsPort string
 	// needsRedis: the file must point brain at a Redis server (it runs
 	// several nodes, or one that must keep its state).
 	needsRedis bool
@@ -192,6 +195,9 @@ func kubeServe(t *testing.T) deployedServe {
 		Kind string
 		Spec struct {
 			Template struct {
+				Metadata struct {
+					Annotations map[string]string
+				}
 				Spec struct {
 					Containers []container
 				}
@@ -223,19 +229,30 @@ func kubeServe(t *testing.T) deployedServe {
 		t.Fatal("kubernetes/brain.yaml: want a Deployment of one container and a Service")
 	}
 	c := deployment.Spec.Template.Spec.Containers[0]
-	if len(c.Args) == 0 || c.Args[0] != "serve" || len(c.Ports) != 1 {
-		t.Fatalf("kubernetes/brain.yaml: args %q, %d ports: want serve and its flags, one port", c.Args, len(c.Ports))
+	ports := map[string]int{}
+	for _, p := range c.Ports {
+		ports[p.Name] = p.ContainerPort
 	}
-	port := c.Ports[0]
+	if len(c.Args) == 0 || c.Args[0] != "serve" || ports["http"] == 0 {
+		t.Fatalf("kubernetes/brain.yaml: args %q, ports %v: want serve and its flags, a port named http", c.Args, ports)
+	}
+	// Prometheus finds the metrics where the annotations say.
+	metricsPort := ""
+	if ports["metrics"] != 0 {
+		metricsPort = strconv.Itoa(ports["metrics"])
+		if a := deployment.Spec.Template.Metadata.Annotations; a["prometheus.io/port"] != metricsPort || a["prometheus.io/path"] != "/metrics" {
+			t.Errorf("kubernetes/brain.yaml: prometheus annotations %v, want port %s, path /metrics", a, metricsPort)
+		}
+	}
 	for _, p := range []probe{c.ReadinessProbe, c.LivenessProbe} {
-		if p.HTTPGet.Port != port.Name {
-			t.Errorf("kubernetes/brain.yaml: a probe on port %q, want %q", p.HTTPGet.Port, port.Name)
+		if p.HTTPGet.Port != "http" {
+			t.Errorf("kubernetes/brain.yaml: a probe on port %q, want http", p.HTTPGet.Port)
 		}
 		checkProbe(t, p.HTTPGet.Path)
 	}
 	for _, p := range service.Spec.Ports {
-		if p.TargetPort != port.Name {
-			t.Errorf("kubernetes/brain.yaml: the Service targets port %q, want %q", p.TargetPort, port.Name)
+		if p.TargetPort != "http" {
+			t.Errorf("kubernetes/brain.yaml: the Service targets port %q, want http", p.TargetPort)
 		}
 	}
 	env := map[string]string{}
@@ -258,7 +275,8 @@ func kubeServe(t *testing.T) deployedServe {
 			t.Errorf("kubernetes/brain.yaml: --config %s is on no volume mounted", c.Args[i+1])
 		}
 	}
-	return deployedServe{file: "kubernetes/brain.yaml", args: c.Args[1:], env: env, port: strconv.Itoa(port.ContainerPort), needsRedis: true}
+	return deployedServe{file: "kubernetes/brain.yaml", args: c.Args[1:], env: env, port: strconv.Itoa(ports["http"]),
+		metricsPort: metricsPort, needsRedis: true}
 }
 
 // systemdServe reads brain.service's ExecStart and, when systemd-analyze
@@ -361,6 +379,9 @@ func TestDeployServe(t *testing.T) {
 		}
 		if _, port, _ := net.SplitHostPort(cfg.Listen); port != d.port {
 			t.Errorf("%s: brain serves on %s, the file exposes port %s", d.file, cfg.Listen, d.port)
+		}
+		if _, port, _ := net.SplitHostPort(cfg.MetricsListen); port != d.metricsPort {
+			t.Errorf("%s: brain serves /metrics on %q, the file exposes it on port %q", d.file, cfg.MetricsListen, d.metricsPort)
 		}
 		if d.needsRedis && cfg.Redis == embeddedRedis {
 			t.Errorf("%s: brain keeps its state in the embedded Redis, lost on exit", d.file)
