@@ -11,9 +11,10 @@ import (
 
 // transientReplies are the error replies of a Redis that cannot serve just
 // now but will: loading its data after a restart, a replica during a
-// failover, a script running too long, memory full under noeviction (until
-// an operator frees some), a cluster changing hands.
-var transientReplies = []string{"LOADING", "MASTERDOWN", "READONLY", "BUSY", "OOM", "TRYAGAIN", "CLUSTERDOWN"}
+// failover, a master short of the replicas its min-replicas-to-write asks
+// for, a script running too long, memory full under noeviction (until an
+// operator frees some), a cluster changing hands.
+var transientReplies = []string{"LOADING", "MASTERDOWN", "READONLY", "NOREPLICAS", "BUSY", "OOM", "TRYAGAIN", "CLUSTERDOWN"}
 
 // Unavailable reports whether err says that Redis could not be reached or
 // could not serve just now (a connection refused, reset or timed out, the

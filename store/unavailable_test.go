@@ -15,7 +15,8 @@ import (
 )
 
 // TestUnavailable checks which failures say that Redis cannot serve just
-// now: a server that is gone, and one that answers LOADING; not a missing
+// now: a master short of replicas, a server that is gone, and one that
+// answers LOADING; not a missing
 // process or another error.
 func TestUnavailable(t *testing.T) {
 	t.Parallel()
@@ -39,6 +40,15 @@ func TestUnavailable(t *testing.T) {
 	}
 	if store.Unavailable(nil) {
 		t.Error("nil: unavailable")
+	}
+
+	// A master that must have a replica to write, and has none, refuses.
+	if err := srv.Client(t).ConfigSet(ctx, "min-replicas-to-write", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.Post(ctx, "p", user("hello"))
+	if err == nil || !store.Unavailable(err) {
+		t.Errorf("a post to a master short of replicas: %v, unavailable %v; want an error, unavailable", err, store.Unavailable(err))
 	}
 
 	srv.Shutdown(t)
