@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1632,5 +1634,56 @@ func awaitSentinel(t *testing.T, events *redis.PubSub, channel string) {
 		case <-timeout:
 			t.Fatalf("the sentinel published no %s", channel)
 		}
+	}
+}
+
+// A checkpoint that Redis could not take just now (a connection dropped)
+// abandons the turn, which is recovered from its last checkpoint and
+// completes: the process is not failed for it.
+func TestUnavailableCheckpointAbandonsTheTurn(t *testing.T) {
+	t.Parallel()
+	model := script(t, `
+turns:
+  - rounds:
+      - calls: [{name: tell_user, args: {message: "Looking."}}]
+      - calls: [{name: respond, args: {message: "Found it."}}]
+`)
+	rdb := testutil.Redis(t)
+	drop := &dropCheckpoint{}
+	rdb.AddHook(drop)
+	c := newCommits()
+	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, OnCommit: c.add, LeaseTTL: 500 * time.Millisecond})
+	rec, err := n.Create(context.Background(), NewProcess{Recipe: "default", Input: "find it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := c.wait(t, "the turn to commit", func(r store.Record) bool { return r.ID == rec.ID })
+	if !drop.dropped.Load() {
+		t.Fatal("no checkpoint was dropped")
+	}
+	if done.Status.State != lifecycle.Blocked {
+		t.Errorf("after a dropped checkpoint: %s, want BLOCKED (the turn recovered and answered)", done.Status)
+	}
+}
+
+// dropCheckpoint fails the first pipeline that holds a checkpoint, as a
+// dropped connection would, without sending it.
+type dropCheckpoint struct{ dropped atomic.Bool }
+
+func (*dropCheckpoint) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (*dropCheckpoint) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (d *dropCheckpoint) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			args := cmd.Args()
+			if len(args) > 1 && strings.HasSuffix(fmt.Sprint(args[1]), "_checkpoint") && d.dropped.CompareAndSwap(false, true) {
+				err := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+				for _, c := range cmds {
+					c.SetErr(err)
+				}
+				return err
+			}
+		}
+		return next(ctx, cmds)
 	}
 }

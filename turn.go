@@ -62,8 +62,10 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	n.leases.drop(claim) // the commit or release ends the lease
 	cancel()
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, store.ErrFenced) {
-			// Stopping, or another node took over: the turn is theirs now.
+		if ctx.Err() != nil || errors.Is(err, store.ErrFenced) || store.Unavailable(err) {
+			// Stopping, another node took over, or Redis could not take a
+			// checkpoint just now: the turn is recovered from its last
+			// checkpoint, here or on another node, not failed.
 			log.Info("turn abandoned", zap.Error(err))
 			n.cfg.Metrics.outcome(claim.Record.Recipe, "abandoned")
 			if rerr := n.store.Release(context.WithoutCancel(ctx), claim); rerr != nil && !errors.Is(rerr, store.ErrFenced) {
