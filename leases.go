@@ -86,6 +86,11 @@ func (k *leaseKeeper) renewDue(ctx context.Context, now time.Time) {
 			switch {
 			case h == nil || ctx.Err() != nil:
 				// The turn ended meanwhile, or the node is stopping.
+			case err != nil && store.Unavailable(err) && now.Sub(h.renewed) < k.ttl:
+				// Redis could not take it just now, and the lease has time
+				// left: try again at the next tick (its writes are fenced
+				// either way).
+				h.log.Warn("lease renewal failed; trying again", zap.Error(err))
 			case err != nil:
 				h.log.Warn("lease lost", zap.Error(err))
 				h.cancel()

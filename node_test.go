@@ -1649,7 +1649,7 @@ turns:
       - calls: [{name: respond, args: {message: "Found it."}}]
 `)
 	rdb := testutil.Redis(t)
-	drop := &dropCheckpoint{}
+	drop := &dropScript{suffix: "_checkpoint", dropped: make(chan struct{})}
 	rdb.AddHook(drop)
 	c := newCommits()
 	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, OnCommit: c.add, LeaseTTL: 500 * time.Millisecond})
@@ -1658,7 +1658,9 @@ turns:
 		t.Fatal(err)
 	}
 	done := c.wait(t, "the turn to commit", func(r store.Record) bool { return r.ID == rec.ID })
-	if !drop.dropped.Load() {
+	select {
+	case <-drop.dropped:
+	default:
 		t.Fatal("no checkpoint was dropped")
 	}
 	if done.Status.State != lifecycle.Blocked {
@@ -1666,17 +1668,30 @@ turns:
 	}
 }
 
-// dropCheckpoint fails the first pipeline that holds a checkpoint, as a
-// dropped connection would, without sending it.
-type dropCheckpoint struct{ dropped atomic.Bool }
+// dropScript fails the first pipeline (every one, with all) that runs the
+// script whose function name ends with suffix, as a dropped connection
+// would, without sending it, and closes dropped.
+type dropScript struct {
+	suffix  string
+	all     bool
+	dropped chan struct{}
+	once    sync.Once
+}
 
-func (*dropCheckpoint) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (*dropCheckpoint) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (d *dropCheckpoint) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (*dropScript) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (*dropScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (d *dropScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		for _, cmd := range cmds {
-			args := cmd.Args()
-			if len(args) > 1 && strings.HasSuffix(fmt.Sprint(args[1]), "_checkpoint") && d.dropped.CompareAndSwap(false, true) {
+			if args := cmd.Args(); len(args) < 2 || !strings.HasSuffix(fmt.Sprint(args[1]), d.suffix) {
+				continue
+			}
+			drop := d.all
+			d.once.Do(func() {
+				drop = true
+				close(d.dropped)
+			})
+			if drop {
 				err := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
 				for _, c := range cmds {
 					c.SetErr(err)
@@ -1685,5 +1700,84 @@ func (d *dropCheckpoint) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 			}
 		}
 		return next(ctx, cmds)
+	}
+}
+
+// A lease renewal that Redis could not take just now is tried again at the
+// next tick, while the lease still has time: the turn goes on and commits
+// under its first claim.
+func TestUnavailableRenewalKeepsTheTurn(t *testing.T) {
+	t.Parallel()
+	redisSrv := testutil.StartRedis(t)
+	rdb := redisSrv.Client(t)
+	drop := &dropScript{suffix: "_renew", dropped: make(chan struct{})}
+	rdb.AddHook(drop)
+	model := &blockingModel{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	c := newCommits()
+	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, OnCommit: c.add, LeaseTTL: 600 * time.Millisecond})
+	rec, err := n.Create(context.Background(), NewProcess{Recipe: "default", Input: "take your time"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-model.entered
+	select {
+	case <-drop.dropped:
+	case <-time.After(waitTimeout):
+		t.Fatal("no renewal was dropped")
+	}
+	close(model.release)
+	done := c.wait(t, "the turn's commit", func(r store.Record) bool { return r.ID == rec.ID })
+	if done.Status.State != lifecycle.Blocked {
+		t.Errorf("state after the turn = %s, want BLOCKED", done.Status)
+	}
+	evs, err := redisLog(t, redisSrv, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := false
+	for _, e := range evs {
+		if e.StateChange != nil && e.StateChange.Event == string(lifecycle.Recover) {
+			t.Errorf("the turn was given up and recovered (%+v): one failed renewal cost it its lease", e)
+		}
+		if e.SystemNotice != nil {
+			t.Errorf("the turn ended with a notice (%s: %s), not the model's answer", e.SystemNotice.Code, e.SystemNotice.Text)
+		}
+		answered = answered || e.ToolCallRequest != nil && e.ToolCallRequest.Name == "respond"
+	}
+	if !answered {
+		t.Error("the model's answer is not in the log")
+	}
+}
+
+// A lease that cannot be renewed for its whole time to live is given up:
+// the turn stops (another node may hold the process by then).
+func TestUnrenewableLeaseStopsTheTurn(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	rdb.AddHook(&dropScript{suffix: "_renew", all: true, dropped: make(chan struct{})})
+	model := &stoppedModel{stopped: make(chan struct{})}
+	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, LeaseTTL: 600 * time.Millisecond})
+	if _, err := n.Create(context.Background(), NewProcess{Recipe: "default", Input: "take your time"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-model.stopped:
+	case <-time.After(waitTimeout):
+		t.Fatal("the turn went on without a lease")
+	}
+}
+
+// stoppedModel answers nothing until its call is cancelled, and then closes
+// stopped (once).
+type stoppedModel struct {
+	stopped chan struct{}
+	once    sync.Once
+}
+
+func (m *stoppedModel) Generate(ctx context.Context, _ *llm.Request) iter.Seq2[llm.Part, error] {
+	return func(yield func(llm.Part, error) bool) {
+		<-ctx.Done()
+		m.once.Do(func() { close(m.stopped) })
+		yield(llm.Part{}, ctx.Err())
 	}
 }
