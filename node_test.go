@@ -1781,3 +1781,38 @@ func (m *stoppedModel) Generate(ctx context.Context, _ *llm.Request) iter.Seq2[l
 		yield(llm.Part{}, ctx.Err())
 	}
 }
+
+// A claim or a commit that Redis could not take just now costs the turn a
+// lease's time, not the process: the wake is taken over, the turn (re)run
+// and committed with the model's answer.
+func TestUnavailableClaimOrCommitIsRecovered(t *testing.T) {
+	t.Parallel()
+	for _, step := range []string{"claim", "commit"} {
+		t.Run(step, func(t *testing.T) {
+			t.Parallel()
+			model := script(t, `
+turns:
+  - rounds:
+      - calls: [{name: respond, args: {message: "Here it is."}}]
+`)
+			rdb := testutil.Redis(t)
+			drop := &dropScript{suffix: "_" + step, dropped: make(chan struct{})}
+			rdb.AddHook(drop)
+			c := newCommits()
+			n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, OnCommit: c.add, LeaseTTL: 500 * time.Millisecond})
+			rec, err := n.Create(context.Background(), NewProcess{Recipe: "default", Input: "where is it?"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := c.wait(t, "the turn's commit", func(r store.Record) bool { return r.ID == rec.ID })
+			select {
+			case <-drop.dropped:
+			default:
+				t.Fatalf("no %s was dropped", step)
+			}
+			if done.Status.State != lifecycle.Blocked {
+				t.Errorf("after a dropped %s: %s, want BLOCKED", step, done.Status)
+			}
+		})
+	}
+}
