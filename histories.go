@@ -92,7 +92,7 @@ func (h *histories) view(pid string) []conversation.Message {
 // extend adds events to the log kept for pid and returns the whole log.
 // after is the id of the event the kept log must end with; "" starts the log
 // afresh with events. When the kept log does not end at after, it is dropped
-// (the next claim reads the whole log) and extend returns nil.
+// (the next claim reads the log back) and extend returns nil.
 func (h *histories) extend(pid, after string, events []conversation.Event) []conversation.Event {
 	log, _ := h.grow(pid, after, events, false)
 	return log
