@@ -8,8 +8,8 @@ import (
 )
 
 // histories keeps the logs of the processes this node ran last, so that a
-// claim reads and decodes only what is new instead of the whole log every
-// turn. It holds at most max processes and maxBytes of events (as
+// claim reads and decodes only what is new instead of reading the log back
+// every turn. It holds at most max processes and maxBytes of events (as
 // conversation.Event.Size counts them): long conversations cannot take the
 // node's memory. When full, other processes' logs fall out (eviction picks
 // arbitrary entries, which is cheap and good enough); a single log larger
