@@ -2,8 +2,11 @@ package brain
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base32"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
@@ -24,6 +27,12 @@ type NewProcess struct {
 	// Parent and Depth are set for workers.
 	Parent string
 	Depth  int
+	// IdempotencyKey, when set, makes a repeated Create with the same key
+	// and owner return the process the first one made, as it is now,
+	// instead of making another: the process's id is derived from them.
+	// A key used for a process of another recipe or parent is refused
+	// (ErrIdempotencyKeyReused).
+	IdempotencyKey string
 	// kind of the first message; user unless a parent hands a task over.
 	inputKind conversation.Kind
 	inputFrom string
@@ -40,6 +49,9 @@ func (n *Node) Create(ctx context.Context, p NewProcess) (store.Record, error) {
 		Recipe: r.Name, Engine: string(r.EngineKind()), Parent: p.Parent, Depth: p.Depth,
 		Owner: p.Owner, Metadata: p.Metadata,
 	}
+	if p.IdempotencyKey != "" {
+		np.ID = keyedID(p.Owner, p.IdempotencyKey)
+	}
 	if p.Input != "" {
 		kind, from := p.inputKind, p.inputFrom
 		if kind == "" {
@@ -48,6 +60,9 @@ func (n *Node) Create(ctx context.Context, p NewProcess) (store.Record, error) {
 		np.Input = &store.Message{Kind: kind, From: from, Content: p.Input, At: n.cfg.Clock()}
 	}
 	rec, err := n.store.Create(ctx, np)
+	if errors.Is(err, store.ErrExists) && p.IdempotencyKey != "" {
+		return n.created(ctx, np)
+	}
 	if err != nil {
 		return store.Record{}, fmt.Errorf("brain: %w", err)
 	}
@@ -55,6 +70,30 @@ func (n *Node) Create(ctx context.Context, p NewProcess) (store.Record, error) {
 		return rec, fmt.Errorf("brain: process %s created, but its schedules: %w", rec.ID, err)
 	}
 	return rec, nil
+}
+
+// ErrIdempotencyKeyReused: Create was given the idempotency key of a
+// process of another recipe or parent.
+var ErrIdempotencyKeyReused = errors.New("brain: the idempotency key was used for another process")
+
+// created returns the process a Create with np's idempotency key made
+// before, when it is np's.
+func (n *Node) created(ctx context.Context, np store.NewProcess) (store.Record, error) {
+	rec, err := n.store.Get(ctx, np.ID)
+	if err != nil {
+		return store.Record{}, fmt.Errorf("brain: %w", err)
+	}
+	if rec.Recipe != np.Recipe || rec.Parent != np.Parent || rec.Owner != np.Owner {
+		return store.Record{}, fmt.Errorf("%w: %s, of recipe %s", ErrIdempotencyKeyReused, rec.ID, rec.Recipe)
+	}
+	return rec, nil
+}
+
+// keyedID is the id of the process that owner's create with idempotency
+// key makes: the same for the same two, and as a random id looks.
+func keyedID(owner, key string) string {
+	sum := sha256.Sum256([]byte(owner + "\x00" + key))
+	return "p_" + strings.ToLower(base32.StdEncoding.EncodeToString(sum[:10]))
 }
 
 func userFrom(owner string) string {

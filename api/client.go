@@ -33,10 +33,13 @@ func NewClient(baseURL, token string) *Client {
 	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{}}
 }
 
-// CreateProcess creates a process.
+// CreateProcess creates a process; with req.IdempotencyKey it tries again
+// as Send does, and makes the process once.
 func (c *Client) CreateProcess(ctx context.Context, req CreateRequest) (Process, error) {
 	var p Process
-	err := c.do(ctx, http.MethodPost, "/v1/processes", nil, nil, req, &p)
+	err := c.retrying(ctx, req.IdempotencyKey, func(h http.Header) error {
+		return c.do(ctx, http.MethodPost, "/v1/processes", nil, h, req, &p)
+	})
 	return p, err
 }
 
@@ -88,22 +91,32 @@ func (c *Client) Steer(ctx context.Context, id, content, idempotencyKey string) 
 
 // postMessage posts a message to path: see Send.
 func (c *Client) postMessage(ctx context.Context, path, content, idempotencyKey string) (string, error) {
+	var acc MessageAccepted
+	err := c.retrying(ctx, idempotencyKey, func(h http.Header) error {
+		return c.do(ctx, http.MethodPost, path, nil, h, MessageRequest{Content: content}, &acc)
+	})
+	return acc.MessageID, err
+}
+
+// retrying makes a request (call, given its headers) that idempotencyKey,
+// when set, makes safe to repeat, and repeats it, up to sendAttempts
+// times, while it fails transiently.
+func (c *Client) retrying(ctx context.Context, idempotencyKey string, call func(http.Header) error) error {
 	h := http.Header{}
 	if idempotencyKey != "" {
 		h.Set("Idempotency-Key", idempotencyKey)
 	}
 	wait := sendRetryWait
 	for attempt := 1; ; attempt++ {
-		var acc MessageAccepted
-		err := c.do(ctx, http.MethodPost, path, nil, h, MessageRequest{Content: content}, &acc)
+		err := call(h)
 		if err == nil || idempotencyKey == "" || attempt == sendAttempts || !transient(err) {
-			return acc.MessageID, err
+			return err
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return "", err
+			return err
 		case <-t.C:
 		}
 		wait *= 2

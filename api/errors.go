@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -25,15 +26,16 @@ const (
 	CodeForbidden        = "forbidden"         // 403: the token's role may not do this
 	CodeNotFound         = "not_found"         // 404: no such process, recipe or route
 	CodeMethodNotAllowed = "method_not_allowed"
-	CodeInvalidState     = "invalid_state"   // 409: the lifecycle forbids this in the process's state
-	CodeProcessClosed    = "process_closed"  // 409: the process is DONE or FAILED and takes no messages
-	CodeConflict         = "conflict"        // 409: the process changed concurrently; try again
-	CodeProcessRunning   = "process_running" // 409: a turn runs; delete the process once it has ended
-	CodeBodyTooLarge     = "body_too_large"  // 413
-	CodeMissingRecipe    = "missing_recipe"  // 422: create without a recipe
-	CodeUnknownRecipe    = "unknown_recipe"  // 422: create from a recipe that does not exist
-	CodeEmptyContent     = "empty_content"   // 422: a blank message or input
-	CodeInvalidTimer     = "invalid_timer"   // 422: a timer that cannot be armed (none or two of in, at, cron; a bad cron)
+	CodeInvalidState     = "invalid_state"          // 409: the lifecycle forbids this in the process's state
+	CodeProcessClosed    = "process_closed"         // 409: the process is DONE or FAILED and takes no messages
+	CodeConflict         = "conflict"               // 409: the process changed concurrently; try again
+	CodeKeyReused        = "idempotency_key_reused" // 409: a create's key made a process of another recipe
+	CodeProcessRunning   = "process_running"        // 409: a turn runs; delete the process once it has ended
+	CodeBodyTooLarge     = "body_too_large"         // 413
+	CodeMissingRecipe    = "missing_recipe"         // 422: create without a recipe
+	CodeUnknownRecipe    = "unknown_recipe"         // 422: create from a recipe that does not exist
+	CodeEmptyContent     = "empty_content"          // 422: a blank message or input
+	CodeInvalidTimer     = "invalid_timer"          // 422: a timer that cannot be armed (none or two of in, at, cron; a bad cron)
 	CodeInvalidRecipes   = "invalid_recipes"
 	CodeInboxFull        = "inbox_full"      // 429: the process has its inbox limit of messages waiting
 	CodeInternal         = "internal"        // 500: details are in the server's log
@@ -133,6 +135,8 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		return errorf(http.StatusConflict, CodeProcessRunning, "its worker %s is running a turn; delete the process once that turn has ended", worker.Worker)
 	case errors.Is(err, store.ErrRunning):
 		return errorf(http.StatusConflict, CodeProcessRunning, "the process is running a turn; delete it once the turn has ended")
+	case errors.Is(err, brain.ErrIdempotencyKeyReused):
+		return errorf(http.StatusConflict, CodeKeyReused, "%s; use a new Idempotency-Key for a new process", strings.TrimPrefix(err.Error(), "brain: "))
 	case errors.Is(err, store.ErrConflict):
 		return errorf(http.StatusConflict, CodeConflict, "the process changed concurrently; try again")
 	case errors.Is(err, recipes.ErrNotFound):

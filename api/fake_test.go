@@ -102,8 +102,18 @@ func (f *fake) Create(_ context.Context, p brain.NewProcess) (store.Record, erro
 	if f.failWith != nil {
 		return store.Record{}, f.failWith
 	}
+	keyed := p.Owner + "\x00" + p.IdempotencyKey
+	if id, ok := f.idem[keyed]; ok && p.IdempotencyKey != "" { // as brain.Node.Create
+		if rec := f.procs[id]; rec.Recipe == p.Recipe {
+			return *rec, nil
+		}
+		return store.Record{}, fmt.Errorf("%w: %s", brain.ErrIdempotencyKeyReused, id)
+	}
 	f.seq++
 	id := fmt.Sprintf("p_%d", f.seq)
+	if p.IdempotencyKey != "" {
+		f.idem[keyed] = id
+	}
 	st := lifecycle.Blocked
 	if p.Input != "" {
 		st = lifecycle.Ready

@@ -22,6 +22,10 @@ const (
 )
 
 func (s *Server) createProcess(w http.ResponseWriter, r *http.Request, who identity) error {
+	key, err := idempotencyKey(r)
+	if err != nil {
+		return err
+	}
 	var req CreateRequest
 	if err := s.decode(w, r, &req); err != nil {
 		return err
@@ -38,7 +42,7 @@ func (s *Server) createProcess(w http.ResponseWriter, r *http.Request, who ident
 		return err // recipes.ErrNotFound: 422, with the names to choose from
 	}
 	rec, err := s.cfg.Backend.Create(r.Context(), brain.NewProcess{
-		Recipe: req.Recipe, Input: req.Input, Owner: who.name, Metadata: req.Metadata,
+		Recipe: req.Recipe, Input: req.Input, Owner: who.name, Metadata: req.Metadata, IdempotencyKey: key,
 	})
 	if err != nil && rec.ID == "" {
 		return err

@@ -403,6 +403,24 @@ func TestIdempotencyKey(t *testing.T) {
 	if steered[0] != steered[1] || len(b.fake.logs["p_alice"]) != 3 {
 		t.Errorf("steered ids %q, %d messages logged; want one message, stored once", steered, len(b.fake.logs["p_alice"]))
 	}
+	// A create takes one: repeated, it answers with the process the first
+	// made; for another recipe, 409.
+	var created []string
+	for i := range 2 {
+		w := b.do("POST", "/v1/processes", tokAlice, map[string]string{"Idempotency-Key": "c-1"}, `{"recipe": "default"}`)
+		var p Process
+		if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || w.Code != 201 {
+			t.Fatalf("create %d: %d %s", i, w.Code, w.Body)
+		}
+		created = append(created, p.ID)
+	}
+	if created[0] != created[1] {
+		t.Errorf("created %q, want one process", created)
+	}
+	w := b.do("POST", "/v1/processes", tokAlice, map[string]string{"Idempotency-Key": "c-1"}, `{"recipe": "ford"}`)
+	if w.Code != 409 || errorCode(w.Body.Bytes()) != CodeKeyReused {
+		t.Errorf("the key again for another recipe: %d %s, want 409 %s", w.Code, w.Body, CodeKeyReused)
+	}
 }
 
 // A user lists only their own processes, page after page, without losing

@@ -83,6 +83,10 @@ type CreateRequest struct {
 	// READY. Without it the process waits BLOCKED for the user.
 	Input    string            `json:"input,omitempty"`
 	Metadata map[string]string `json:"metadata,omitempty"`
+	// IdempotencyKey, when set, is sent as the Idempotency-Key header: a
+	// create repeated with it returns the process the first made (and the
+	// client's CreateProcess tries again as Send does).
+	IdempotencyKey string `json:"-"`
 }
 
 // ProcessPage is a page of GET /v1/processes.

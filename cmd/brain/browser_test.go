@@ -122,6 +122,9 @@ func TestBrowser(t *testing.T) {
 	// User A signs in and starts a `default` process asking for data.
 	do("open the console", chromedp.Navigate(srv.url+"/"))
 	signIn(tokA)
+	// The create's first answer is lost on the way (the process was made):
+	// started again, it is made once.
+	do("lose the create's answer", chromedp.Evaluate[chromedp.Void](loseNextAnswer(`String(url) === '/v1/processes'`)))
 	do("start a process",
 		chromedp.WaitVisible(chromedp.CSS("#list")),
 		chromedp.WaitReady(chromedp.CSS(`#create-recipe option[value="default"]`)),
@@ -129,8 +132,13 @@ func TestBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#create-input"), "show me the data"),
 		chromedp.Click(chromedp.CSS("#create-form button[type=submit]")),
 	)
+	poll("the lost create's error", `(() => { const e = document.querySelector('#error'); return !e.hidden && e.textContent.includes('lost on the way'); })()`)
+	do("start it again", chromedp.Click(chromedp.CSS("#create-form button[type=submit]")))
 	poll("the process page", `location.hash.startsWith('#/p/')`)
 	pid := inBrowser(t, bctx, fail, "read the process id", chromedp.Evaluate[string](`decodeURIComponent(location.hash.slice(4))`))
+	if mine, err := api.NewClient(srv.url, tokA).ListProcesses(ctx, "", "", 100); err != nil || len(mine.Processes) != 1 {
+		t.Errorf("A has %d processes after starting one twice (%v), want one", len(mine.Processes), err)
+	}
 
 	// The demo model presents a table and a pie chart, then answers.
 	const answer = "That table and chart were built"
@@ -213,18 +221,7 @@ func TestBrowser(t *testing.T) {
 	// A message whose answer is lost on the way (it reached the server)
 	// and that is sent again is stored once: it keeps its key.
 	const resent = "Sent twice, stored once"
-	do("lose the next message's answer", chromedp.Evaluate[chromedp.Void](`(() => {
-		const real = window.fetch;
-		let lose = true;
-		window.fetch = async (url, init) => {
-			const res = await real(url, init);
-			if (lose && init && init.method === 'POST' && String(url).endsWith('/messages')) {
-				lose = false;
-				throw new TypeError('the answer was lost on the way');
-			}
-			return res;
-		};
-	})()`))
+	do("lose the next message's answer", chromedp.Evaluate[chromedp.Void](loseNextAnswer(`String(url).endsWith('/messages')`)))
 	do("send a message", chromedp.SetValue(chromedp.CSS("#message"), resent), chromedp.Click(chromedp.CSS("#message-form button[type=submit]")))
 	poll("the lost answer's error", `(() => { const e = document.querySelector('#error'); return !e.hidden && e.textContent.includes('lost on the way'); })()`)
 	do("send it again", chromedp.Click(chromedp.CSS("#message-form button[type=submit]")))
@@ -354,6 +351,24 @@ func TestBrowser(t *testing.T) {
 	if _, err := api.NewClient(srv.url, tokOp).GetProcess(apiCtx, "p_browser_worker"); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("its worker after Delete: %v, want 404", err)
 	}
+}
+
+// loseNextAnswer is a script that makes the page's next POST whose url
+// matches (a JavaScript condition on url) reach the server and then fail,
+// as when its answer is lost on the way.
+func loseNextAnswer(matches string) string {
+	return `(() => {
+		const real = window.fetch;
+		let lose = true;
+		window.fetch = async (url, init) => {
+			const res = await real(url, init);
+			if (lose && init && init.method === 'POST' && ` + matches + `) {
+				lose = false;
+				throw new TypeError('the answer was lost on the way');
+			}
+			return res;
+		};
+	})()`
 }
 
 // inBrowser runs the action in the browser and returns its value; on failure

@@ -476,3 +476,29 @@ func TestSendSurvivesALostAnswer(t *testing.T) {
 		t.Errorf("the message is in the log %d times, want once", n)
 	}
 }
+
+// brain new makes one process when the answer to its first try is lost:
+// it creates again with the same idempotency key.
+func TestNewSurvivesALostAnswer(t *testing.T) {
+	t.Parallel()
+	var once sync.Once
+	s := setupClientBehind(t, func(api http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			lost := false
+			if r.Method == http.MethodPost && r.URL.Path == "/v1/processes" {
+				once.Do(func() { lost = true })
+			}
+			if !lost {
+				api.ServeHTTP(w, r)
+				return
+			}
+			api.ServeHTTP(httptest.NewRecorder(), r) // made; the answer never arrives
+			http.Error(w, "upstream went away", http.StatusBadGateway)
+		})
+	})
+	pid, _ := s.newProcess(t, "default")
+	out := s.mustBrain(t, "ps")
+	if n := strings.Count(out, " default "); n != 1 || !strings.Contains(out, pid) {
+		t.Errorf("brain ps lists %d processes after one brain new, want %s alone:\n%s", n, pid, out)
+	}
+}

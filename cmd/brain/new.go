@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"strings"
 
@@ -17,7 +18,9 @@ func runNew(ctx context.Context, cc *clientCall, args []string) error {
 	if len(rest) == 0 {
 		return usagef("missing RECIPE; `curl $BRAIN_URL/v1/recipes` lists them, `default` is a plain chat")
 	}
-	p, err := cc.client.CreateProcess(ctx, api.CreateRequest{Recipe: rest[0], Input: strings.Join(rest[1:], " ")})
+	// A key of its own, as brain send's: tried again, the create makes the
+	// process once.
+	p, err := cc.client.CreateProcess(ctx, api.CreateRequest{Recipe: rest[0], Input: strings.Join(rest[1:], " "), IdempotencyKey: "cli-" + rand.Text()})
 	if err != nil {
 		return err
 	}

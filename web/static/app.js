@@ -285,7 +285,7 @@
     const input = $('create-input').value.trim();
     if (input) body.input = input;
     try {
-      const p = await api('POST', '/v1/processes', body);
+      const p = await postOnce('/v1/processes', body);
       $('create-input').value = '';
       location.hash = '#/p/' + enc(p.id);
     } catch (e) {
@@ -788,24 +788,22 @@
 
   // --- sending ----------------------------------------------------------
 
-  // A message keeps its idempotency key until the server has taken it, so
+  // A request keeps its idempotency key until the server has taken it, so
   // that sending it again after an error (its answer lost on the way)
-  // stores it once; a message is where it goes and what it says.
+  // makes the process or stores the message once; a request is where it
+  // goes and what it says.
   const unsentKeys = new Map();
-  function keyOf(path, content) {
-    const k = path + '\n' + content;
-    if (!unsentKeys.has(k)) unsentKeys.set(k, newKey());
-    return unsentKeys.get(k);
-  }
-  function taken(path, content) {
-    unsentKeys.delete(path + '\n' + content);
+  async function postOnce(path, body) {
+    const slot = path + '\n' + JSON.stringify(body);
+    if (!unsentKeys.has(slot)) unsentKeys.set(slot, newKey());
+    const r = await api('POST', path, body, { 'Idempotency-Key': unsentKeys.get(slot) });
+    unsentKeys.delete(slot);
+    return r;
   }
 
-  // post sends content to path (messages, steer) with its key.
-  async function post(path, content) {
-    const r = await api('POST', path, { content }, { 'Idempotency-Key': keyOf(path, content) });
-    taken(path, content);
-    return r;
+  // post sends content to path (messages, steer).
+  function post(path, content) {
+    return postOnce(path, { content });
   }
 
   // send posts content as the user's message; the bubble stays "queued"
