@@ -1637,37 +1637,6 @@ func awaitSentinel(t *testing.T, events *redis.PubSub, channel string) {
 	}
 }
 
-// A checkpoint that Redis could not take just now (a connection dropped)
-// abandons the turn, which is recovered from its last checkpoint and
-// completes: the process is not failed for it.
-func TestUnavailableCheckpointAbandonsTheTurn(t *testing.T) {
-	t.Parallel()
-	model := script(t, `
-turns:
-  - rounds:
-      - calls: [{name: tell_user, args: {message: "Looking."}}]
-      - calls: [{name: respond, args: {message: "Found it."}}]
-`)
-	rdb := testutil.Redis(t)
-	drop := &dropScript{suffix: "_checkpoint", dropped: make(chan struct{})}
-	rdb.AddHook(drop)
-	c := newCommits()
-	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, OnCommit: c.add, LeaseTTL: 500 * time.Millisecond})
-	rec, err := n.Create(context.Background(), NewProcess{Recipe: "default", Input: "find it"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := c.wait(t, "the turn to commit", func(r store.Record) bool { return r.ID == rec.ID })
-	select {
-	case <-drop.dropped:
-	default:
-		t.Fatal("no checkpoint was dropped")
-	}
-	if done.Status.State != lifecycle.Blocked {
-		t.Errorf("after a dropped checkpoint: %s, want BLOCKED (the turn recovered and answered)", done.Status)
-	}
-}
-
 // dropScript fails the first pipeline (every one, with all) that runs the
 // script whose function name ends with suffix, as a dropped connection
 // would, without sending it, and closes dropped.
@@ -1782,25 +1751,28 @@ func (m *stoppedModel) Generate(ctx context.Context, _ *llm.Request) iter.Seq2[l
 	}
 }
 
-// A claim or a commit that Redis could not take just now costs the turn a
-// lease's time, not the process: the wake is taken over, the turn (re)run
-// and committed with the model's answer.
-func TestUnavailableClaimOrCommitIsRecovered(t *testing.T) {
+// A claim, a checkpoint or a commit that Redis could not take just now (a
+// connection dropped) costs the turn a lease's time, not the process: the
+// turn is abandoned, or its wake taken over, and it is recovered from its
+// last checkpoint and committed with the model's answer; a dropped
+// checkpoint used to fail the process.
+func TestUnavailableScriptIsRecovered(t *testing.T) {
 	t.Parallel()
-	for _, step := range []string{"claim", "commit"} {
+	for _, step := range []string{"claim", "checkpoint", "commit"} {
 		t.Run(step, func(t *testing.T) {
 			t.Parallel()
 			model := script(t, `
 turns:
   - rounds:
-      - calls: [{name: respond, args: {message: "Here it is."}}]
+      - calls: [{name: tell_user, args: {message: "Looking."}}]
+      - calls: [{name: respond, args: {message: "Found it."}}]
 `)
 			rdb := testutil.Redis(t)
 			drop := &dropScript{suffix: "_" + step, dropped: make(chan struct{})}
 			rdb.AddHook(drop)
 			c := newCommits()
 			n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, OnCommit: c.add, LeaseTTL: 500 * time.Millisecond})
-			rec, err := n.Create(context.Background(), NewProcess{Recipe: "default", Input: "where is it?"})
+			rec, err := n.Create(context.Background(), NewProcess{Recipe: "default", Input: "find it"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1811,7 +1783,7 @@ turns:
 				t.Fatalf("no %s was dropped", step)
 			}
 			if done.Status.State != lifecycle.Blocked {
-				t.Errorf("after a dropped %s: %s, want BLOCKED", step, done.Status)
+				t.Errorf("after a dropped %s: %s, want BLOCKED (the turn recovered and answered)", step, done.Status)
 			}
 		})
 	}

@@ -438,26 +438,35 @@ func TestProcessTable(t *testing.T) {
 	}
 }
 
-// brain send delivers a message once when the answer to its first try is
-// lost: the server stored the message, but the client got a 503, so it
-// sends it again with the same idempotency key.
-func TestSendSurvivesALostAnswer(t *testing.T) {
-	t.Parallel()
+// losingFirstAnswer is a front (see setupClientBehind) that lets the first
+// request matching through to the API, which serves it, and answers its
+// client with status instead, as a gateway whose upstream went away.
+func losingFirstAnswer(matching func(*http.Request) bool, status int) func(http.Handler) http.Handler {
 	var once sync.Once
-	s := setupClientBehind(t, func(api http.Handler) http.Handler {
+	return func(api http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			lost := false
-			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages") {
+			if matching(r) {
 				once.Do(func() { lost = true })
 			}
 			if !lost {
 				api.ServeHTTP(w, r)
 				return
 			}
-			api.ServeHTTP(httptest.NewRecorder(), r) // stored; the answer never arrives
-			http.Error(w, "upstream went away", http.StatusServiceUnavailable)
+			api.ServeHTTP(httptest.NewRecorder(), r) // served; the answer never arrives
+			http.Error(w, "upstream went away", status)
 		})
-	})
+	}
+}
+
+// brain send delivers a message once when the answer to its first try is
+// lost: the server stored the message, but the client got a 503, so it
+// sends it again with the same idempotency key.
+func TestSendSurvivesALostAnswer(t *testing.T) {
+	t.Parallel()
+	s := setupClientBehind(t, losingFirstAnswer(func(r *http.Request) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/messages")
+	}, http.StatusServiceUnavailable))
 	pid, _ := s.newProcess(t, "default", "hello")
 	s.waitCommit(t, pid, lifecycle.Blocked)
 	s.mustBrain(t, "send", pid, "only", "once")
@@ -481,21 +490,9 @@ func TestSendSurvivesALostAnswer(t *testing.T) {
 // it creates again with the same idempotency key.
 func TestNewSurvivesALostAnswer(t *testing.T) {
 	t.Parallel()
-	var once sync.Once
-	s := setupClientBehind(t, func(api http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			lost := false
-			if r.Method == http.MethodPost && r.URL.Path == "/v1/processes" {
-				once.Do(func() { lost = true })
-			}
-			if !lost {
-				api.ServeHTTP(w, r)
-				return
-			}
-			api.ServeHTTP(httptest.NewRecorder(), r) // made; the answer never arrives
-			http.Error(w, "upstream went away", http.StatusBadGateway)
-		})
-	})
+	s := setupClientBehind(t, losingFirstAnswer(func(r *http.Request) bool {
+		return r.Method == http.MethodPost && r.URL.Path == "/v1/processes"
+	}, http.StatusBadGateway))
 	pid, _ := s.newProcess(t, "default")
 	out := s.mustBrain(t, "ps")
 	if n := strings.Count(out, " default "); n != 1 || !strings.Contains(out, pid) {

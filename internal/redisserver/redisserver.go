@@ -79,16 +79,65 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A port found free can be taken before redis binds it; try a few.
+	var replicaOf []string
+	if opts.ReplicaOf != "" {
+		host, port, err := net.SplitHostPort(opts.ReplicaOf)
+		if err != nil {
+			return nil, fmt.Errorf("redisserver: ReplicaOf %q: %w", opts.ReplicaOf, err)
+		}
+		replicaOf = []string{"--replicaof", host, port}
+	}
+	s, err := onFreePort("brain-redis-", func(port, dir string) ([]string, string, error) {
+		args := append(append([]string{}, opts.Wrap...), bin)
+		if opts.ConfigFile != "" {
+			args = append(args, opts.ConfigFile)
+		} else {
+			appendOnly := "no"
+			if opts.AppendOnly {
+				appendOnly = "yes"
+			}
+			args = append(args, "--save", "", "--appendonly", appendOnly, "--appendfsync", "everysec")
+		}
+		args = append(append(args, replicaOf...), "--port", port, "--bind", "127.0.0.1", "--dir", dir,
+			"--logfile", "", "--daemonize", "no")
+		return args, readyLine, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redisserver: cannot start redis-server: %w", err)
+	}
+	return s, nil
+}
+
+// onFreePort starts a server on a free loopback port with a fresh
+// directory (named after prefix): command gives what runs it there and the
+// line of its log that says it is ready. A port found free can be taken
+// before the server binds it, so it tries a few.
+func onFreePort(prefix string, command func(port, dir string) (args []string, ready string, err error)) (*Server, error) {
 	var lastErr error
 	for range 5 {
-		s, err := start(bin, opts)
-		if err == nil {
-			return s, nil
+		port, err := freePort()
+		if err != nil {
+			return nil, err
 		}
-		lastErr = err
+		dir, err := os.MkdirTemp("", prefix)
+		if err != nil {
+			return nil, err
+		}
+		p := strconv.Itoa(port)
+		args, ready, err := command(p, dir)
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", p), args: args, ready: ready, dir: dir}
+		if err := s.launch(); err != nil {
+			_ = os.RemoveAll(dir)
+			lastErr = fmt.Errorf("port %d: %w", port, err)
+			continue
+		}
+		return s, nil
 	}
-	return nil, fmt.Errorf("redisserver: cannot start redis-server: %w", lastErr)
+	return nil, lastErr
 }
 
 // PID is the process id of the server (of Wrap's command, when given).
@@ -110,48 +159,6 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func start(bin string, opts Options) (*Server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "brain-redis-")
-	if err != nil {
-		return nil, err
-	}
-	appendOnly := "no"
-	if opts.AppendOnly {
-		appendOnly = "yes"
-	}
-	args := append(append([]string{}, opts.Wrap...), bin)
-	if opts.ConfigFile != "" {
-		args = append(args, opts.ConfigFile)
-	} else {
-		args = append(args, "--save", "", "--appendonly", appendOnly, "--appendfsync", "everysec")
-	}
-	if opts.ReplicaOf != "" {
-		host, port, err := net.SplitHostPort(opts.ReplicaOf)
-		if err != nil {
-			_ = os.RemoveAll(dir)
-			return nil, fmt.Errorf("ReplicaOf %q: %w", opts.ReplicaOf, err)
-		}
-		args = append(args, "--replicaof", host, port)
-	}
-	args = append(args,
-		"--port", strconv.Itoa(port),
-		"--bind", "127.0.0.1",
-		"--dir", dir,
-		"--logfile", "",
-		"--daemonize", "no",
-	)
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), args: args, ready: readyLine, dir: dir}
-	if err := s.launch(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("port %d: %w", port, err)
-	}
-	return s, nil
-}
-
 // SentinelMaster is the name under which a Sentinel of StartSentinel
 // monitors its master.
 const SentinelMaster = "mymaster"
@@ -168,35 +175,19 @@ func StartSentinel(master string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisserver: sentinel of %q: %w", master, err)
 	}
-	var lastErr error
-	for range 5 { // as Start: a port found free can be taken meanwhile
-		p, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		dir, err := os.MkdirTemp("", "brain-sentinel-")
-		if err != nil {
-			return nil, err
-		}
+	s, err := onFreePort("brain-sentinel-", func(p, dir string) ([]string, string, error) {
 		// Sentinel rewrites its config file: it must be its own.
 		conf := filepath.Join(dir, "sentinel.conf")
 		if err := os.WriteFile(conf, fmt.Appendf(nil, "sentinel monitor %s %s %s 1\n", SentinelMaster, host, port), 0o600); err != nil {
-			_ = os.RemoveAll(dir)
-			return nil, err
+			return nil, "", err
 		}
-		s := &Server{
-			Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(p)),
-			args: []string{bin, conf, "--sentinel", "--port", strconv.Itoa(p), "--bind", "127.0.0.1",
-				"--dir", dir, "--logfile", "", "--daemonize", "no"},
-			ready: "+monitor master " + SentinelMaster,
-			dir:   dir,
-		}
-		if lastErr = s.launch(); lastErr == nil {
-			return s, nil
-		}
-		_ = os.RemoveAll(dir)
+		return []string{bin, conf, "--sentinel", "--port", p, "--bind", "127.0.0.1", "--dir", dir, "--logfile", "", "--daemonize", "no"},
+			"+monitor master " + SentinelMaster, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redisserver: cannot start a sentinel: %w", err)
 	}
-	return nil, fmt.Errorf("redisserver: cannot start a sentinel: %w", lastErr)
+	return s, nil
 }
 
 // Shutdown stops the server as an operator would (SIGTERM: it writes its
