@@ -140,6 +140,13 @@ func (h *histories) grow(pid, after string, events []conversation.Event, omitted
 	return k.events[:len(k.events):len(k.events)], k.omitted
 }
 
+// forget drops the log kept for pid, if any.
+func (h *histories) forget(pid string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.drop(pid)
+}
+
 // drop forgets the log kept for pid, if any. The caller holds h.mu.
 func (h *histories) drop(pid string) {
 	if k := h.m[pid]; k != nil {

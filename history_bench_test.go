@@ -48,7 +48,7 @@ func BenchmarkColdHistory(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, _, err := n.turnHistory(ctx, claim, window); err != nil {
+				if _, _, err := n.turnHistory(ctx, claim, nil, window); err != nil {
 					b.Fatal(err)
 				}
 				if _, err := st.Commit(ctx, claim, answer(claim.TurnID), lifecycle.AwaitUser, "model", nil); err != nil {

@@ -30,6 +30,7 @@ type Metrics struct {
 	tooLong      *prometheus.CounterVec
 	refused      *prometheus.CounterVec
 	recipeTokens *prometheus.CounterVec
+	trimmed      *prometheus.CounterVec
 }
 
 // NewMetrics registers a node's metrics on reg.
@@ -77,12 +78,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "brain_recipe_tokens_total",
 			Help: "Tokens of the model calls of committed turns, by recipe and direction (input, output): what each kind of process costs.",
 		}, []string{"recipe", "direction"}),
+		trimmed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_log_trimmed_events_total",
+			Help: "Events deleted from the start of process logs by turns' commits, by recipe: logs that outgrew their recipe's limits.max_log_events.",
+		}, []string{"recipe"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "brain_inbox_refused_messages_total",
 			Help: "Messages not stored because their process's inbox was full (the inbox limit), by kind: user and operator posts were refused, schedule ticks dropped.",
 		}, []string{"kind"}),
 	}
-	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens)
+	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens, m.trimmed)
 	return m
 }
 
@@ -110,6 +115,15 @@ func (m *Metrics) observeTurn(claim *store.Claim, out chat.Outcome) {
 		m.recipeTokens.WithLabelValues(claim.Record.Recipe, "input").Add(float64(in))
 		m.recipeTokens.WithLabelValues(claim.Record.Recipe, "output").Add(float64(outTokens))
 	}
+}
+
+// observeTrim records the events the commit of claim's turn deleted from
+// the log (rec is the record it left).
+func (m *Metrics) observeTrim(claim *store.Claim, rec store.Record) {
+	if m == nil || rec.Trimmed <= claim.Record.Trimmed {
+		return
+	}
+	m.trimmed.WithLabelValues(claim.Record.Recipe).Add(float64(rec.Trimmed - claim.Record.Trimmed))
 }
 
 // observeClaim records how a turn started: the messages it drained and how

@@ -127,3 +127,16 @@ func (p partsModel) Generate(context.Context, *llm.Request) iter.Seq2[llm.Part, 
 		}
 	}
 }
+
+// A commit that trimmed its process's log counts the events it deleted, by
+// recipe.
+func TestMetricsCountTrimmedEvents(t *testing.T) {
+	t.Parallel()
+	m := NewMetrics(prometheus.NewPedanticRegistry())
+	claim := &store.Claim{Record: store.Record{ID: "p1", Recipe: "brief", Trimmed: 100}}
+	m.observeTrim(claim, store.Record{ID: "p1", Trimmed: 130})
+	m.observeTrim(claim, store.Record{ID: "p1", Trimmed: 100})
+	if got := testutil.ToFloat64(m.trimmed.WithLabelValues("brief")); got != 30 {
+		t.Errorf("brain_log_trimmed_events_total{brief} = %v, want 30", got)
+	}
+}

@@ -1023,7 +1023,7 @@ turns:
 		t.Fatal(err)
 	}
 	n.histories.extend("p_other", "", nil) // the cache holds one log: this evicts the process's
-	history, omitted, err := n.turnHistory(ctx, claim, 1000)
+	history, omitted, err := n.turnHistory(ctx, claim, kept, 1000)
 	if err != nil || omitted {
 		t.Fatalf("turnHistory after the kept log was evicted: omitted %v, %v; want the short log whole", omitted, err)
 	}
@@ -1820,5 +1820,109 @@ func TestIdempotentCreate(t *testing.T) {
 	}
 	if recs, _, err := n.ListOwned(ctx, "ada", "", "", 10); err != nil || len(recs) != 2 {
 		t.Errorf("ada's processes: %d, %v; want 2", len(recs), err)
+	}
+}
+
+// A recipe's limits.max_log_events bounds what a process's log keeps in
+// Redis: each commit trims the oldest events; the model is told the
+// beginning is left out and is shown whole turns; and a node whose kept log
+// another node's commit trimmed past reads the log back, rather than
+// joining its kept events to what is left with a gap between.
+func TestLogIsTrimmedToTheRecipe(t *testing.T) {
+	t.Parallel()
+	const keep = 100 // testdata/recipes/brief.yaml
+	model := script(t, `
+turns:
+  - rounds:
+      - calls: [{name: tell_user, args: {message: "Looking."}}]
+      - calls: [{name: respond, args: {message: "Found it.", awaiting_user_input: true}}]
+`)
+	models := map[string]llm.Model{"default": model}
+	redisSrv := testutil.StartRedis(t)
+	c := newCommits()
+	ctx := context.Background()
+	start := func(id string) *Node {
+		return startNode(t, Config{Redis: redisSrv.Client(t), NodeID: id, Models: models, Recipes: testRecipes(t), OnCommit: c.add})
+	}
+	a := start("a")
+	rec, err := a.Create(ctx, NewProcess{Recipe: "brief", Input: "question 0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := 1
+	ask := func(n *Node, until func(store.Record) bool) {
+		t.Helper()
+		for {
+			c.wait(t, fmt.Sprint("answer ", asked-1), func(store.Record) bool { return len(c.records()) >= asked })
+			if recs := c.records(); until(recs[len(recs)-1]) {
+				return
+			}
+			if _, err := n.Send(ctx, rec.ID, "user:ada", fmt.Sprint("question ", asked), ""); err != nil {
+				t.Fatal(err)
+			}
+			asked++
+		}
+	}
+	// Node a until its commits trimmed the log, and once more: it keeps the
+	// log of a turn that did not trim.
+	ask(a, func(r store.Record) bool { return r.Trimmed > 0 })
+	ask(a, func(r store.Record) bool { return lastKept(a, rec.ID) != "" })
+	if err := a.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	known, kept := a.histories.known(rec.ID)
+	if kept == nil {
+		t.Fatal("node a keeps no record with its log")
+	}
+
+	// Node b until the log no longer holds what node a kept last.
+	b := start("b")
+	ask(b, func(store.Record) bool {
+		first, err := b.Log(ctx, rec.ID, "", 1)
+		return err == nil && len(first) == 1 && first[0].ID > known
+	})
+	log, err := b.Log(ctx, rec.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := c.records()[len(c.records())-1]
+	if len(log) < keep || len(log) > 2*keep || last.Trimmed == 0 {
+		t.Errorf("after %d turns the log holds %d events, %d trimmed; want at least %d, not many more", asked, len(log), last.Trimmed, keep)
+	}
+	if k, _ := b.histories.grow(rec.ID, lastKept(b, rec.ID), nil, false); len(k) > 0 && k[0].ID < log[0].ID {
+		t.Errorf("node b keeps the event %s, trimmed from the log", k[0].ID)
+	}
+	reqs := model.Requests()
+	shown := reqs[len(reqs)-1].Messages
+	if len(shown) == 0 || len(shown[0].Content) < 2 || shown[0].Content[0].Text != conversation.OmittedNote ||
+		!strings.HasPrefix(shown[0].Content[1].Text, "question ") {
+		t.Fatalf("node b's last call does not begin with the omitted note and a question (a whole turn): %+v", shown[:min(1, len(shown))])
+	}
+	if err := b.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// Node a's next turn, with the log it kept: read back, not joined.
+	if _, err := b.Send(ctx, rec.ID, "user:ada", "once more", ""); err != nil {
+		t.Fatal(err)
+	}
+	wakes, err := a.store.ReadWakes(ctx, "a", []string{"chat"}, 1, time.Millisecond)
+	if err != nil || len(wakes) != 1 {
+		t.Fatalf("ReadWakes = %v, %v; want the message's wake", wakes, err)
+	}
+	claim, err := a.store.ClaimAfter(ctx, wakes[0], "a", "", known, kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history, omitted, err := a.turnHistory(ctx, claim, kept, 100000)
+	if err != nil || !omitted {
+		t.Fatalf("node a's history: omitted %v, %v; want the trimmed log, omitted", omitted, err)
+	}
+	if len(history) == 0 || history[0].Type != conversation.TypeTurnStart || history[0].ID < log[0].ID {
+		t.Errorf("node a's history starts with %s %s; want a turn's start in the log as it is (from %s)",
+			history[0].Type, history[0].ID, log[0].ID)
+	}
+	if err := a.store.Release(ctx, claim); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -41,7 +41,8 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		n.fail(ctx, claim, err.Error(), log)
 		return
 	}
-	history, omitted, err := n.turnHistory(ctx, claim, setup.contextTokens)
+	claim.KeepEvents = setup.recipe.Limits.MaxLogEvents
+	history, omitted, err := n.turnHistory(ctx, claim, kept, setup.contextTokens)
 	if err != nil {
 		log.Error("reading the history failed; abandoning the turn", zap.Error(err))
 		_ = n.store.Release(context.WithoutCancel(ctx), claim)
@@ -83,7 +84,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		log.Warn("commit failed", zap.Error(err))
 		return
 	}
-	n.keepTurn(claim)
+	n.keepTurn(claim, rec)
 	n.histories.keepRecord(rec)
 	n.cfg.Metrics.observeTurn(claim, out)
 	if n.cfg.OnCommit != nil {
@@ -96,10 +97,19 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 // or, without a kept log (evicted, say, for another process's between the
 // claim asking what follows it and now), the newest part of the log that
 // a model shown at most window tokens needs (readBack), kept from then on.
-func (n *Node) turnHistory(ctx context.Context, claim *store.Claim, window int) ([]conversation.Event, bool, error) {
+// kept is the record kept with the log: a log trimmed since (by another
+// node's commit) may have lost events the kept one lacks, so it is read
+// back too.
+func (n *Node) turnHistory(ctx context.Context, claim *store.Claim, kept *store.Record, window int) ([]conversation.Event, bool, error) {
 	pid := claim.Record.ID
 	if claim.HistoryAfter != "" {
-		if history, omitted := n.histories.grow(pid, claim.HistoryAfter, claim.History, false); history != nil {
+		trimmed := int64(0)
+		if kept != nil {
+			trimmed = kept.Trimmed
+		}
+		if claim.Record.Trimmed != trimmed {
+			n.histories.forget(pid)
+		} else if history, omitted := n.histories.grow(pid, claim.HistoryAfter, claim.History, false); history != nil {
 			return history, omitted, nil
 		}
 		if len(claim.Current) == 0 {
@@ -122,24 +132,27 @@ func (n *Node) turnHistory(ctx context.Context, claim *store.Claim, window int) 
 // and whether it omits some of the log. Each read takes twice the events
 // of the one before, up to maxHistoryPage.
 func (n *Node) readBack(ctx context.Context, claim *store.Claim, window int) ([]conversation.Event, bool, error) {
-	history, omitted := claim.History, claim.HistoryOmitted
-	if !omitted {
+	history, more := claim.History, claim.HistoryOmitted
+	if !more {
 		return history, false, nil
 	}
 	want := window + window/4
 	tokens := conversation.ViewTokens(conversation.ProviderView(history))
-	for page := store.HistoryPage; omitted && tokens < want; page = min(2*page, maxHistoryPage) {
+	for page := store.HistoryPage; more && tokens < want; page = min(2*page, maxHistoryPage) {
 		before := claim.Current[0].ID
 		if len(history) > 0 {
 			before = history[0].ID
 		}
-		older, more, err := n.store.LogBefore(ctx, claim.Record.ID, before, page)
+		older, earlier, err := n.store.LogBefore(ctx, claim.Record.ID, before, page)
 		if err != nil {
 			return nil, false, err
 		}
 		tokens += conversation.ViewTokens(conversation.ProviderView(older))
-		history, omitted = append(older, history...), more
+		history, more = append(older, history...), earlier
 	}
+	// A trimmed log read back to its first event still lacks its beginning,
+	// and may start inside a turn.
+	omitted := more || claim.Record.Trimmed > 0
 	if cut := cutFor(history, want, omitted); cut > 0 || omitted {
 		history, omitted = history[cut:], true
 	}
@@ -180,8 +193,15 @@ const maxHistoryPage = 4096
 // keepTurn keeps the log of a committed turn whole, its own writes
 // included, when nobody else wrote to it meanwhile: the next claim then
 // reads only what came after (a message's unblocking, the next turn's
-// start), not this turn's events back.
-func (n *Node) keepTurn(claim *store.Claim) {
+// start), not this turn's events back. A commit that trimmed the log (rec
+// is the record it left) drops the kept one, whose oldest events are gone
+// from the log: the next claim reads the log back.
+func (n *Node) keepTurn(claim *store.Claim, rec store.Record) {
+	if rec.Trimmed != claim.Record.Trimmed {
+		n.cfg.Metrics.observeTrim(claim, rec)
+		n.histories.forget(claim.Record.ID)
+		return
+	}
 	if !claim.Gapless {
 		return
 	}
@@ -263,7 +283,7 @@ func (n *Node) fail(ctx context.Context, claim *store.Claim, why string, log *za
 		log.Warn("commit of the failure failed", zap.Error(err))
 		return
 	}
-	n.keepTurn(claim)
+	n.keepTurn(claim, rec)
 	n.cfg.Metrics.outcome(claim.Record.Recipe, string(lifecycle.Fail))
 	if n.cfg.OnCommit != nil {
 		n.cfg.OnCommit(rec, []conversation.Event{notice})

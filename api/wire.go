@@ -38,6 +38,10 @@ type Process struct {
 	// providers reported it (its workers count their own); absent before
 	// the first call that reported usage.
 	Tokens *Tokens `json:"tokens,omitempty"`
+	// EventsTrimmed counts the events deleted from the start of the log
+	// because its recipe keeps fewer (limits.max_log_events); absent when
+	// none were.
+	EventsTrimmed int64 `json:"events_trimmed,omitempty"`
 }
 
 // Tokens counts the tokens of model calls.
@@ -68,7 +72,7 @@ func processOf(r store.Record) Process {
 		ID: r.ID, Recipe: r.Recipe, Engine: r.Engine,
 		State: string(r.Status.State), PausedFrom: string(r.Status.PausedFrom),
 		Parent: r.Parent, Depth: r.Depth, Owner: r.Owner, Version: r.Version, Queued: r.Queued,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Metadata: r.Metadata,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Metadata: r.Metadata, EventsTrimmed: r.Trimmed,
 	}
 	if r.Tokens != (store.Tokens{}) {
 		p.Tokens = &Tokens{Input: r.Tokens.Input, Output: r.Tokens.Output}

@@ -47,6 +47,11 @@ func TestParseProblems(t *testing.T) {
 			want: "x.yaml:4:30: limits.max_context_tokens: must be between 1000 and 10000000 (got 500)",
 		},
 		{
+			name: "max_log_events too small to hold a few turns",
+			yaml: header + "tools: [respond]\nlimits: {max_log_events: 20}\n",
+			want: "x.yaml:4:26: limits.max_log_events: must be between 100 and 100000000 (got 20)",
+		},
+		{
 			name: "max_workers misspelt",
 			yaml: header + "tools: [respond]\nlimits: {max_worker: 2}\n",
 			want: "x.yaml:4:10: limits.max_worker: unknown field; did you mean `max_workers`?",

@@ -36,10 +36,11 @@ type Claim struct {
 	// all of them unless HistoryOmitted.
 	History      []conversation.Event
 	HistoryAfter string
-	// HistoryOmitted says that History may not start at the beginning of
-	// the log: a claim reads at most the newest HistoryPage events of a log
-	// it has none of (a long-lived process's log grows without end, and a
-	// model is shown only its newest part). LogBefore reads further back.
+	// HistoryOmitted says that History may not start at the process's
+	// first event: a claim reads at most the newest HistoryPage events of a
+	// log it has none of (a long-lived process's log grows without end, and
+	// a model is shown only its newest part; LogBefore reads further back),
+	// and a log trimmed to KeepEvents has lost its oldest (Record.Trimmed).
 	HistoryOmitted bool
 	// Current is what this turn has committed so far, from its turn_start:
 	// the turn_start, the wake state change and the drained inbox_message
@@ -54,9 +55,15 @@ type Claim struct {
 	// pause, say), Gapless is false and Appended stops growing.
 	Appended []conversation.Event
 	Gapless  bool
+	// KeepEvents, when more than 0, is the most events the log keeps: the
+	// commit trims older ones (in whole blocks of the stream, so a few
+	// more may stay) and counts them in Record.Trimmed. The recipe's
+	// limits.max_log_events; 0 keeps every event.
+	KeepEvents int
 	// logLen is how many events the log holds, Current and Appended
 	// included, while Gapless: the scripts check that the log still holds
-	// that many (it only grows) to know that nobody wrote in between.
+	// that many (it only grows while the claim holds the lease) to know
+	// that nobody wrote in between.
 	logLen int
 	// tokens are what the model calls of this turn used, as its
 	// model_usage events say (Current's too: an interrupted turn's were
@@ -265,6 +272,7 @@ func (c *Claim) setLog(ctx context.Context, s *Store, tail *redis.SliceCmd, turn
 		}
 		entries, c.HistoryOmitted = append(page, entries...), more
 	}
+	c.HistoryOmitted = c.HistoryOmitted || c.HistoryAfter == "" && c.Record.Trimmed > 0
 	log := make([]conversation.Event, 0, len(entries)+len(own))
 	for _, e := range entries {
 		ev, err := s.decodeEvent(e.id, e.data)

@@ -67,6 +67,7 @@ func (s *Store) notifyArgs(pid string, n *Notify, now time.Time) ([]string, []an
 //     deletes it later);
 //   - the wake rule judges what is left in the inbox, so a message that
 //     arrived during the turn is never stranded;
+//   - the log is trimmed to the claim's KeepEvents, if set;
 //   - notify, when not nil, is posted to notify.PID with Post's semantics
 //     (the wake rule for that process) under the idempotency key
 //     "child:<pid>", so it is posted once; a parent that is gone, DONE or
@@ -97,7 +98,7 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 	keys := processKeys(pid)[:4]
 	used := c.tokens.plus(events)
 	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), string(ev), by, c.Wake.Stream, c.Wake.EntryID,
-		c.knownLen(), used.Input, used.Output, len(evs))
+		c.knownLen(), used.Input, used.Output, max(c.KeepEvents, 0), len(evs))
 	args = append(args, evs...)
 	if notify != nil {
 		nkeys, nargs, err := s.notifyArgs(pid, notify, now)

@@ -113,3 +113,58 @@ func TestClaimOfALongTurn(t *testing.T) {
 		t.Errorf("LogBefore the long drain: %q, %v; want the 5 events before its turn", describe(older), err)
 	}
 }
+
+// A commit trims a log longer than the claim's KeepEvents from its oldest
+// end, in whole blocks of the stream, never below KeepEvents, and counts
+// what it removed in the record; a claim of a trimmed log says that its
+// History omits the beginning, however short it is.
+func TestCommitTrimsTheLog(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	const keep = 40
+	in := user("first")
+	e.create(t, "p1", &in)
+	for turn := range 12 {
+		if turn > 0 {
+			e.post(t, "p1", user(fmt.Sprint("message ", turn)))
+		}
+		c := e.claim(t, "p1", fmt.Sprint("t", turn))
+		c.KeepEvents = keep
+		if turn > 0 && c.HistoryOmitted != (c.Record.Trimmed > 0) {
+			t.Errorf("claim %d: HistoryOmitted %v with %d events trimmed", turn, c.HistoryOmitted, c.Record.Trimmed)
+		}
+		if err := e.s.Checkpoint(e.ctx, c, chats(8)); err != nil {
+			t.Fatal(err)
+		}
+		before, err := e.rdb.XLen(e.ctx, "brain:{p1}:events").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := e.commit(t, c, lifecycle.AwaitUser, chat("answer"))
+		log := e.log(t, "p1")
+		written := int(c.Record.Trimmed) + int(before) + 2 // the answer and the state change
+		if got := int(rec.Trimmed) + len(log); got != written {
+			t.Fatalf("turn %d: %d trimmed + %d in the log = %d; want the %d written", turn, rec.Trimmed, len(log), got, written)
+		}
+		if len(log) < keep && rec.Trimmed > c.Record.Trimmed {
+			t.Fatalf("turn %d: trimmed to %d events; want at least %d", turn, len(log), keep)
+		}
+		if got := e.get(t, "p1").Trimmed; got != rec.Trimmed {
+			t.Fatalf("turn %d: the record says %d trimmed, the commit %d", turn, got, rec.Trimmed)
+		}
+	}
+	rec := e.get(t, "p1")
+	if rec.Trimmed == 0 || len(e.log(t, "p1")) > 2*keep {
+		t.Errorf("after 12 turns of 13 events: %d trimmed, %d kept; want the log near %d", rec.Trimmed, len(e.log(t, "p1")), keep)
+	}
+
+	// Without KeepEvents, nothing is trimmed.
+	e.post(t, "p1", user("last"))
+	c := e.claim(t, "p1", "t-last")
+	if err := e.s.Checkpoint(e.ctx, c, chats(3*keep)); err != nil {
+		t.Fatal(err)
+	}
+	if rec := e.commit(t, c, lifecycle.AwaitUser); rec.Trimmed != e.get(t, "p1").Trimmed || len(e.log(t, "p1")) < 3*keep {
+		t.Errorf("a commit without KeepEvents trimmed the log to %d events", len(e.log(t, "p1")))
+	}
+}

@@ -33,6 +33,9 @@ type Record struct {
 	// Tokens are what the process's model calls have used, as their
 	// providers reported it, counted by each turn's commit.
 	Tokens Tokens
+	// Trimmed counts the events removed from the start of the log by the
+	// commits of turns of a recipe that keeps fewer (Claim.KeepEvents).
+	Trimmed int64
 }
 
 // Tokens counts the tokens of model calls.
@@ -87,7 +90,7 @@ func parseRecord(pid string, h map[string]string) (Record, error) {
 }
 
 // setStatus sets what a turn can change of r (state, paused_from, queued,
-// version, updated_at, tokens) from the record fields h, which Commit's script
+// version, updated_at, tokens, trimmed) from the record fields h, which Commit's script
 // returns alone, and Claim's when the caller has the record: the rest is
 // set at creation and never changes.
 func (r *Record) setStatus(h map[string]string) error {
@@ -104,9 +107,10 @@ func (r *Record) setStatus(h map[string]string) error {
 		return fmt.Errorf("store: process %s: %w", r.ID, err)
 	}
 	r.Status, r.Queued, r.Version, r.UpdatedAt = st, h["queued"] == "1", version, time.UnixMilli(updated)
-	// Tokens: none before the first turn that reported some.
-	r.Tokens = Tokens{}
-	for field, n := range map[string]*int64{"tokens_in": &r.Tokens.Input, "tokens_out": &r.Tokens.Output} {
+	// Tokens (none before the first turn that reported some) and trimmed
+	// events (none before the first trim) may be missing.
+	r.Tokens, r.Trimmed = Tokens{}, 0
+	for field, n := range map[string]*int64{"tokens_in": &r.Tokens.Input, "tokens_out": &r.Tokens.Output, "trimmed": &r.Trimmed} {
 		if h[field] == "" {
 			continue
 		}

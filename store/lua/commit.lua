@@ -1,16 +1,17 @@
 -- commit.lua: end a turn, fenced, in one step: append its last events, fire
 -- its lifecycle event, give the lease and the wake up, apply the wake rule
--- to what is left in the inbox, and post a finished worker's result to its
--- parent.
+-- to what is left in the inbox, trim the log to what the recipe keeps, and
+-- post a finished worker's result to its parent.
 -- KEYS: the process's first 4 keys (up to inbox), then the parent's first
 -- 5 (up to idem) when notifying.
 -- ARGV: pid, shard, now (ms), at (events' time), lease value, token,
 --       event, by (who ends the turn), wake stream, wake entry id, the
 --       number of events the caller knows the log to hold ('' = not
---       known), the turn's input and output tokens, the number n of
---       events, n events (JSON), then, only when notifying: parent pid,
---       parent shard, kind, from, content, message at (ms), idempotency
---       key, idempotency ttl. (An argument costs Redis even when empty.)
+--       known), the turn's input and output tokens, the most events the
+--       log keeps ('0' = all), the number n of events, n events (JSON),
+--       then, only when notifying: parent pid, parent shard, kind, from,
+--       content, message at (ms), idempotency key, idempotency ttl. (An
+--       argument costs Redis even when empty.)
 -- Returns {'FENCED'} or {'OK', status (the prelude's), gapless ('1'/'0'),
 -- {id of each event}, made: the events the script wrote itself, as write in
 -- the prelude lists them, only when gapless}.
@@ -21,8 +22,8 @@ local to = fire(event, 'RUNNING')
 if to == nil then return redis.error_reply('store: commit: event ' .. event .. ' does not end a turn') end
 local gapless = ends_at(p, ARGV[11])
 local ids = {}
-local notify = 15 + tonumber(ARGV[14]) -- the parent's message, if any, follows the events
-for i = 15, notify - 1 do ids[#ids + 1] = append(p, ARGV[i]) end
+local notify = 16 + tonumber(ARGV[15]) -- the parent's message, if any, follows the events
+for i = 16, notify - 1 do ids[#ids + 1] = append(p, ARGV[i]) end
 
 local r = rec(p)
 local state = r.state
@@ -58,6 +59,15 @@ redis.call('HDEL', p.proc, 'wake')
 r.wake = false
 drop_wake(ARGV[9], ARGV[10])
 wake_rule(p)
+
+-- A log that outgrew what the recipe keeps loses its oldest events, in
+-- whole blocks of the stream (MAXLEN ~: cheap, and never below keep); the
+-- record counts them.
+local keep = tonumber(ARGV[14])
+if keep > 0 then
+  local removed = redis.call('XTRIM', p.events, 'MAXLEN', '~', keep)
+  if removed > 0 then set_fields(p, {'trimmed', tostring((tonumber(r.trimmed) or 0) + removed)}) end
+end
 
 if ARGV[notify] then
   local a = notify

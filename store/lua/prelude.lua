@@ -110,10 +110,10 @@ local function write(p, name, vals)
 end
 
 -- ends_at returns '1' when the log holds n events, else '0' (and '0'
--- without looking when n is ''): the log only grows (nothing trims or
--- deletes events), so a writer that knew it when it had n events then
--- knows it up to what it appends. XLEN is a number; reading the last entry
--- instead costs its JSON.
+-- without looking when n is ''): the log only grows while a claim holds
+-- the lease (a commit trims it, the last write of a turn), so a writer
+-- that knew it when it had n events then knows it up to what it appends.
+-- XLEN is a number; reading the last entry instead costs its JSON.
 local function ends_at(p, n)
   if n == '' then return '0' end
   if redis.call('XLEN', p.events) == tonumber(n) then return '1' end
@@ -132,9 +132,9 @@ end
 local function rec(p)
   if p.rec == nil then
     local v = redis.call('HMGET', p.proc, 'state', 'queued', 'engine', 'created_at', 'paused_from', 'fence', 'wake',
-      'turn', 'version', 'tokens_in', 'tokens_out')
+      'turn', 'version', 'tokens_in', 'tokens_out', 'trimmed')
     p.rec = {state = v[1], queued = v[2], engine = v[3], created_at = v[4], paused_from = v[5], fence = v[6],
-      wake = v[7], turn = v[8], version = v[9], tokens_in = v[10], tokens_out = v[11]}
+      wake = v[7], turn = v[8], version = v[9], tokens_in = v[10], tokens_out = v[11], trimmed = v[12]}
   end
   return p.rec
 end
@@ -142,11 +142,11 @@ end
 -- status returns what a turn can change of p's record, as HGETALL lists
 -- fields: all a caller that has the rest of the record needs (Go reads it
 -- with Record.setStatus).
-local STATUS_FIELDS = {'state', 'paused_from', 'queued', 'version', 'updated_at', 'tokens_in', 'tokens_out'}
+local STATUS_FIELDS = {'state', 'paused_from', 'queued', 'version', 'updated_at', 'tokens_in', 'tokens_out', 'trimmed'}
 local function status(p)
   local r = rec(p)
   if not r.updated_at then r.updated_at = redis.call('HGET', p.proc, 'updated_at') end
-  local flat = {nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil} -- sized once (see rec)
+  local flat = {nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil} -- sized once (see rec)
   for _, name in ipairs(STATUS_FIELDS) do
     if r[name] then
       flat[#flat + 1] = name
