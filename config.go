@@ -75,6 +75,11 @@ type Config struct {
 	// refused, nor a message that wakes a BLOCKED process
 	// (store.Config.InboxLimit). Nodes sharing a Redis should agree on it.
 	InboxLimit int
+	// MaxLogEvents is the most events a process's log keeps in Redis when
+	// its recipe's limits.max_log_events says nothing (see
+	// store.Claim.KeepEvents): 0, the default, keeps every event; else at
+	// least recipes.MinLogEvents.
+	MaxLogEvents int
 	// Grace is how long Stop lets running turns finish (default 10s).
 	Grace time.Duration
 	// Logger receives the node's logs (default: none).
@@ -157,6 +162,10 @@ func (c *Config) validate() error {
 	}
 	if c.RetainFinished < 0 {
 		errs = append(errs, fmt.Errorf("RetainFinished: must not be negative (got %s); 0 keeps finished processes", c.RetainFinished))
+	}
+	if c.MaxLogEvents != 0 && (c.MaxLogEvents < recipes.MinLogEvents || c.MaxLogEvents > recipes.MaxLogEvents) {
+		errs = append(errs, fmt.Errorf("MaxLogEvents: must be 0 (keep every event) or between %d and %d (got %d)",
+			recipes.MinLogEvents, recipes.MaxLogEvents, c.MaxLogEvents))
 	}
 	if c.LeaseTTL < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("LeaseTTL: must be at least 100ms (got %s)", c.LeaseTTL))

@@ -775,9 +775,9 @@ func TestGracefulStop(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
-	_, err := New(Config{Engines: []string{"chat", "robot"}, Concurrency: -1, HistoryBytes: -1, RetainFinished: -time.Hour})
+	_, err := New(Config{Engines: []string{"chat", "robot"}, Concurrency: -1, HistoryBytes: -1, RetainFinished: -time.Hour, MaxLogEvents: 10})
 	for _, want := range []string{"Redis: required", "Models: required", "Concurrency: must be at least 1", `unknown engine "robot"`, "HistoryBytes: must be positive (got -1)",
-		"RetainFinished: must not be negative (got -1h0m0s)"} {
+		"RetainFinished: must not be negative (got -1h0m0s)", "MaxLogEvents: must be 0 (keep every event) or between 100 and 100000000 (got 10)"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("New error %v lacks %q", err, want)
 		}
@@ -1924,5 +1924,59 @@ turns:
 	}
 	if err := a.store.Release(ctx, claim); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The node's MaxLogEvents bounds the logs of processes whose recipe sets
+// no limits.max_log_events; a recipe's own bound wins.
+func TestNodeMaxLogEvents(t *testing.T) {
+	t.Parallel()
+	model := script(t, `
+turns:
+  - rounds:
+      - calls: [{name: tell_user, args: {message: "Looking."}}]
+      - calls: [{name: respond, args: {message: "Found it.", awaiting_user_input: true}}]
+`)
+	c := newCommits()
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, Recipes: testRecipes(t),
+		MaxLogEvents: 150, OnCommit: c.add})
+	ctx := context.Background()
+	last := make(map[string]store.Record)
+	var pids []string
+	for _, recipe := range []string{"default", "brief"} { // brief keeps 100
+		rec, err := n.Create(ctx, NewProcess{Recipe: recipe, Input: "question"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, rec.ID)
+	}
+	for turn := 0; last[pids[0]].Trimmed == 0 || last[pids[1]].Trimmed == 0; turn++ {
+		if turn == 100 {
+			t.Fatalf("after %d turns: %d and %d events trimmed; want both logs trimmed", turn, last[pids[0]].Trimmed, last[pids[1]].Trimmed)
+		}
+		for _, pid := range pids {
+			if turn > 0 {
+				if _, err := n.Send(ctx, pid, "user:ada", "again", ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := last[pid].Version + 1
+			c.wait(t, "an answer", func(r store.Record) bool {
+				if r.ID == pid && r.Status.State == lifecycle.Blocked && r.Version > want {
+					last[pid] = r
+					return true
+				}
+				return false
+			})
+		}
+	}
+	for i, bounds := range [][2]int{{150, 200}, {100, 150}} {
+		log, err := n.Log(ctx, pids[i], "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(log) < bounds[0] || len(log) >= bounds[1] {
+			t.Errorf("the log of a process of %s holds %d events; want %d or more, fewer than %d", last[pids[i]].Recipe, len(log), bounds[0], bounds[1])
+		}
 	}
 }

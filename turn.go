@@ -41,7 +41,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		n.fail(ctx, claim, err.Error(), log)
 		return
 	}
-	claim.KeepEvents = setup.recipe.Limits.MaxLogEvents
+	claim.KeepEvents = cmp.Or(setup.recipe.Limits.MaxLogEvents, n.cfg.MaxLogEvents)
 	history, omitted, err := n.turnHistory(ctx, claim, kept, setup.contextTokens)
 	if err != nil {
 		log.Error("reading the history failed; abandoning the turn", zap.Error(err))

@@ -56,6 +56,14 @@ const (
 	MaxContextTokens = 10_000_000
 )
 
+// The range of limits.max_log_events (the schema's tag on
+// Limits.MaxLogEvents says the same), also that of brain serve's
+// max_log_events, which applies to recipes that set none.
+const (
+	MinLogEvents = 100
+	MaxLogEvents = 100_000_000
+)
+
 // DefaultProvider is the provider name that stands for the first provider
 // configured on the server.
 const DefaultProvider = "default"

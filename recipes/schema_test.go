@@ -97,23 +97,28 @@ func eachSchemaObject(t *testing.T, visit func(map[string]any)) {
 	walk(doc)
 }
 
-// TestSchemaContextTokensRange checks that the schema bounds
-// limits.max_context_tokens as MinContextTokens and MaxContextTokens say
-// (brain serve bounds a provider's max_context_tokens with them).
-func TestSchemaContextTokensRange(t *testing.T) {
+// TestSchemaRanges checks that the schema bounds limits.max_context_tokens
+// and limits.max_log_events as the constants say (brain serve bounds its
+// own settings of them with those).
+func TestSchemaRanges(t *testing.T) {
 	t.Parallel()
-	var found []map[string]any
-	eachSchemaObject(t, func(v map[string]any) {
-		if props, ok := v["properties"].(map[string]any); ok {
-			if p, ok := props["max_context_tokens"].(map[string]any); ok {
-				found = append(found, p)
+	for property, want := range map[string][2]int{
+		"max_context_tokens": {MinContextTokens, MaxContextTokens},
+		"max_log_events":     {MinLogEvents, MaxLogEvents},
+	} {
+		var found []map[string]any
+		eachSchemaObject(t, func(v map[string]any) {
+			if props, ok := v["properties"].(map[string]any); ok {
+				if p, ok := props[property].(map[string]any); ok {
+					found = append(found, p)
+				}
 			}
+		})
+		if len(found) != 1 {
+			t.Fatalf("%d %s properties in the schema, want 1", len(found), property)
 		}
-	})
-	if len(found) != 1 {
-		t.Fatalf("%d max_context_tokens properties in the schema, want 1", len(found))
-	}
-	if got := found[0]; got["minimum"] != float64(MinContextTokens) || got["maximum"] != float64(MaxContextTokens) {
-		t.Errorf("max_context_tokens is %v to %v in the schema, want %d to %d", got["minimum"], got["maximum"], MinContextTokens, MaxContextTokens)
+		if got := found[0]; got["minimum"] != float64(want[0]) || got["maximum"] != float64(want[1]) {
+			t.Errorf("%s is %v to %v in the schema, want %d to %d", property, got["minimum"], got["maximum"], want[0], want[1])
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -63,7 +64,7 @@ func setupClientBehind(t *testing.T, front func(http.Handler) http.Handler) *cli
 	}
 	s := &clientSetup{commits: make(chan store.Record, 64), store: st}
 	node, err := brain.New(brain.Config{
-		Redis: rdb, NodeID: "test", ResolveModel: models.Resolve,
+		Redis: rdb, NodeID: "test", ResolveModel: models.Resolve, MaxLogEvents: 100,
 		OnCommit: func(rec store.Record, _ []conversation.Event) { s.commits <- rec },
 	})
 	if err != nil {
@@ -133,6 +134,32 @@ func (s *clientSetup) newProcess(t *testing.T, args ...string) (pid, state strin
 		t.Fatalf("brain new printed %q, want `ID STATE`", out)
 	}
 	return m[1], m[2]
+}
+
+// brain logs of a process whose log was trimmed (the embedded Redis's
+// scripts trim it too) says so before the events that are left.
+func TestLogsOfATrimmedLog(t *testing.T) {
+	t.Parallel()
+	s := setupClient(t) // the node keeps 100 events
+	pid, _ := s.newProcess(t, "default", "hello")
+	s.waitCommit(t, pid, lifecycle.Blocked)
+	if out := s.mustBrain(t, "logs", pid); strings.Contains(out, "[trimmed]") {
+		t.Fatalf("brain logs of a short log:\n%s", out)
+	}
+	for i := 0; ; i++ {
+		out := s.mustBrain(t, "logs", "--view", "raw", pid)
+		if strings.HasPrefix(out, "[trimmed] the oldest ") {
+			if strings.Contains(out, "hello\n") || len(strings.Split(out, "\n")) < 100 {
+				t.Errorf("brain logs of a trimmed log: the first message is still there, or fewer than 100 events:\n%s", out)
+			}
+			return
+		}
+		if i == 40 {
+			t.Fatalf("after %d messages the log was not trimmed:\n%s", i, out)
+		}
+		s.mustBrain(t, "send", pid, fmt.Sprint("message ", i))
+		s.waitCommit(t, pid, lifecycle.Blocked)
+	}
 }
 
 func TestClientCommands(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 )
 
@@ -42,6 +43,8 @@ type serveConfig struct {
 	RetainFinished time.Duration
 	// InboxLimit is brain.Config.InboxLimit, except that 0 means no limit.
 	InboxLimit int
+	// MaxLogEvents is brain.Config.MaxLogEvents; 0 keeps every event.
+	MaxLogEvents int
 	// Tokens come from the config file only (auth.tokens), as hashes.
 	Tokens []api.Token
 	// Providers come from the config file (providers), or else from
@@ -163,6 +166,14 @@ var settings = []setting{
 			return fmt.Errorf("want a whole number of messages, or 0 for no limit (got %q)", v)
 		}
 		c.InboxLimit = n
+		return nil
+	}},
+	{name: "max-log-events", usage: fmt.Sprintf("`N`: the most events a process's log keeps in Redis when its recipe sets no limits.max_log_events; a turn's commit deletes older ones for good (default 0: keep every event; else at least %d)", recipes.MinLogEvents), set: func(c *serveConfig, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n != 0 && (n < recipes.MinLogEvents || n > recipes.MaxLogEvents) {
+			return fmt.Errorf("want 0 to keep every event, or a whole number of events from %d to %d (got %q)", recipes.MinLogEvents, recipes.MaxLogEvents, v)
+		}
+		c.MaxLogEvents = n
 		return nil
 	}},
 }

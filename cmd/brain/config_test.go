@@ -52,6 +52,7 @@ max_body: 1MiB
 history_memory: 64MiB
 retain_finished: 30d
 inbox_limit: 50
+max_log_events: 5000
 auth:
   tokens:
     - name: alice
@@ -62,7 +63,7 @@ auth:
 		return serveConfig{
 			Listen: "127.0.0.1:9000", Redis: "redis://localhost:6379/2", Recipes: filepath.Join(dir, "my-recipes"),
 			Concurrency: 4, NodeID: "node-a", Engines: []string{"worker"}, MaxBody: 1 << 20, HistoryMemory: 64 << 20,
-			RetainFinished: 30 * 24 * time.Hour, InboxLimit: 50,
+			RetainFinished: 30 * 24 * time.Hour, InboxLimit: 50, MaxLogEvents: 5000,
 			Tokens: []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
 			File:   filepath.Join(dir, "brain.yaml"),
 		}
@@ -106,11 +107,11 @@ auth:
 		},
 		{
 			name: "flags over defaults without a file",
-			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel", "--history-memory", "1GiB", "--retain-finished", "90m", "--inbox-limit", "0"},
+			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel", "--history-memory", "1GiB", "--retain-finished", "90m", "--inbox-limit", "0", "--max-log-events", "100"},
 			want: func(string) serveConfig {
 				c := defaultServeConfig()
 				c.Concurrency, c.Engines, c.NodeID, c.Recipes, c.HistoryMemory = 2, []string{"chat"}, "n1", "rel", 1<<30
-				c.RetainFinished, c.InboxLimit = 90*time.Minute, 0
+				c.RetainFinished, c.InboxLimit, c.MaxLogEvents = 90*time.Minute, 0, 100
 				return c
 			},
 		},
@@ -472,10 +473,12 @@ func TestLoadServeConfigErrors(t *testing.T) {
 		},
 		{
 			name: "bad environment variable",
-			env:  map[string]string{"BRAIN_CONCURRENCY": "0", "BRAIN_MAX_BODY": "big", "BRAIN_RETAIN_FINISHED": "a month", "BRAIN_INBOX_LIMIT": "-5"},
+			env: map[string]string{"BRAIN_CONCURRENCY": "0", "BRAIN_MAX_BODY": "big", "BRAIN_RETAIN_FINISHED": "a month", "BRAIN_INBOX_LIMIT": "-5",
+				"BRAIN_MAX_LOG_EVENTS": "50"},
 			want: []string{`BRAIN_CONCURRENCY="0": want a whole number`, `BRAIN_MAX_BODY="big": want a size`,
 				`BRAIN_RETAIN_FINISHED="a month": want a duration like 30d, 12h or 90m`,
-				`BRAIN_INBOX_LIMIT="-5": want a whole number of messages, or 0 for no limit`},
+				`BRAIN_INBOX_LIMIT="-5": want a whole number of messages, or 0 for no limit`,
+				`BRAIN_MAX_LOG_EVENTS="50": want 0 to keep every event, or a whole number of events from 100 to 100000000`},
 		},
 		{
 			name: "bad flag",

@@ -50,6 +50,13 @@ func logs(ctx context.Context, cc *clientCall, args []string) error {
 		writeTranscript(cc.stdout, events)
 	}
 
+	p, err := cc.client.GetProcess(ctx, pid)
+	if err != nil {
+		return err
+	}
+	if p.EventsTrimmed > 0 {
+		fmt.Fprintf(cc.stdout, "[trimmed] the oldest %d events were deleted (limits.max_log_events)\n", p.EventsTrimmed)
+	}
 	// Pages end where the log ends: Next stops moving. In the user view a
 	// page may show nothing while Next moves over events the view omits.
 	after := ""

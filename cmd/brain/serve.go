@@ -108,6 +108,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		HistoryBytes:   int(cfg.HistoryMemory),
 		RetainFinished: cfg.RetainFinished,
 		InboxLimit:     cfg.nodeInboxLimit(),
+		MaxLogEvents:   cfg.MaxLogEvents,
 		Recipes:        lib,
 		ResolveModel:   models.Resolve,
 		Engines:        cfg.Engines,
