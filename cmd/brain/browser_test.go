@@ -290,9 +290,10 @@ func TestBrowser(t *testing.T) {
 	if _, err := st.Create(apiCtx, store.NewProcess{ID: "p_browser_worker", Recipe: "marvin-worker", Engine: "worker", Parent: pid, Depth: 1}); err != nil {
 		t.Fatal(err)
 	}
-	// What its model calls used (the demo model reports none), as a
-	// commit counts it.
-	if err := rs.Client(t).HSet(apiCtx, "brain:{"+pid+"}:proc", "tokens_in", 12345, "tokens_out", 678).Err(); err != nil {
+	// What its model calls used (the demo model reports none), and the
+	// events a recipe's limits.max_log_events trimmed, as a commit counts
+	// them.
+	if err := rs.Client(t).HSet(apiCtx, "brain:{"+pid+"}:proc", "tokens_in", 12345, "tokens_out", 678, "trimmed", 250).Err(); err != nil {
 		t.Fatal(err)
 	}
 	// And a timer on it, which the operator sees and cancels there.
@@ -307,7 +308,8 @@ func TestBrowser(t *testing.T) {
 	do("open A's process as the operator", chromedp.Evaluate[chromedp.Void](`location.hash = '#/p/' + encodeURIComponent('`+pid+`')`))
 	poll("the workers", `(() => { const f = document.querySelector('#p-family');
 		return !f.hidden && [...f.querySelectorAll('a')].some((a) => a.textContent === 'p_browser_worker') && f.textContent.includes('BLOCKED'); })()`)
-	poll("its tokens", `document.querySelector('#p-recipe').textContent.includes('12.3k tokens in, 678 out')`)
+	poll("its tokens and trimmed events", `(() => { const r = document.querySelector('#p-recipe').textContent;
+		return r.includes('12.3k tokens in, 678 out') && r.includes('its oldest 250 events deleted'); })()`)
 	poll("the timer", `(() => { const f = document.querySelector('#p-timers');
 		return !f.hidden && f.textContent.includes('check the build') && f.querySelector('button[data-timer="`+timer.ID+`"]') !== null; })()`)
 	shot(t, bctx, artifacts, "4-workers")

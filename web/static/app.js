@@ -335,7 +335,8 @@
       st.className = 'state ' + p.state;
       $('p-recipe').textContent = p.recipe + (p.owner ? ' · ' + p.owner : '') + ' · ' + age(p.created_at) + ' old' +
         (p.tokens ? ' · ' + count(p.tokens.input) + ' tokens in, ' + count(p.tokens.output) + ' out' : '') +
-        (p.inbox ? ' · ' + p.inbox + ' message' + (p.inbox === 1 ? '' : 's') + ' waiting in the inbox' : '');
+        (p.inbox ? ' · ' + p.inbox + ' message' + (p.inbox === 1 ? '' : 's') + ' waiting in the inbox' : '') +
+        (p.events_trimmed ? ' · its oldest ' + p.events_trimmed + ' events deleted (limits.max_log_events)' : '');
       showFamily(p, workers);
       showTimers(pid, timers.timers || []);
       await showInbox(pid, p.inbox || 0);
