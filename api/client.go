@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -132,14 +133,21 @@ const (
 
 // transient reports whether a request failed in a way that may pass if
 // made again: the server or a gateway in front of it cannot serve just
-// now, or no answer came.
+// now, or no answer came (the connection was refused, reset or closed, or
+// timed out). A request that cannot succeed as made (a malformed server
+// URL, a certificate the client does not trust) or that the caller
+// cancelled is not.
 func transient(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Status == http.StatusServiceUnavailable || e.Status == http.StatusBadGateway || e.Status == http.StatusGatewayTimeout
 	}
 	var urlErr *url.Error
-	return errors.As(err, &urlErr)
+	if !errors.As(err, &urlErr) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var netErr net.Error // *url.Error is one too: look at what it wraps
+	return urlErr.Timeout() || errors.As(urlErr.Err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // Control pauses, resumes, stops or retries a process (action pause,

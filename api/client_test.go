@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,5 +271,42 @@ func TestClientSendRetries(t *testing.T) {
 	var e *Error
 	if k := sent(); !errors.As(err, &e) || e.Code != CodeUnavailable || len(k) != 1 {
 		t.Errorf("Send without a key: %v after %d tries; want the 503 after one", err, len(k))
+	}
+}
+
+// A failure that cannot pass by itself is not tried again, even with an
+// idempotency key: a certificate the client does not trust (one TLS
+// connection, not six), a server URL of another scheme, a cancelled
+// context. A connection refused is tried again.
+func TestClientRetriesOnlyTransientFailures(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int32
+	ts := httptest.NewUnstartedServer(http.NotFoundHandler())
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes it refuses
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	ts.StartTLS()
+	defer ts.Close()
+	if _, err := NewClient(ts.URL, "t").Send(context.Background(), "p", "hello", "k1"); err == nil || conns.Load() != 1 {
+		t.Errorf("Send to an untrusted certificate: %v after %d connections; want an error after one", err, conns.Load())
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"another scheme", &url.Error{Op: "Post", URL: "ftp://x", Err: errors.New(`unsupported protocol scheme "ftp"`)}, false},
+		{"cancelled", &url.Error{Op: "Post", URL: "http://x", Err: context.Canceled}, false},
+		{"refused", &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}}, true},
+		{"closed without an answer", &url.Error{Op: "Post", URL: "http://x", Err: io.EOF}, true},
+		{"a 503", &Error{Status: http.StatusServiceUnavailable}, true},
+		{"a 400", &Error{Status: http.StatusBadRequest}, false},
+	} {
+		if got := transient(tc.err); got != tc.want {
+			t.Errorf("transient(%s) = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
