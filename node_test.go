@@ -1638,13 +1638,19 @@ func awaitSentinel(t *testing.T, events *redis.PubSub, channel string) {
 }
 
 // dropScript fails the first pipeline (every one, with all) that runs the
-// script whose function name ends with suffix, as a dropped connection
-// would, without sending it, and closes dropped.
+// script whose function name ends with suffix (and, with with, that has it
+// among its arguments), after skip such pipelines went through, as a
+// dropped connection would: without sending it, or, with sent, once Redis
+// has run it (its answer is lost). It closes dropped.
 type dropScript struct {
 	suffix  string
+	with    string
 	all     bool
+	skip    int32
+	sent    bool
 	dropped chan struct{}
 	once    sync.Once
+	seen    atomic.Int32
 }
 
 func (*dropScript) DialHook(next redis.DialHook) redis.DialHook          { return next }
@@ -1652,8 +1658,13 @@ func (*dropScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook { retur
 func (d *dropScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		for _, cmd := range cmds {
-			if args := cmd.Args(); len(args) < 2 || !strings.HasSuffix(fmt.Sprint(args[1]), d.suffix) {
+			args := cmd.Args()
+			if len(args) < 2 || !strings.HasSuffix(fmt.Sprint(args[1]), d.suffix) ||
+				d.with != "" && !slices.ContainsFunc(args, func(a any) bool { return a == d.with }) {
 				continue
+			}
+			if d.seen.Add(1) <= d.skip {
+				break
 			}
 			drop := d.all
 			d.once.Do(func() {
@@ -1661,6 +1672,9 @@ func (d *dropScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 				close(d.dropped)
 			})
 			if drop {
+				if d.sent {
+					_ = next(ctx, cmds)
+				}
 				err := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
 				for _, c := range cmds {
 					c.SetErr(err)
@@ -1978,5 +1992,67 @@ turns:
 		if len(log) < bounds[0] || len(log) >= bounds[1] {
 			t.Errorf("the log of a process of %s holds %d events; want %d or more, fewer than %d", last[pids[i]].Recipe, len(log), bounds[0], bounds[1])
 		}
+	}
+}
+
+// A spawn_worker call whose node lost Redis after the worker was made but
+// before the call's result was saved is run again when the turn is
+// recovered, under the same call key: it finds the worker the first run
+// made, so the parent has one worker and is told its id, not that the
+// call may or may not have run. So does a spawn whose create's answer was
+// lost, which Spawn tries again.
+func TestRecoveredSpawnFindsItsWorker(t *testing.T) {
+	t.Parallel()
+	for name, drop := range map[string]*dropScript{
+		// The parent's second checkpoint holds the spawn's result (the
+		// first, its request).
+		"the result's checkpoint dropped": {suffix: "_checkpoint", skip: 1},
+		// The worker's create is made but its answer is lost: Spawn tries
+		// it again.
+		"the create's answer lost": {suffix: "_create", with: "marvin-worker", sent: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			drop.dropped = make(chan struct{})
+			spawnOnce(t, drop)
+		})
+	}
+}
+
+// spawnOnce runs a delegation through a Redis client with drop and checks
+// that the parent started one worker and was told its id.
+func spawnOnce(t *testing.T, drop *dropScript) {
+	rdb := testutil.Redis(t)
+	rdb.AddHook(drop)
+	c := newCommits()
+	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": script(t, delegation)},
+		Recipes: recipes.Builtin(), OnCommit: c.add, LeaseTTL: 500 * time.Millisecond})
+	ctx := context.Background()
+	parent, err := n.Create(ctx, NewProcess{Recipe: "arthur", Input: "count the rows", Owner: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the parent to answer", func(r store.Record) bool { return r.ID == parent.ID && r.Status.State == lifecycle.Blocked })
+	select {
+	case <-drop.dropped:
+	default:
+		t.Fatal("no checkpoint was dropped")
+	}
+	workers, _, err := n.ListWorkers(ctx, parent.ID, "", "", 10)
+	if err != nil || len(workers) != 1 {
+		t.Fatalf("the parent's workers: %d, %v; want one", len(workers), err)
+	}
+	evs, err := n.Store().Log(ctx, parent.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, e := range evs {
+		if r := e.ToolCallResponse; r != nil && r.Name == tools.SpawnWorker {
+			results = append(results, conversation.TextOf(r.Content))
+		}
+	}
+	if len(results) != 1 || !strings.HasPrefix(results[0], "Started worker "+workers[0].ID+" ") {
+		t.Errorf("spawn_worker results in the parent's log: %q; want one, starting worker %s", results, workers[0].ID)
 	}
 }

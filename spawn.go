@@ -3,8 +3,10 @@ package brain
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
 )
 
@@ -14,6 +16,10 @@ var _ tools.Spawner = (*Node)(nil)
 // task for parent, and its result reaches parent's inbox as a process_event.
 // The worker works for the parent's owner, who sees it as her own process.
 // The parent recipe's limits.max_depth bounds how deep workers nest.
+//
+// The call's key (parent.CallKey) is the create's idempotency key, so a
+// spawn made again (a resumed turn's, or a try after Redis could not
+// answer) finds the worker the first made instead of starting a second.
 func (n *Node) Spawn(ctx context.Context, parent tools.Caller, recipe, task string) (string, error) {
 	pr, err := n.recipe(parent.Recipe)
 	if err != nil {
@@ -27,12 +33,34 @@ func (n *Node) Spawn(ctx context.Context, parent tools.Caller, recipe, task stri
 	if err != nil {
 		return "", fmt.Errorf("spawn_worker: %w", err)
 	}
-	rec, err := n.Create(ctx, NewProcess{
+	np := NewProcess{
 		Recipe: cr.Name, Input: task, Parent: parent.ProcessID, Depth: parent.Depth + 1, Owner: parent.Owner,
 		inputKind: conversation.KindSystem, inputFrom: "process:" + parent.ProcessID,
-	})
-	if err != nil {
-		return "", err
 	}
-	return rec.ID, nil
+	if parent.CallKey == "" {
+		rec, err := n.Create(ctx, np)
+		return rec.ID, err
+	}
+	np.IdempotencyKey = "spawn:" + parent.ProcessID + "/" + parent.CallKey
+	wait := spawnRetryWait
+	for attempt := 1; ; attempt++ {
+		rec, err := n.Create(ctx, np)
+		if err == nil || !store.Unavailable(err) || attempt == spawnAttempts {
+			return rec.ID, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
 }
+
+// spawnAttempts bounds how often Spawn tries a create that Redis could not
+// answer; the waits between tries double from spawnRetryWait (1.5 s in
+// all, within a lease's time).
+const (
+	spawnAttempts  = 5
+	spawnRetryWait = 100 * time.Millisecond
+)

@@ -18,6 +18,11 @@ type Caller struct {
 	Depth int
 	// Owner is the user the calling process works for ("" for none).
 	Owner string
+	// CallKey identifies the call within its process, and is the same
+	// when a resumed turn runs the call again (see
+	// [Definition.Idempotent]): a tool keys its effect by it so that a
+	// second run finds what the first did. "" when the runtime gives none.
+	CallKey string
 }
 
 // callerKey is the context key of the Caller.

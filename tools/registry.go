@@ -83,6 +83,13 @@ func (r *Registry) Replayable(calls []conversation.ToolCall) bool {
 	return true
 }
 
+// Idempotent reports whether the tool called name is
+// [Definition.Idempotent].
+func (r *Registry) Idempotent(name string) bool {
+	e := r.lookup(name)
+	return e != nil && e.def.Idempotent
+}
+
 // Names returns the tool names in registration order.
 func (r *Registry) Names() []string {
 	if r == nil {

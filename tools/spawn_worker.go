@@ -17,7 +17,9 @@ type Spawner interface {
 	// with task as all its input, and returns the child's id. The model
 	// reads the text of an error: say what was refused and how to fix it
 	// (no such worker recipe, workers nested too deep, too many workers in
-	// one turn).
+	// one turn). Spawn must be idempotent under parent.CallKey, when set:
+	// a second call with it returns the child the first started (a
+	// resumed turn runs a spawn_worker call that has no result again).
 	Spawn(ctx context.Context, parent Caller, recipe, task string) (childID string, err error)
 }
 
@@ -74,7 +76,7 @@ type spawnWorkerTool struct{ s Spawner }
 var _ Tool = spawnWorkerTool{}
 
 func (spawnWorkerTool) Definition() Definition {
-	return Definition{Name: SpawnWorker, Description: SpawnWorkerDescription, Schema: compact(spawnWorkerSchema)}
+	return Definition{Name: SpawnWorker, Description: SpawnWorkerDescription, Schema: compact(spawnWorkerSchema), Idempotent: true}
 }
 
 func (t spawnWorkerTool) Call(ctx context.Context, args json.RawMessage) (Result, error) {

@@ -23,6 +23,13 @@ type Definition struct {
 	// it is idempotent. The engine then saves the calls and their results
 	// in one step instead of saving each call before it runs.
 	Replayable bool
+	// Idempotent says that running a call twice with the same
+	// [Caller.CallKey] has the effect of running it once (the tool keys
+	// its effect by it). A call that a node left without a result is then
+	// run again when its turn is resumed, and the model gets the tool's
+	// own answer instead of being told that the tool may or may not have
+	// run.
+	Idempotent bool
 }
 
 // Tool is a tool the model can call.

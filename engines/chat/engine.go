@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
@@ -51,7 +52,7 @@ func (e *Engine) Run(ctx context.Context, t *Turn, cp Checkpointer) (Outcome, er
 		toolCtx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	r.resume(ctx)
+	r.resume(ctx, toolCtx)
 	for r.err == nil {
 		if limit := t.Recipe.Limits.MaxTokens; limit > 0 && r.tokens >= limit {
 			return r.outcome(r.spent(limit)), nil
@@ -156,9 +157,11 @@ func newRun(e *Engine, t *Turn, cp Checkpointer) *run {
 
 // resume picks up the counts of what the turn has committed so far and
 // answers the tool calls that a stopped node left without a result: a
-// tool's result, once committed, is never run again, and a call without one
-// may or may not have run, which the model is told.
-func (r *run) resume(ctx context.Context) {
+// tool's result, once committed, is never run again; a call without one
+// is run again when its tool is idempotent (under the same call key, so it
+// finds what the first run did), and otherwise may or may not have run,
+// which the model is told.
+func (r *run) resume(ctx, toolCtx context.Context) {
 	answered := make(map[string]bool)
 	for _, e := range r.t.Current {
 		switch {
@@ -176,20 +179,27 @@ func (r *run) resume(ctx context.Context) {
 			r.rounds++
 		}
 	}
-	orphans := false
+	orphans, requests := false, 0
 	for _, e := range r.t.Current {
 		c := e.ToolCallRequest
-		if c == nil || answered[c.CallID] {
+		if c == nil {
+			continue
+		}
+		requests++
+		if answered[c.CallID] {
 			continue
 		}
 		orphans = true
-		call := conversation.ToolCall{ID: c.CallID, Name: c.Name}
-		if c.Name == r.terminal {
+		call := conversation.ToolCall{ID: c.CallID, Name: c.Name, Arguments: c.Arguments}
+		switch {
+		case c.Name == r.terminal:
 			// A checkpointed turn-ending call came with other calls: refused.
 			r.result(call, tools.ErrorResult("%s", r.notAloneError()))
-			continue
+		case r.t.Tools.Idempotent(c.Name):
+			r.call(toolCtx, call, r.callKey(requests-1))
+		default:
+			r.result(call, tools.ErrorResult("%s", OrphanedCallError))
 		}
-		r.result(call, tools.ErrorResult("%s", OrphanedCallError))
 	}
 	if orphans {
 		r.save(ctx)
@@ -497,6 +507,7 @@ func (r *run) natural(ctx, toolCtx context.Context, resp *llm.Response) (lifecyc
 // turn-ending call among others is refused: the model must answer once it
 // has seen their results.
 func (r *run) runCalls(ctx, toolCtx context.Context, calls []conversation.ToolCall) {
+	first := r.requests()
 	for _, c := range calls {
 		r.add(byModel, conversation.NewToolCallRequest(c.ID, c.Name, c.Arguments))
 	}
@@ -504,11 +515,11 @@ func (r *run) runCalls(ctx, toolCtx context.Context, calls []conversation.ToolCa
 	if stepwise && !r.save(ctx) {
 		return
 	}
-	for _, c := range calls {
+	for i, c := range calls {
 		if c.Name == r.terminal {
 			r.result(c, tools.ErrorResult("%s", r.notAloneError()))
 		} else {
-			r.call(toolCtx, c)
+			r.call(toolCtx, c, r.callKey(first+i))
 		}
 		if stepwise && !r.save(ctx) {
 			return
@@ -623,8 +634,32 @@ func (r *run) correct(c validators.Correction, callID string) {
 	r.add("validator:"+c.Validator, ev)
 }
 
-// call runs tool call c through the registry and records its result.
-func (r *run) call(ctx context.Context, c conversation.ToolCall) {
+// requests counts the tool call requests of the turn so far.
+func (r *run) requests() int {
+	n := 0
+	for _, evs := range [][]conversation.Event{r.t.Current, r.turn} {
+		for i := range evs {
+			if evs[i].ToolCallRequest != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// callKey is the tools.Caller.CallKey of the turn's n-th tool call request
+// (from 0): the same when a resumed turn runs the call again, since no
+// other writer adds requests to a turn (provider call ids may repeat from
+// one round to the next).
+func (r *run) callKey(n int) string { return r.t.ID + "/" + strconv.Itoa(n) }
+
+// call runs tool call c through the registry, with key as its
+// tools.Caller.CallKey, and records its result.
+func (r *run) call(ctx context.Context, c conversation.ToolCall, key string) {
+	if caller, ok := tools.CallerFrom(ctx); ok {
+		caller.CallKey = key
+		ctx = tools.WithCaller(ctx, caller)
+	}
 	if c.Name == tools.SpawnWorker {
 		if max := r.t.Recipe.Limits.Workers(); r.spawned >= max {
 			r.result(c, tools.ErrorResult("spawn_worker refused: this turn already started %d workers, "+

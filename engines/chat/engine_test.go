@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,11 +25,16 @@ import (
 
 func oneTurn(t *testing.T, r *recipes.Recipe, model llm.Model) Turn {
 	t.Helper()
+	return turnWith(r, model, testRegistry(t, r))
+}
+
+// turnWith is oneTurn with the tools of reg.
+func turnWith(r *recipes.Recipe, model llm.Model, reg *tools.Registry) Turn {
 	return Turn{
 		ID:     "t1",
 		Recipe: r,
 		Model:  model,
-		Tools:  testRegistry(t, r),
+		Tools:  reg,
 		Current: []conversation.Event{
 			conversation.NewTurnStart("wake"),
 			conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "first"),
@@ -121,6 +127,76 @@ func TestResumeAfterAStoppedNode(t *testing.T) {
 	}
 	if n := len(model.Requests()); n != 1 {
 		t.Errorf("model called %d times on resume, want 1", n)
+	}
+}
+
+// A call of an idempotent tool that a stopped node left without a result
+// is run again when the turn resumes, with the call key the first run had,
+// and the model gets the tool's answer, not the orphan result.
+func TestResumeRunsAnIdempotentCallAgain(t *testing.T) {
+	t.Parallel()
+	var keys []string
+	keyed := tools.Func{
+		Def: tools.Definition{Name: "keyed", Description: "Acts once per call key.", Schema: json.RawMessage(`{"type":"object"}`), Idempotent: true},
+		Fn: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+			c, _ := tools.CallerFrom(ctx)
+			keys = append(keys, c.CallKey)
+			return tools.TextResult("done under " + c.CallKey), nil
+		},
+	}
+	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}, {Name: "keyed"}}}
+	catalog := tools.BuiltinCatalog()
+	for _, tool := range []tools.Tool{lookupTool, keyed} {
+		catalog[tool.Definition().Name] = func(map[string]any) (tools.Tool, error) { return tool, nil }
+	}
+	reg, err := BuildTools(catalog, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "x"}}}},
+		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "y"}}, {Name: "keyed"}}},
+		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "done"}}}},
+	}}}}
+	ctx := tools.WithCaller(context.Background(), tools.Caller{ProcessID: "p1", TurnID: "t1"})
+
+	// The first node: keyed runs, then the node stops before its result
+	// is saved.
+	first := turnWith(r, scripted.New(script), reg)
+	var saved []conversation.Event
+	_, err = (&Engine{}).Run(ctx, &first, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
+		if slices.ContainsFunc(evs, func(e conversation.Event) bool {
+			return e.ToolCallResponse != nil && e.ToolCallResponse.Name == "keyed"
+		}) {
+			return errors.New("the node stopped")
+		}
+		saved = append(saved, evs...)
+		return nil
+	}))
+	if err == nil || !slices.Equal(keys, []string{"t1/2"}) {
+		t.Fatalf("first run: %v, keys %q; want the stop after keyed ran once under t1/2 (the turn's third request)", err, keys)
+	}
+
+	// The turn resumed from what was saved: keyed runs again, under the
+	// same key, and its answer is the result.
+	resumed := turnWith(r, scripted.New(script), reg)
+	resumed.Current = append(resumed.Current, saved...)
+	out, err := (&Engine{}).Run(ctx, &resumed, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(keys, []string{"t1/2", "t1/2"}) {
+		t.Errorf("keys = %q; want keyed run again under t1/2", keys)
+	}
+	var results []string
+	for _, e := range out.Events {
+		if c := e.ToolCallResponse; c != nil {
+			results = append(results, c.Name+": "+conversation.TextOf(c.Content))
+		}
+	}
+	if want := []string{"lookup: data about x", "lookup: data about y", "keyed: done under t1/2",
+		"respond: done\nReply delivered to the user."}; !slices.Equal(results, want) {
+		t.Errorf("results of the resumed turn = %q, want %q", results, want)
 	}
 }
 
