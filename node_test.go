@@ -2056,3 +2056,91 @@ func spawnOnce(t *testing.T, drop *dropScript) {
 		t.Errorf("spawn_worker results in the parent's log: %q; want one, starting worker %s", results, workers[0].ID)
 	}
 }
+
+// A schedule_wakeup call whose node lost Redis before its result was
+// saved is run again when the turn is recovered, under the same call key:
+// it arms the same timer, so the process has one, and the model is told
+// its id.
+func TestRecoveredScheduleArmsOneTimer(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	// The second checkpoint holds the call's result (the first, its
+	// request).
+	drop := &dropScript{suffix: "_checkpoint", skip: 1, dropped: make(chan struct{})}
+	rdb.AddHook(drop)
+	model := script(t, `
+turns:
+  - rounds:
+      - calls: [{name: schedule_wakeup, args: {in: 1h, message: "check the build"}}]
+      - calls: [{name: respond, args: {message: "I will look in an hour."}}]
+`)
+	c := newCommits()
+	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, Recipes: testRecipes(t),
+		OnCommit: c.add, LeaseTTL: 500 * time.Millisecond})
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "scheduler", Input: "remind me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the answer", func(r store.Record) bool { return r.ID == rec.ID && r.Status.State == lifecycle.Blocked })
+	select {
+	case <-drop.dropped:
+	default:
+		t.Fatal("no checkpoint was dropped")
+	}
+	timers, err := n.Timers(ctx, rec.ID)
+	if err != nil || len(timers) != 1 {
+		t.Fatalf("timers: %+v, %v; want one", timers, err)
+	}
+	evs, err := n.Store().Log(ctx, rec.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, e := range evs {
+		if r := e.ToolCallResponse; r != nil && r.Name == tools.ScheduleWakeup {
+			results = append(results, conversation.TextOf(r.Content))
+		}
+	}
+	if len(results) != 1 || !strings.HasPrefix(results[0], "Wakeup "+timers[0].ID+" scheduled") {
+		t.Errorf("schedule_wakeup results: %q; want one naming timer %s", results, timers[0].ID)
+	}
+}
+
+// A schedule_wakeup made again under its call key once its one-shot timer
+// has fired does not arm it again, and says so.
+func TestScheduleAgainAfterTheTimerFired(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": script(t, "turns: [{rounds: [{text: hi}]}]")}})
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller := tools.Caller{ProcessID: rec.ID, CallKey: "t_1/0"}
+	w := tools.Wakeup{In: time.Hour, Message: "check"}
+	id, _, err := n.ScheduleWakeup(ctx, caller, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _, err := n.ScheduleWakeup(ctx, caller, w); err != nil || again != id {
+		t.Fatalf("ScheduleWakeup again before it fired: %s, %v; want %s again", again, err, id)
+	}
+	timers, err := n.Timers(ctx, rec.ID)
+	if err != nil || len(timers) != 1 {
+		t.Fatalf("timers: %+v, %v; want one", timers, err)
+	}
+	if fired, err := n.Store().FireTimer(ctx, timers[0], time.Time{}); err != nil || !fired {
+		t.Fatalf("FireTimer = %v, %v", fired, err)
+	}
+	again, _, err := n.ScheduleWakeup(ctx, caller, w)
+	if !errors.Is(err, tools.ErrWakeupFired) || again != id {
+		t.Errorf("ScheduleWakeup again after it fired: %s, %v; want %s, ErrWakeupFired", again, err, id)
+	}
+	if timers, _ := n.Timers(ctx, rec.ID); len(timers) != 0 {
+		t.Errorf("timers after it fired and was scheduled again: %+v, want none", timers)
+	}
+	if other, _, err := n.ScheduleWakeup(ctx, tools.Caller{ProcessID: rec.ID, CallKey: "t_1/1"}, w); err != nil || other == id {
+		t.Errorf("ScheduleWakeup under another call key: %s, %v; want another timer", other, err)
+	}
+}

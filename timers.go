@@ -3,6 +3,8 @@ package brain
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"time"
@@ -22,8 +24,17 @@ var _ tools.Scheduler = (*Node)(nil)
 // POST /v1/processes/{id}/timers): at its due time a schedule message with
 // w.Message is posted to the caller's inbox; a cron timer is re-armed
 // after each firing.
+//
+// A call with a key (c.CallKey: a tool call's) arms the timer whose id
+// derives from it, so a call made again arms the same timer, and not at
+// all when it was a one-shot that has fired (tools.ErrWakeupFired).
 func (n *Node) ScheduleWakeup(ctx context.Context, c tools.Caller, w tools.Wakeup) (string, time.Time, error) {
-	t := store.Timer{ID: "w_" + rand.Text()[:10], PID: c.ProcessID, Cron: w.Cron, At: w.At, Message: w.Message}
+	id := "w_" + rand.Text()[:10]
+	if c.CallKey != "" {
+		sum := sha256.Sum256([]byte(c.ProcessID + "\x00" + c.CallKey))
+		id = "w_" + base32.StdEncoding.EncodeToString(sum[:])[:10] // as rand.Text's
+	}
+	t := store.Timer{ID: id, PID: c.ProcessID, Cron: w.Cron, At: w.At, Message: w.Message}
 	now := n.cfg.Clock()
 	switch {
 	case w.Cron != "":
@@ -40,7 +51,13 @@ func (n *Node) ScheduleWakeup(ctx context.Context, c tools.Caller, w tools.Wakeu
 	default:
 		return "", time.Time{}, tools.InvalidArguments(`give one of "in", "at" or "cron"`)
 	}
-	if err := n.store.PutTimer(ctx, t); err != nil {
+	put := n.store.PutTimer
+	if c.CallKey != "" {
+		put = n.store.PutTimerOnce
+	}
+	if err := put(ctx, t); errors.Is(err, store.ErrTimerFired) {
+		return t.ID, t.Due, fmt.Errorf("%w: %w", tools.ErrWakeupFired, err)
+	} else if err != nil {
 		return "", time.Time{}, err
 	}
 	return t.ID, t.Due, nil

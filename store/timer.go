@@ -68,6 +68,21 @@ func (t *Timer) validate() error {
 // same process with the same id. The process must exist (ErrNotFound) and
 // be open (ErrClosed).
 func (s *Store) PutTimer(ctx context.Context, t Timer) error {
+	return s.putTimer(ctx, t, false)
+}
+
+// PutTimerOnce is PutTimer for a caller that may put the same timer again
+// (a resumed turn's tool call, under an id derived from the call): a
+// one-shot timer of that id that fired in the last day (FireTimer) is not
+// armed again, and ErrTimerFired says so.
+func (s *Store) PutTimerOnce(ctx context.Context, t Timer) error {
+	return s.putTimer(ctx, t, true)
+}
+
+// ErrTimerFired: PutTimerOnce found that the one-shot timer had fired.
+var ErrTimerFired = errors.New("store: the timer has fired")
+
+func (s *Store) putTimer(ctx context.Context, t Timer, once bool) error {
 	if err := t.validate(); err != nil {
 		return fmt.Errorf("store: put timer: %w", err)
 	}
@@ -76,7 +91,11 @@ func (s *Store) PutTimer(ctx context.Context, t Timer) error {
 		return fmt.Errorf("store: put timer %s: %w", t.ID, err)
 	}
 	args := s.processArgs(t.PID, s.now())
-	args = append(args, t.ID, t.Due.UnixMilli(), spec)
+	onceArg := "0"
+	if once {
+		onceArg = "1"
+	}
+	args = append(args, t.ID, t.Due.UnixMilli(), spec, onceArg)
 	status, _, err := s.run(ctx, s.scripts.putTimer, append(processKeys(t.PID), timersKey), args...)
 	switch {
 	case err != nil:
@@ -85,6 +104,8 @@ func (s *Store) PutTimer(ctx context.Context, t Timer) error {
 		return fmt.Errorf("%w: process %q", ErrNotFound, t.PID)
 	case status == "CLOSED":
 		return fmt.Errorf("%w: process %q takes no timers", ErrClosed, t.PID)
+	case status == "FIRED":
+		return fmt.Errorf("%w: timer %s of %s", ErrTimerFired, t.ID, t.PID)
 	case status != "OK":
 		return fmt.Errorf("store: put timer %s of %s: unexpected reply %q", t.ID, t.PID, status)
 	}
@@ -187,7 +208,8 @@ func (s *Store) FireTimer(ctx context.Context, t Timer, next time.Time) (fired b
 	}
 	now := s.now()
 	args := s.processArgs(t.PID, now)
-	args = append(args, t.ID, t.Due.UnixMilli(), nextMs, spec, "timer:"+t.ID, t.Message, now.UnixMilli(), s.inboxLimit())
+	args = append(args, t.ID, t.Due.UnixMilli(), nextMs, spec, "timer:"+t.ID, t.Message, now.UnixMilli(), s.inboxLimit(),
+		idempotencyTTL.Milliseconds())
 	status, _, err := s.run(ctx, s.scripts.fireTimer, append(processKeys(t.PID), timersKey), args...)
 	if err != nil {
 		return false, fmt.Errorf("store: fire timer %s of %s: %w", t.ID, t.PID, err)

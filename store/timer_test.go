@@ -197,3 +197,43 @@ func TestDueTimers(t *testing.T) {
 		t.Errorf("Timers(p1) = %v, want c, b, late", mine)
 	}
 }
+
+// PutTimerOnce does not arm again a one-shot timer that has fired (a
+// resumed turn's schedule_wakeup, made again under the same id), but does
+// re-arm one that has not, and a recurring one; PutTimer always arms.
+func TestPutTimerOnce(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.processIn(t, "p1", lifecycle.Ready)
+	due := t0.Add(time.Minute)
+	once := store.Timer{ID: "w_once", PID: "p1", At: due, Message: "once", Due: due}
+	daily := store.Timer{ID: "w_daily", PID: "p1", Cron: "0 9 * * *", Message: "daily", Due: due}
+	for _, tm := range []store.Timer{once, daily} {
+		if err := e.s.PutTimerOnce(e.ctx, tm); err != nil {
+			t.Fatalf("PutTimerOnce(%s): %v", tm.ID, err)
+		}
+		if err := e.s.PutTimerOnce(e.ctx, tm); err != nil {
+			t.Fatalf("PutTimerOnce(%s) before it fired: %v", tm.ID, err)
+		}
+	}
+	if fired, err := e.s.FireTimer(e.ctx, once, time.Time{}); err != nil || !fired {
+		t.Fatalf("FireTimer(once) = %v, %v", fired, err)
+	}
+	if fired, err := e.s.FireTimer(e.ctx, daily, due.Add(24*time.Hour)); err != nil || !fired {
+		t.Fatalf("FireTimer(daily) = %v, %v", fired, err)
+	}
+	if err := e.s.PutTimerOnce(e.ctx, once); !errors.Is(err, store.ErrTimerFired) {
+		t.Errorf("PutTimerOnce of the fired one-shot: %v, want ErrTimerFired", err)
+	}
+	if err := e.s.PutTimerOnce(e.ctx, daily); err != nil {
+		t.Errorf("PutTimerOnce of the recurring timer after it fired: %v", err)
+	}
+	timers, err := e.s.Timers(e.ctx, "p1")
+	if err != nil || len(timers) != 1 || timers[0].ID != "w_daily" {
+		t.Fatalf("timers = %+v, %v; want the recurring one only", timers, err)
+	}
+	e.putTimer(t, once) // PutTimer: the caller means it
+	if timers, _ := e.s.Timers(e.ctx, "p1"); len(timers) != 2 {
+		t.Errorf("PutTimer of the fired one-shot: %d timers, want it armed again", len(timers))
+	}
+}

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -29,11 +30,19 @@ type Wakeup struct {
 // that does not parse, a time in the past, an unknown wakeup id).
 type Scheduler interface {
 	// ScheduleWakeup schedules w for the calling process c and returns the
-	// wakeup's id and the first time it is due.
+	// wakeup's id and the first time it is due. It must be idempotent
+	// under c.CallKey, when set: a second call with it schedules the same
+	// wakeup (a resumed turn runs a schedule_wakeup call that has no result
+	// again), and returns an error wrapping [ErrWakeupFired], with the id,
+	// when that wakeup was a one-shot that has fired already.
 	ScheduleWakeup(ctx context.Context, c Caller, w Wakeup) (id string, due time.Time, err error)
 	// CancelWakeup cancels the wakeup id of the calling process c.
 	CancelWakeup(ctx context.Context, c Caller, id string) error
 }
+
+// ErrWakeupFired: the one-shot wakeup a schedule_wakeup call made before
+// its node stopped has fired already; it is not scheduled again.
+var ErrWakeupFired = errors.New("the wakeup has fired")
 
 // MinWakeupIn is the shortest delay schedule_wakeup's "in" accepts.
 const MinWakeupIn = time.Second
@@ -150,7 +159,7 @@ type scheduleWakeupTool struct{ s Scheduler }
 var _ Tool = scheduleWakeupTool{}
 
 func (scheduleWakeupTool) Definition() Definition {
-	return Definition{Name: ScheduleWakeup, Description: ScheduleWakeupDescription, Schema: compact(scheduleWakeupSchema)}
+	return Definition{Name: ScheduleWakeup, Description: ScheduleWakeupDescription, Schema: compact(scheduleWakeupSchema), Idempotent: true}
 }
 
 func (t scheduleWakeupTool) Call(ctx context.Context, args json.RawMessage) (Result, error) {
@@ -167,6 +176,9 @@ func (t scheduleWakeupTool) Call(ctx context.Context, args json.RawMessage) (Res
 		return Result{}, err
 	}
 	id, due, err := t.s.ScheduleWakeup(ctx, c, w)
+	if errors.Is(err, ErrWakeupFired) {
+		return assistantResult(fmt.Sprintf("Wakeup %s was scheduled, and has fired already: its message was posted to your inbox; message: %s", id, w.Message)), nil
+	}
 	if err != nil {
 		return Result{}, err
 	}

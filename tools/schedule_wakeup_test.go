@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -40,10 +41,7 @@ func (f *fakeScheduler) ScheduleWakeup(_ context.Context, c Caller, w Wakeup) (s
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.scheduled = append(f.scheduled, scheduleCall{c, w})
-	if f.err != nil {
-		return "", time.Time{}, f.err
-	}
-	return f.id, f.due, nil
+	return f.id, f.due, f.err
 }
 
 func (f *fakeScheduler) CancelWakeup(_ context.Context, c Caller, id string) error {
@@ -104,6 +102,13 @@ func TestScheduleWakeup(t *testing.T) {
 			args:      `{"cron":"0 9 * *","message":"` + msg + `"}`,
 			want:      ErrorResult("%s", errCron.Error()),
 			wantCalls: ok(Wakeup{Cron: "0 9 * *", Message: msg}),
+		},
+		{
+			name:      "made again once its timer fired",
+			err:       fmt.Errorf("%w: timer w-1", ErrWakeupFired),
+			args:      `{"in":"10m","message":"` + msg + `"}`,
+			want:      assistantText("Wakeup w-1 was scheduled, and has fired already: its message was posted to your inbox; message: " + msg),
+			wantCalls: ok(Wakeup{In: 10 * time.Minute, Message: msg}),
 		},
 		{
 			name: "no calling process",

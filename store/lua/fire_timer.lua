@@ -3,7 +3,10 @@
 -- KEYS: the process's keys, then the global timer index.
 -- ARGV: pid, shard, now (ms), at (events' time), timer id, due ms, next
 --       ms ('0' = remove), next spec, from, content, message at (ms), inbox
---       limit ('0' = none)
+--       limit ('0' = none), idempotency ttl ms
+-- A one-shot timer that fires is noted in the process's idempotency hash
+-- ('fired:' .. id) for that ttl, so that a put of it made again (a resumed
+-- turn's schedule_wakeup) does not arm it twice.
 -- Returns {'FIRED', message id}, {'FULL'} (fired, but the inbox was full:
 -- the tick is dropped), {'NOTDUE'} or {'GONE'}.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
@@ -22,6 +25,8 @@ if not state or state == 'DONE' or state == 'FAILED' then
 end
 if ARGV[7] == '0' then
   remove()
+  redis.call('HSET', p.idem, 'fired:' .. id, ARGV[6])
+  redis.call('PEXPIRE', p.idem, ARGV[13])
 else
   redis.call('ZADD', TIMERS, ARGV[7], member)
   redis.call('HSET', p.timers, id, ARGV[8])
