@@ -51,6 +51,15 @@
 //     [CancelWakeupFactory], a [Scheduler]) post messages into the caller's
 //     inbox later, once or on a cron schedule.
 //
+// A node may stop while a tool runs. Tools without effects outside the
+// log are [Definition.Replayable]: their round is simply played again.
+// spawn_worker and schedule_wakeup are [Definition.Idempotent]: they key
+// what they make by the call ([Caller.CallKey], which a resumed turn gives
+// the call again), so the engine runs a call left without a result again
+// and the second run finds what the first made. Any other tool's
+// unanswered call is reported to the model as one that may or may not
+// have run.
+//
 // Until the runtime adds them, a recipe naming them fails to build with
 // [ErrNotImplemented].
 //
