@@ -2108,7 +2108,8 @@ turns:
 }
 
 // A schedule_wakeup made again under its call key once its one-shot timer
-// has fired does not arm it again, and says so.
+// has fired does not arm it again, and says so; a cancel_wakeup made again
+// says the timer is not scheduled.
 func TestScheduleAgainAfterTheTimerFired(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": script(t, "turns: [{rounds: [{text: hi}]}]")}})
@@ -2140,7 +2141,15 @@ func TestScheduleAgainAfterTheTimerFired(t *testing.T) {
 	if timers, _ := n.Timers(ctx, rec.ID); len(timers) != 0 {
 		t.Errorf("timers after it fired and was scheduled again: %+v, want none", timers)
 	}
-	if other, _, err := n.ScheduleWakeup(ctx, tools.Caller{ProcessID: rec.ID, CallKey: "t_1/1"}, w); err != nil || other == id {
-		t.Errorf("ScheduleWakeup under another call key: %s, %v; want another timer", other, err)
+	other, _, err := n.ScheduleWakeup(ctx, tools.Caller{ProcessID: rec.ID, CallKey: "t_1/1"}, w)
+	if err != nil || other == id {
+		t.Fatalf("ScheduleWakeup under another call key: %s, %v; want another timer", other, err)
+	}
+	// cancel_wakeup made again: the timer is gone, and the answer says so.
+	if err := n.CancelWakeup(ctx, caller, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.CancelWakeup(ctx, caller, other); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "wakeup "+other+" is not scheduled: it was cancelled") {
+		t.Errorf("CancelWakeup again: %v; want ErrNotFound, saying it is not scheduled", err)
 	}
 }

@@ -63,9 +63,16 @@ func (n *Node) ScheduleWakeup(ctx context.Context, c tools.Caller, w tools.Wakeu
 	return t.ID, t.Due, nil
 }
 
-// CancelWakeup cancels a timer of the caller.
+// CancelWakeup cancels a timer of the caller. A timer that is not there
+// gets an error (wrapping store.ErrNotFound) whose text suits a model that
+// cancels it again: a resumed turn's cancel_wakeup, run again, finds it
+// gone.
 func (n *Node) CancelWakeup(ctx context.Context, c tools.Caller, id string) error {
-	return n.store.CancelTimer(ctx, c.ProcessID, id)
+	err := n.store.CancelTimer(ctx, c.ProcessID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("wakeup %s is not scheduled: it was cancelled, or it fired and does not repeat, or it is not an id schedule_wakeup returned (%w)", id, err)
+	}
+	return err
 }
 
 // Timers returns the timers of process pid, by due time.

@@ -56,9 +56,9 @@
 // spawn_worker and schedule_wakeup are [Definition.Idempotent]: they key
 // what they make by the call ([Caller.CallKey], which a resumed turn gives
 // the call again), so the engine runs a call left without a result again
-// and the second run finds what the first made. Any other tool's
-// unanswered call is reported to the model as one that may or may not
-// have run.
+// and the second run finds what the first made; so is cancel_wakeup, whose
+// second run finds the wakeup cancelled. Any other tool's unanswered call
+// is reported to the model as one that may or may not have run.
 //
 // Until the runtime adds them, a recipe naming them fails to build with
 // [ErrNotImplemented].
