@@ -55,6 +55,13 @@ func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb *redis.Cl
 		_ = rdb.Close()
 		return nil, nil, fmt.Errorf("redis at %s (db %d) does not answer: %w", where, db, err)
 	}
+	// (A server that will not say is taken for a standalone one.)
+	if on, err := redisinfo.ClusterEnabled(pctx, rdb); err == nil && on {
+		_ = rdb.Close()
+		return nil, nil, fmt.Errorf("redis at %s runs in cluster mode, which brain does not support: a turn's commit "+
+			"updates a process and the shared wake queue and state indexes in one atomic script, which Redis Cluster "+
+			"runs only on the keys of one slot; use one Redis server (with replicas, and Sentinel to fail over)", where)
+	}
 	log.Info("connected to redis", zap.String("addr", where), zap.Int("db", db))
 	warnOfVolatility(pctx, rdb, log)
 	warnOfEviction(pctx, rdb, log)
