@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -159,6 +160,42 @@ func TestLogsOfATrimmedLog(t *testing.T) {
 		}
 		s.mustBrain(t, "send", pid, fmt.Sprint("message ", i))
 		s.waitCommit(t, pid, lifecycle.Blocked)
+	}
+}
+
+// brain logs --json prints the log as the API gives it, one event a line:
+// the raw view is every event of the log, in order.
+func TestLogsAsJSON(t *testing.T) {
+	t.Parallel()
+	s := setupClient(t)
+	pid, _ := s.newProcess(t, "default", "hello there")
+	s.waitCommit(t, pid, lifecycle.Blocked)
+	log, err := s.store.Log(context.Background(), pid, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var printed []conversation.Event
+	for line := range strings.Lines(s.mustBrain(t, "logs", "--json", "--view", "raw", pid)) {
+		var e conversation.Event
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		printed = append(printed, e)
+	}
+	if len(printed) != len(log) {
+		t.Fatalf("printed %d events, the log holds %d", len(printed), len(log))
+	}
+	for i := range log {
+		if printed[i].ID != log[i].ID || printed[i].Type != log[i].Type {
+			t.Errorf("event %d: %s %s, want %s %s", i, printed[i].ID, printed[i].Type, log[i].ID, log[i].Type)
+		}
+	}
+	if printed[0].Type != conversation.TypeTurnStart && printed[0].Type != conversation.TypeInboxMessage {
+		t.Errorf("the first event is %s", printed[0].Type)
+	}
+	user := s.mustBrain(t, "logs", "--json", pid)
+	if strings.Contains(user, "[state]") || !strings.Contains(user, `"hello there"`) {
+		t.Errorf("brain logs --json (user view): %s", user)
 	}
 }
 

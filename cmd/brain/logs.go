@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -13,7 +14,8 @@ import (
 const logsPage = 500
 
 // runLogs prints a process's log: the user view as a transcript, or with
-// --view raw every event on one line. With -f it then follows the log
+// --view raw every event on one line (with --json, each event as the API
+// gives it). With -f it then follows the log
 // until ctx ends (Ctrl-C), which is a normal exit.
 func runLogs(ctx context.Context, cc *clientCall, args []string) error {
 	err := logs(ctx, cc, args)
@@ -27,6 +29,7 @@ func logs(ctx context.Context, cc *clientCall, args []string) error {
 	fs := cc.flags()
 	follow := fs.Bool("f", false, "follow: print new events as they come, until Ctrl-C")
 	view := fs.String("view", "user", "`VIEW` of the log: user (what a person sees) or raw (every event; operators)")
+	asJSON := fs.Bool("json", false, "print each event as one line of JSON, as the API gives it (to keep a log, say)")
 	rest, err := cc.parse(fs, args)
 	if err != nil {
 		return err
@@ -40,7 +43,14 @@ func logs(ctx context.Context, cc *clientCall, args []string) error {
 		return usagef("--view %q: want user or raw", *view)
 	}
 	pid := rest[0]
+	enc := json.NewEncoder(cc.stdout)
 	show := func(events []conversation.Event) {
+		if *asJSON {
+			for i := range events {
+				_ = enc.Encode(&events[i])
+			}
+			return
+		}
 		if *view == "raw" {
 			for i := range events {
 				fmt.Fprintln(cc.stdout, rawLine(&events[i]))
@@ -54,7 +64,7 @@ func logs(ctx context.Context, cc *clientCall, args []string) error {
 	if err != nil {
 		return err
 	}
-	if p.EventsTrimmed > 0 {
+	if p.EventsTrimmed > 0 && !*asJSON {
 		fmt.Fprintf(cc.stdout, "[trimmed] the oldest %d events were deleted (limits.max_log_events)\n", p.EventsTrimmed)
 	}
 	// Pages end where the log ends: Next stops moving. In the user view a
@@ -75,7 +85,7 @@ func logs(ctx context.Context, cc *clientCall, args []string) error {
 	// and, when following, whenever that changes.
 	state := ""
 	showState := func() error {
-		if *view == "raw" {
+		if *view == "raw" || *asJSON {
 			return nil
 		}
 		p, err := cc.client.GetProcess(ctx, pid)
