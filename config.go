@@ -75,6 +75,12 @@ type Config struct {
 	// refused, nor a message that wakes a BLOCKED process
 	// (store.Config.InboxLimit). Nodes sharing a Redis should agree on it.
 	InboxLimit int
+	// OwnerLimit, when more than 0, is the most processes one owner may
+	// have, workers and finished ones included until they are deleted
+	// (store.Config.OwnerLimit): Create beyond it returns an error
+	// matching store.ErrOwnerLimit. Nodes sharing a Redis should agree on
+	// it.
+	OwnerLimit int
 	// MaxLogEvents is the most events a process's log keeps in Redis when
 	// its recipe's limits.max_log_events says nothing (see
 	// store.Claim.KeepEvents): 0, the default, keeps every event; else at
@@ -162,6 +168,9 @@ func (c *Config) validate() error {
 	}
 	if c.RetainFinished < 0 {
 		errs = append(errs, fmt.Errorf("RetainFinished: must not be negative (got %s); 0 keeps finished processes", c.RetainFinished))
+	}
+	if c.OwnerLimit < 0 {
+		errs = append(errs, fmt.Errorf("OwnerLimit: must not be negative (got %d); 0 is no limit", c.OwnerLimit))
 	}
 	if c.MaxLogEvents != 0 && (c.MaxLogEvents < recipes.MinLogEvents || c.MaxLogEvents > recipes.MaxLogEvents) {
 		errs = append(errs, fmt.Errorf("MaxLogEvents: must be 0 (keep every event) or between %d and %d (got %d)",

@@ -59,7 +59,8 @@ func New(cfg Config) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	st, err := store.New(cfg.Redis, store.Config{Shards: cfg.Shards, LeaseTTL: cfg.LeaseTTL, Clock: cfg.Clock, InboxLimit: cfg.InboxLimit})
+	st, err := store.New(cfg.Redis, store.Config{Shards: cfg.Shards, LeaseTTL: cfg.LeaseTTL, Clock: cfg.Clock, InboxLimit: cfg.InboxLimit,
+		OwnerLimit: cfg.OwnerLimit})
 	if err != nil {
 		return nil, fmt.Errorf("brain: %w", err)
 	}

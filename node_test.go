@@ -775,9 +775,10 @@ func TestGracefulStop(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	t.Parallel()
-	_, err := New(Config{Engines: []string{"chat", "robot"}, Concurrency: -1, HistoryBytes: -1, RetainFinished: -time.Hour, MaxLogEvents: 10})
+	_, err := New(Config{Engines: []string{"chat", "robot"}, Concurrency: -1, HistoryBytes: -1, RetainFinished: -time.Hour, MaxLogEvents: 10, OwnerLimit: -1})
 	for _, want := range []string{"Redis: required", "Models: required", "Concurrency: must be at least 1", `unknown engine "robot"`, "HistoryBytes: must be positive (got -1)",
-		"RetainFinished: must not be negative (got -1h0m0s)", "MaxLogEvents: must be 0 (keep every event) or between 100 and 100000000 (got 10)"} {
+		"RetainFinished: must not be negative (got -1h0m0s)", "MaxLogEvents: must be 0 (keep every event) or between 100 and 100000000 (got 10)",
+		"OwnerLimit: must not be negative (got -1)"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("New error %v lacks %q", err, want)
 		}
@@ -2151,5 +2152,36 @@ func TestScheduleAgainAfterTheTimerFired(t *testing.T) {
 	}
 	if err := n.CancelWakeup(ctx, caller, other); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "wakeup "+other+" is not scheduled: it was cancelled") {
 		t.Errorf("CancelWakeup again: %v; want ErrNotFound, saying it is not scheduled", err)
+	}
+}
+
+// A spawn_worker beyond the owner's process limit is refused, and the
+// model is told why and what to do instead.
+func TestSpawnBeyondTheOwnerLimit(t *testing.T) {
+	t.Parallel()
+	c := newCommits()
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": script(t, delegation)},
+		Recipes: recipes.Builtin(), OnCommit: c.add, OwnerLimit: 1})
+	ctx := context.Background()
+	parent, err := n.Create(ctx, NewProcess{Recipe: "arthur", Input: "count the rows", Owner: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the parent's turn", func(r store.Record) bool { return r.ID == parent.ID })
+	evs, err := n.Store().Log(ctx, parent.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, e := range evs {
+		if r := e.ToolCallResponse; r != nil && r.Name == tools.SpawnWorker && r.IsError {
+			results = append(results, conversation.TextOf(r.Content))
+		}
+	}
+	if len(results) != 1 || !strings.Contains(results[0], "spawn_worker refused: the user this process works for has 1 processes") {
+		t.Errorf("spawn_worker errors: %q; want the refusal, saying the limit", results)
+	}
+	if workers, _, err := n.ListWorkers(ctx, parent.ID, "", "", 10); err != nil || len(workers) != 0 {
+		t.Errorf("workers: %d, %v; want none", len(workers), err)
 	}
 }

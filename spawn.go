@@ -2,6 +2,7 @@ package brain
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,16 +38,24 @@ func (n *Node) Spawn(ctx context.Context, parent tools.Caller, recipe, task stri
 		Recipe: cr.Name, Input: task, Parent: parent.ProcessID, Depth: parent.Depth + 1, Owner: parent.Owner,
 		inputKind: conversation.KindSystem, inputFrom: "process:" + parent.ProcessID,
 	}
-	if parent.CallKey == "" {
+	create := func() (string, error) {
 		rec, err := n.Create(ctx, np)
+		var limit *store.OwnerLimitError
+		if errors.As(err, &limit) {
+			return "", fmt.Errorf("spawn_worker refused: the user this process works for has %d processes, the most the "+
+				"server allows (finished ones count until deleted); do the task yourself", limit.Limit)
+		}
 		return rec.ID, err
+	}
+	if parent.CallKey == "" {
+		return create()
 	}
 	np.IdempotencyKey = "spawn:" + parent.ProcessID + "/" + parent.CallKey
 	wait := spawnRetryWait
 	for attempt := 1; ; attempt++ {
-		rec, err := n.Create(ctx, np)
+		id, err := create()
 		if err == nil || !store.Unavailable(err) || attempt == spawnAttempts {
-			return rec.ID, err
+			return id, err
 		}
 		select {
 		case <-ctx.Done():

@@ -38,6 +38,7 @@ const (
 	CodeInvalidTimer     = "invalid_timer"          // 422: a timer that cannot be armed (none or two of in, at, cron; a bad cron)
 	CodeInvalidRecipes   = "invalid_recipes"
 	CodeInboxFull        = "inbox_full"      // 429: the process has its inbox limit of messages waiting
+	CodeProcessLimit     = "process_limit"   // 429: the owner has the most processes the server allows
 	CodeInternal         = "internal"        // 500: details are in the server's log
 	CodeUnavailable      = "unavailable"     // 503: Redis cannot serve just now; retry (Retry-After)
 	CodeNotImplemented   = "not_implemented" // 501
@@ -112,6 +113,7 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		big    *http.MaxBytesError
 		worker *store.WorkerError
 		full   *store.InboxFullError
+		owner  *store.OwnerLimitError
 	)
 	switch {
 	case errors.As(err, &e):
@@ -129,6 +131,9 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		return errorf(http.StatusConflict, CodeInvalidState, "the process's state does not allow this")
 	case errors.As(err, &full):
 		return errorf(http.StatusTooManyRequests, CodeInboxFull, "the process has %d messages waiting, its inbox limit (the server's inbox_limit); post again once it has read them", full.Limit)
+	case errors.As(err, &owner):
+		return errorf(http.StatusTooManyRequests, CodeProcessLimit, "%s has %d processes, the most the server allows one user (its max_processes_per_owner; finished ones count until deleted); delete some (brain rm) first",
+			owner.Owner, owner.Limit)
 	case errors.Is(err, store.ErrClosed):
 		return errorf(http.StatusConflict, CodeProcessClosed, "the process is closed (DONE or FAILED) and takes no more messages or timers")
 	case errors.As(err, &worker) && errors.Is(err, store.ErrRunning):

@@ -257,6 +257,38 @@ func TestInboxFull(t *testing.T) {
 	}
 }
 
+// A user who has the most processes the server allows gets 429
+// process_limit for another, saying the limit and what to do; deleting one
+// makes room. Another user is not counted against her.
+func TestProcessLimit(t *testing.T) {
+	t.Parallel()
+	_, ada, olga := serveNode(t, brain.Config{OwnerLimit: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	var ids []string
+	for range 2 {
+		p, err := ada.CreateProcess(ctx, CreateRequest{Recipe: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+	}
+	_, err := ada.CreateProcess(ctx, CreateRequest{Recipe: "default"})
+	wantAPIError(t, "a third process", err, http.StatusTooManyRequests, CodeProcessLimit)
+	if e := (*Error)(nil); errors.As(err, &e) && !strings.Contains(e.Message, "ada has 2 processes") {
+		t.Errorf("message %q does not say whose limit and how many", e.Message)
+	}
+	if _, err := olga.CreateProcess(ctx, CreateRequest{Recipe: "default"}); err != nil {
+		t.Errorf("another user's process: %v", err)
+	}
+	if _, err := ada.DeleteProcess(ctx, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ada.CreateProcess(ctx, CreateRequest{Recipe: "default"}); err != nil {
+		t.Errorf("a process once one was deleted: %v", err)
+	}
+}
+
 // Timers on a real node: an operator arms them (in, at, cron), the owner
 // lists them by due time, an operator cancels one; what cannot be armed
 // is refused with what to fix.

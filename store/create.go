@@ -51,7 +51,8 @@ func (p *NewProcess) validate() error {
 // Create creates a process in one atomic step. Without Input it is BLOCKED
 // (waiting for the user); with Input it is READY, the message is in its
 // inbox and the process is on the wake queue. An existing id returns
-// ErrExists.
+// ErrExists; an owner who has Config.OwnerLimit processes, an
+// *OwnerLimitError.
 func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 	if err := p.validate(); err != nil {
 		return Record{}, fmt.Errorf("store: create: %w", err)
@@ -76,13 +77,16 @@ func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 		state, in, hasInput = lifecycle.Ready, p.Input.stamped(now), "1"
 	}
 	args = append(args, string(state), p.Recipe, p.Engine, p.Parent, p.Depth, p.Owner, meta,
-		hasInput, string(in.Kind), in.From, in.Content, in.At.UnixMilli(), in.IdempotencyKey, idempotencyTTL.Milliseconds())
+		hasInput, string(in.Kind), in.From, in.Content, in.At.UnixMilli(), in.IdempotencyKey, idempotencyTTL.Milliseconds(),
+		s.cfg.OwnerLimit)
 	status, res, err := s.run(ctx, s.scripts.create, processKeys(p.ID), args...)
 	switch {
 	case err != nil:
 		return Record{}, fmt.Errorf("store: create %s: %w", p.ID, err)
 	case status == "EXISTS":
 		return Record{}, fmt.Errorf("%w: %q", ErrExists, p.ID)
+	case status == "LIMIT":
+		return Record{}, &OwnerLimitError{Owner: p.Owner, Limit: s.cfg.OwnerLimit}
 	case status != "OK" || len(res) < 2:
 		return Record{}, fmt.Errorf("store: create %s: unexpected reply %q", p.ID, status)
 	}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/store"
 )
@@ -230,5 +232,59 @@ func TestTransitionConcurrent(t *testing.T) {
 	}
 	if applied.Load()+refused.Load() != 80 {
 		t.Errorf("applied %d + refused %d, want 80", applied.Load(), refused.Load())
+	}
+}
+
+// With an OwnerLimit, an owner's create beyond it is refused and stores
+// nothing; finished processes count until deleted; a process without an
+// owner is not counted, nor limited; a create of an id that exists answers
+// ErrExists, as without the limit.
+func TestCreateOwnerLimit(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	s, err := store.New(rdb, store.Config{OwnerLimit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	create := func(id, owner string) error {
+		_, err := s.Create(ctx, store.NewProcess{ID: id, Recipe: "r", Engine: engine, Owner: owner})
+		return err
+	}
+	for _, id := range []string{"a1", "a2"} {
+		if err := create(id, "ada"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := create("a2", "ada"); !errors.Is(err, store.ErrExists) {
+		t.Errorf("create of an id that exists: %v, want ErrExists", err)
+	}
+	var limit *store.OwnerLimitError
+	if err := create("a3", "ada"); !errors.As(err, &limit) || !errors.Is(err, store.ErrOwnerLimit) || limit.Owner != "ada" || limit.Limit != 2 {
+		t.Fatalf("ada's third process: %v, want an OwnerLimitError of ada, 2", err)
+	}
+	if _, err := s.Get(ctx, "a3"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused process: %v, want ErrNotFound", err)
+	}
+	for _, id := range []string{"b1", "n1", "n2", "n3"} {
+		owner := ""
+		if id == "b1" {
+			owner = "bob"
+		}
+		if err := create(id, owner); err != nil {
+			t.Errorf("create %s (owner %q): %v", id, owner, err)
+		}
+	}
+	if _, _, err := s.Transition(ctx, "a1", lifecycle.Finish, "operator"); err != nil {
+		t.Fatal(err)
+	}
+	if err := create("a3", "ada"); !errors.Is(err, store.ErrOwnerLimit) {
+		t.Errorf("ada's third process with one DONE: %v, want ErrOwnerLimit", err)
+	}
+	if _, _, err := s.Delete(ctx, "a1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := create("a3", "ada"); err != nil {
+		t.Errorf("ada's process once one was deleted: %v", err)
 	}
 }

@@ -32,6 +32,10 @@ var (
 	// already; nothing was stored. Post again once the process has read
 	// them. The error is an *InboxFullError.
 	ErrInboxFull = errors.New("store: inbox full")
+	// ErrOwnerLimit: a create refused because its owner has
+	// Config.OwnerLimit processes already. The error is an
+	// *OwnerLimitError.
+	ErrOwnerLimit = errors.New("store: owner's process limit reached")
 	// ErrNothingToDo: a wake that starts no turn. The store has already
 	// settled the wake: the caller must not acknowledge it.
 	ErrNothingToDo = errors.New("store: nothing to do")
@@ -59,7 +63,25 @@ type Config struct {
 	// which wakes it (its turn drains the inbox whole). A timer that fires
 	// into a full inbox drops its tick.
 	InboxLimit int
+	// OwnerLimit, when more than 0, is the most processes one owner may
+	// have, workers and finished ones included (until they are deleted):
+	// a create beyond it is refused with an *OwnerLimitError. Processes
+	// without an owner are not counted.
+	OwnerLimit int
 }
+
+// OwnerLimitError is a create refused because Owner has Limit processes
+// already (Config.OwnerLimit). It matches ErrOwnerLimit.
+type OwnerLimitError struct {
+	Owner string
+	Limit int
+}
+
+func (e *OwnerLimitError) Error() string {
+	return fmt.Sprintf("store: %s has %d processes, the most an owner may have", e.Owner, e.Limit)
+}
+
+func (e *OwnerLimitError) Is(target error) bool { return target == ErrOwnerLimit }
 
 // InboxFullError is a message refused because the inbox of process PID
 // holds Limit messages already. It matches ErrInboxFull.
@@ -100,6 +122,9 @@ func (c *Config) validate() error {
 	var errs []error
 	if c.Shards < 1 || c.Shards > maxShards {
 		errs = append(errs, fmt.Errorf("Shards: must be between 1 and %d (got %d)", maxShards, c.Shards))
+	}
+	if c.OwnerLimit < 0 {
+		errs = append(errs, fmt.Errorf("OwnerLimit: must not be negative (got %d); 0 is no limit", c.OwnerLimit))
 	}
 	if c.InboxLimit < -1 {
 		errs = append(errs, fmt.Errorf("InboxLimit: must be at least 1, or -1 for no limit (got %d)", c.InboxLimit))

@@ -45,6 +45,8 @@ type serveConfig struct {
 	InboxLimit int
 	// MaxLogEvents is brain.Config.MaxLogEvents; 0 keeps every event.
 	MaxLogEvents int
+	// MaxProcessesPerOwner is brain.Config.OwnerLimit; 0 is no limit.
+	MaxProcessesPerOwner int
 	// Tokens come from the config file only (auth.tokens), as hashes.
 	Tokens []api.Token
 	// Providers come from the config file (providers), or else from
@@ -166,6 +168,14 @@ var settings = []setting{
 			return fmt.Errorf("want a whole number of messages, or 0 for no limit (got %q)", v)
 		}
 		c.InboxLimit = n
+		return nil
+	}},
+	{name: "max-processes-per-owner", usage: "`N`: the most processes one user may have, workers and finished ones included until deleted; beyond it a create is refused (429 process_limit) (default 0: no limit)", set: func(c *serveConfig, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number of processes, or 0 for no limit (got %q)", v)
+		}
+		c.MaxProcessesPerOwner = n
 		return nil
 	}},
 	{name: "max-log-events", usage: fmt.Sprintf("`N`: the most events a process's log keeps in Redis when its recipe sets no limits.max_log_events; a turn's commit deletes older ones for good (default 0: keep every event; else at least %d)", recipes.MinLogEvents), set: func(c *serveConfig, v string) error {

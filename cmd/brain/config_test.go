@@ -53,6 +53,7 @@ history_memory: 64MiB
 retain_finished: 30d
 inbox_limit: 50
 max_log_events: 5000
+max_processes_per_owner: 20
 auth:
   tokens:
     - name: alice
@@ -63,7 +64,7 @@ auth:
 		return serveConfig{
 			Listen: "127.0.0.1:9000", Redis: "redis://localhost:6379/2", Recipes: filepath.Join(dir, "my-recipes"),
 			Concurrency: 4, NodeID: "node-a", Engines: []string{"worker"}, MaxBody: 1 << 20, HistoryMemory: 64 << 20,
-			RetainFinished: 30 * 24 * time.Hour, InboxLimit: 50, MaxLogEvents: 5000,
+			RetainFinished: 30 * 24 * time.Hour, InboxLimit: 50, MaxLogEvents: 5000, MaxProcessesPerOwner: 20,
 			Tokens: []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
 			File:   filepath.Join(dir, "brain.yaml"),
 		}
@@ -107,11 +108,11 @@ auth:
 		},
 		{
 			name: "flags over defaults without a file",
-			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel", "--history-memory", "1GiB", "--retain-finished", "90m", "--inbox-limit", "0", "--max-log-events", "100"},
+			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel", "--history-memory", "1GiB", "--retain-finished", "90m", "--inbox-limit", "0", "--max-log-events", "100", "--max-processes-per-owner", "3"},
 			want: func(string) serveConfig {
 				c := defaultServeConfig()
 				c.Concurrency, c.Engines, c.NodeID, c.Recipes, c.HistoryMemory = 2, []string{"chat"}, "n1", "rel", 1<<30
-				c.RetainFinished, c.InboxLimit, c.MaxLogEvents = 90*time.Minute, 0, 100
+				c.RetainFinished, c.InboxLimit, c.MaxLogEvents, c.MaxProcessesPerOwner = 90*time.Minute, 0, 100, 3
 				return c
 			},
 		},
@@ -474,11 +475,12 @@ func TestLoadServeConfigErrors(t *testing.T) {
 		{
 			name: "bad environment variable",
 			env: map[string]string{"BRAIN_CONCURRENCY": "0", "BRAIN_MAX_BODY": "big", "BRAIN_RETAIN_FINISHED": "a month", "BRAIN_INBOX_LIMIT": "-5",
-				"BRAIN_MAX_LOG_EVENTS": "50"},
+				"BRAIN_MAX_LOG_EVENTS": "50", "BRAIN_MAX_PROCESSES_PER_OWNER": "-1"},
 			want: []string{`BRAIN_CONCURRENCY="0": want a whole number`, `BRAIN_MAX_BODY="big": want a size`,
 				`BRAIN_RETAIN_FINISHED="a month": want a duration like 30d, 12h or 90m`,
 				`BRAIN_INBOX_LIMIT="-5": want a whole number of messages, or 0 for no limit`,
-				`BRAIN_MAX_LOG_EVENTS="50": want 0 to keep every event, or a whole number of events from 100 to 100000000`},
+				`BRAIN_MAX_LOG_EVENTS="50": want 0 to keep every event, or a whole number of events from 100 to 100000000`,
+				`BRAIN_MAX_PROCESSES_PER_OWNER="-1": want a whole number of processes, or 0 for no limit`},
 		},
 		{
 			name: "bad flag",

@@ -109,6 +109,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		RetainFinished: cfg.RetainFinished,
 		InboxLimit:     cfg.nodeInboxLimit(),
 		MaxLogEvents:   cfg.MaxLogEvents,
+		OwnerLimit:     cfg.MaxProcessesPerOwner,
 		Recipes:        lib,
 		ResolveModel:   models.Resolve,
 		Engines:        cfg.Engines,

@@ -2,10 +2,14 @@
 -- KEYS: the process's keys (keys.go processKeys).
 -- ARGV: pid, shard, now (ms), at (events' time), state, recipe, engine,
 --       parent, depth, owner, metadata, has input ('1'/'0'), kind, from,
---       content, message at (ms), idempotency key, idempotency ttl
--- Returns {'EXISTS'} or {'OK', input message id, record}.
+--       content, message at (ms), idempotency key, idempotency ttl, the
+--       most processes the owner may have ('0' = no limit)
+-- Returns {'EXISTS'}, {'LIMIT'} (the owner has that many) or {'OK', input
+-- message id, record}.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 if redis.call('EXISTS', p.proc) == 1 then return {'EXISTS'} end
+local limit = tonumber(ARGV[19])
+if ARGV[10] ~= '' and limit > 0 and redis.call('ZCARD', owner_key(ARGV[10])) >= limit then return {'LIMIT'} end
 local state = ARGV[5]
 redis.call('HSET', p.proc,
   'recipe', ARGV[6], 'engine', ARGV[7], 'state', state, 'version', '1',
