@@ -2178,7 +2178,7 @@ func TestSpawnBeyondTheOwnerLimit(t *testing.T) {
 			results = append(results, conversation.TextOf(r.Content))
 		}
 	}
-	if len(results) != 1 || !strings.Contains(results[0], "spawn_worker refused: the user this process works for has 1 processes") {
+	if len(results) != 1 || !strings.Contains(results[0], "spawn_worker refused: the user this process works for has the most processes the server allows (1;") {
 		t.Errorf("spawn_worker errors: %q; want the refusal, saying the limit", results)
 	}
 	if workers, _, err := n.ListWorkers(ctx, parent.ID, "", "", 10); err != nil || len(workers) != 0 {

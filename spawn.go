@@ -42,8 +42,8 @@ func (n *Node) Spawn(ctx context.Context, parent tools.Caller, recipe, task stri
 		rec, err := n.Create(ctx, np)
 		var limit *store.OwnerLimitError
 		if errors.As(err, &limit) {
-			return "", fmt.Errorf("spawn_worker refused: the user this process works for has %d processes, the most the "+
-				"server allows (finished ones count until deleted); do the task yourself", limit.Limit)
+			return "", fmt.Errorf("spawn_worker refused: the user this process works for has the most processes the "+
+				"server allows (%d; finished ones count until deleted); do the task yourself", limit.Limit)
 		}
 		return rec.ID, err
 	}

@@ -132,7 +132,7 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 	case errors.As(err, &full):
 		return errorf(http.StatusTooManyRequests, CodeInboxFull, "the process has %d messages waiting, its inbox limit (the server's inbox_limit); post again once it has read them", full.Limit)
 	case errors.As(err, &owner):
-		return errorf(http.StatusTooManyRequests, CodeProcessLimit, "%s has %d processes, the most the server allows one user (its max_processes_per_owner; finished ones count until deleted); delete some (brain rm) first",
+		return errorf(http.StatusTooManyRequests, CodeProcessLimit, "%s has the most processes the server allows one user (%d, its max_processes_per_owner; finished ones count until deleted); delete some (brain rm) first",
 			owner.Owner, owner.Limit)
 	case errors.Is(err, store.ErrClosed):
 		return errorf(http.StatusConflict, CodeProcessClosed, "the process is closed (DONE or FAILED) and takes no more messages or timers")

@@ -275,7 +275,7 @@ func TestProcessLimit(t *testing.T) {
 	}
 	_, err := ada.CreateProcess(ctx, CreateRequest{Recipe: "default"})
 	wantAPIError(t, "a third process", err, http.StatusTooManyRequests, CodeProcessLimit)
-	if e := (*Error)(nil); errors.As(err, &e) && !strings.Contains(e.Message, "ada has 2 processes") {
+	if e := (*Error)(nil); errors.As(err, &e) && !strings.Contains(e.Message, "ada has the most processes the server allows one user (2,") {
 		t.Errorf("message %q does not say whose limit and how many", e.Message)
 	}
 	if _, err := olga.CreateProcess(ctx, CreateRequest{Recipe: "default"}); err != nil {

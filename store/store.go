@@ -78,7 +78,7 @@ type OwnerLimitError struct {
 }
 
 func (e *OwnerLimitError) Error() string {
-	return fmt.Sprintf("store: %s has %d processes, the most an owner may have", e.Owner, e.Limit)
+	return fmt.Sprintf("store: %s has the most processes an owner may have (%d)", e.Owner, e.Limit)
 }
 
 func (e *OwnerLimitError) Is(target error) bool { return target == ErrOwnerLimit }
