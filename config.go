@@ -75,6 +75,13 @@ type Config struct {
 	// refused, nor a message that wakes a BLOCKED process
 	// (store.Config.InboxLimit). Nodes sharing a Redis should agree on it.
 	InboxLimit int
+	// WaitReplicas, when more than 0, makes every write to Redis wait
+	// until that many replicas have it (store.Config.WaitReplicas, up to a
+	// second): a message answered, a checkpoint taken or a turn committed
+	// then survives a failover. A write the replicas do not take in time
+	// fails as when Redis is unavailable (the API answers 503; a turn is
+	// recovered from its last checkpoint).
+	WaitReplicas int
 	// OwnerLimit, when more than 0, is the most processes one owner may
 	// have, workers and finished ones included until they are deleted
 	// (store.Config.OwnerLimit): Create beyond it returns an error
@@ -171,6 +178,9 @@ func (c *Config) validate() error {
 	}
 	if c.OwnerLimit < 0 {
 		errs = append(errs, fmt.Errorf("OwnerLimit: must not be negative (got %d); 0 is no limit", c.OwnerLimit))
+	}
+	if c.WaitReplicas < 0 {
+		errs = append(errs, fmt.Errorf("WaitReplicas: must not be negative (got %d); 0 waits for none", c.WaitReplicas))
 	}
 	if c.MaxLogEvents != 0 && (c.MaxLogEvents < recipes.MinLogEvents || c.MaxLogEvents > recipes.MaxLogEvents) {
 		errs = append(errs, fmt.Errorf("MaxLogEvents: must be 0 (keep every event) or between %d and %d (got %d)",

@@ -60,7 +60,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	st, err := store.New(cfg.Redis, store.Config{Shards: cfg.Shards, LeaseTTL: cfg.LeaseTTL, Clock: cfg.Clock, InboxLimit: cfg.InboxLimit,
-		OwnerLimit: cfg.OwnerLimit})
+		OwnerLimit: cfg.OwnerLimit, WaitReplicas: cfg.WaitReplicas})
 	if err != nil {
 		return nil, fmt.Errorf("brain: %w", err)
 	}

@@ -2185,3 +2185,51 @@ func TestSpawnBeyondTheOwnerLimit(t *testing.T) {
 		t.Errorf("workers: %d, %v; want none", len(workers), err)
 	}
 }
+
+// A node with WaitReplicas answers writes once the replicas have them: the
+// turn's commit is on the replica when the node reports it. With more
+// replicas asked for than there are, a create fails as when Redis is
+// unavailable, though the master made it.
+func TestNodeWaitsForReplicas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	master := testutil.StartRedis(t)
+	if err := master.Client(t).ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	replica := testutil.StartRedisWith(t, redisserver.Options{ReplicaOf: master.Addr})
+	rdb := master.Client(t)
+	if err := rdb.Set(ctx, "sync", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rdb.Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
+		t.Fatalf("the replica is not in sync: %d, %v", n, err)
+	}
+	model := script(t, `
+turns:
+  - rounds: [{calls: [{name: respond, args: {message: "noted"}}]}]
+`)
+	committed := make(chan store.Record, 1)
+	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, WaitReplicas: 1,
+		OnCommit: func(rec store.Record, _ []conversation.Event) { committed <- rec }})
+	rec, err := n.Create(ctx, NewProcess{Recipe: "default", Input: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-committed:
+	case <-time.After(waitTimeout):
+		t.Fatal("no turn committed")
+	}
+	if state, err := replica.Client(t).HGet(ctx, "brain:{"+rec.ID+"}:proc", "state").Result(); err != nil || state != "BLOCKED" {
+		t.Errorf("the process on the replica once committed: %q, %v; want BLOCKED", state, err)
+	}
+
+	greedy, err := New(Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, WaitReplicas: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := greedy.Create(ctx, NewProcess{Recipe: "default"}); !errors.Is(err, store.ErrNotReplicated) || !store.Unavailable(err) {
+		t.Errorf("a create with one replica of two: %v; want ErrNotReplicated", err)
+	}
+}

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -23,8 +25,16 @@ const maxPipelines = 2
 // slot frees. There are no goroutines of its own: the caller whose
 // pipeline returns hands its slot to the first waiting call, whose
 // goroutine sends the next one.
+//
+// With replicas set, every pipeline ends with Redis's WAIT: the calls in it
+// are answered once that many replicas have their writes, or, after
+// waitTimeout, fail with ErrNotReplicated (see Config.WaitReplicas). WAIT
+// covers the writes made before it on its connection, which is why it
+// goes in the pipeline.
 type batcher struct {
-	rdb redis.UniversalClient
+	rdb         redis.UniversalClient
+	replicas    int
+	waitTimeout time.Duration
 
 	mu      sync.Mutex
 	waiting []*batchCall
@@ -40,8 +50,8 @@ type batchCall struct {
 	batch []*batchCall
 }
 
-func newBatcher(rdb redis.UniversalClient) *batcher {
-	return &batcher{rdb: rdb}
+func newBatcher(rdb redis.UniversalClient, replicas int, waitTimeout time.Duration) *batcher {
+	return &batcher{rdb: rdb, replicas: replicas, waitTimeout: waitTimeout}
 }
 
 // do sends cmds, one after the other in a pipeline with others, and
@@ -90,9 +100,17 @@ func (b *batcher) send(sender *batchCall, batch []*batchCall) {
 		}
 	}
 	if lead != nil {
+		var wait *redis.IntCmd
+		if b.replicas > 0 {
+			wait = redis.NewIntCmd(lead, "wait", b.replicas, b.waitTimeout.Milliseconds())
+			_ = pipe.Process(lead, wait)
+		}
 		// Each command gets its own reply or error; one caller's ending
 		// context must not cut the replies of the others.
 		_, _ = pipe.Exec(context.WithoutCancel(lead))
+		if wait != nil {
+			b.replicated(batch, wait)
+		}
 	}
 
 	b.mu.Lock()
@@ -109,6 +127,25 @@ func (b *batcher) send(sender *batchCall, batch []*batchCall) {
 	for _, c := range batch {
 		if c != sender {
 			close(c.done)
+		}
+	}
+}
+
+// replicated fails the calls of batch that succeeded when wait, the WAIT
+// that ended their pipeline, says fewer than b.replicas replicas have
+// their writes: the master made them, but a failover now could lose them.
+func (b *batcher) replicated(batch []*batchCall, wait *redis.IntCmd) {
+	got, err := wait.Result()
+	if err == nil && got >= int64(b.replicas) {
+		return
+	}
+	why := fmt.Errorf("%w: %d of %d replicas acknowledged within %s", ErrNotReplicated, got, b.replicas, b.waitTimeout)
+	if err != nil {
+		why = fmt.Errorf("%w: WAIT: %w", ErrNotReplicated, err)
+	}
+	for _, c := range batch {
+		if c.cmds[0].Err() == nil {
+			c.cmds[0].SetErr(why)
 		}
 	}
 }

@@ -76,7 +76,7 @@ func TestBatcher(t *testing.T) {
 	}
 	g := &gate{open: make(chan struct{})}
 	rdb.AddHook(g)
-	b := newBatcher(rdb)
+	b := newBatcher(rdb, 0, 0)
 
 	type result struct {
 		key string
@@ -155,7 +155,7 @@ func TestBatcherConnectionError(t *testing.T) {
 	ln.Close() // nothing listens there now
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	b := newBatcher(rdb)
+	b := newBatcher(rdb, 0, 0)
 	cmd := redis.NewStatusCmd(ctx, "ping")
 	if err := b.do(ctx, cmd); err == nil {
 		t.Fatal("ping to a closed port: no error")

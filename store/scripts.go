@@ -92,11 +92,9 @@ func newScripts(t templates) *scripts {
 	}
 	lib := newLibrary(pre, bodies)
 	load := func(name string) *script {
-		return &script{
-			lib:  lib,
-			fn:   lib.name + "_" + name,
-			eval: redis.NewScript(pre + "\n" + bodies[name]),
-		}
+		src := pre + "\n" + bodies[name]
+		sum := sha1.Sum([]byte(src))
+		return &script{lib: lib, fn: lib.name + "_" + name, src: src, sha: hex.EncodeToString(sum[:])}
 	}
 	return &scripts{
 		create:     load("create"),
@@ -156,9 +154,10 @@ func (l *library) load(ctx context.Context, rdb redis.UniversalClient) error {
 // EVAL to load it) on a server without functions, that denies them or
 // refuses the library.
 type script struct {
-	lib  *library
-	fn   string
-	eval *redis.Script
+	lib *library
+	fn  string
+	// src is the script as an EVAL script, sha its SHA-1 (EVALSHA).
+	src, sha string
 }
 
 // Run runs the script with keys and args, its function through b.
@@ -199,11 +198,22 @@ func (sc *script) RunThen(ctx context.Context, b *batcher, then []redis.Cmder, k
 	return sc.evalThen(ctx, b, then, keys, args)
 }
 
-// evalThen runs the script as an EVAL script, then the commands of then.
+// evalThen runs the script as an EVAL script through b (EVALSHA, and EVAL
+// when the server lacks it), then the commands of then.
 func (sc *script) evalThen(ctx context.Context, b *batcher, then []redis.Cmder, keys []string, args []any) *redis.Cmd {
-	cmd := sc.eval.Run(ctx, b.rdb, keys, args...)
-	for _, c := range then {
-		_ = b.rdb.Process(ctx, c)
+	call := func(name, body string) *redis.Cmd {
+		cmdArgs := make([]any, 0, 3+len(keys)+len(args))
+		cmdArgs = append(cmdArgs, name, body, len(keys))
+		for _, k := range keys {
+			cmdArgs = append(cmdArgs, k)
+		}
+		cmd := redis.NewCmd(ctx, append(cmdArgs, args...)...)
+		_ = b.do(ctx, append([]redis.Cmder{cmd}, then...)...)
+		return cmd
+	}
+	cmd := call("evalsha", sc.sha)
+	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		cmd = call("eval", sc.src)
 	}
 	return cmd
 }

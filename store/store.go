@@ -36,6 +36,11 @@ var (
 	// Config.OwnerLimit processes already. The error is an
 	// *OwnerLimitError.
 	ErrOwnerLimit = errors.New("store: owner's process limit reached")
+	// ErrNotReplicated: Redis made a write, but fewer replicas than
+	// Config.WaitReplicas acknowledged it in Config.WaitTimeout, so a
+	// failover now could lose it. Unavailable reports it: retry as after
+	// a dropped connection (a post with the same idempotency key).
+	ErrNotReplicated = errors.New("store: the write is not on enough replicas")
 	// ErrNothingToDo: a wake that starts no turn. The store has already
 	// settled the wake: the caller must not acknowledge it.
 	ErrNothingToDo = errors.New("store: nothing to do")
@@ -63,6 +68,13 @@ type Config struct {
 	// which wakes it (its turn drains the inbox whole). A timer that fires
 	// into a full inbox drops its tick.
 	InboxLimit int
+	// WaitReplicas, when more than 0, makes every write of the store
+	// wait (Redis WAIT) until that many replicas have it: a write answered
+	// without an error survives a failover to any of them. A write that
+	// does not reach them within WaitTimeout (default 1s) fails with
+	// ErrNotReplicated, though the master made it.
+	WaitReplicas int
+	WaitTimeout  time.Duration
 	// OwnerLimit, when more than 0, is the most processes one owner may
 	// have, workers and finished ones included (until they are deleted):
 	// a create beyond it is refused with an *OwnerLimitError. Processes
@@ -116,12 +128,21 @@ func (c *Config) setDefaults() {
 	if c.InboxLimit == 0 {
 		c.InboxLimit = DefaultInboxLimit
 	}
+	if c.WaitTimeout == 0 {
+		c.WaitTimeout = time.Second
+	}
 }
 
 func (c *Config) validate() error {
 	var errs []error
 	if c.Shards < 1 || c.Shards > maxShards {
 		errs = append(errs, fmt.Errorf("Shards: must be between 1 and %d (got %d)", maxShards, c.Shards))
+	}
+	if c.WaitReplicas < 0 {
+		errs = append(errs, fmt.Errorf("WaitReplicas: must not be negative (got %d); 0 waits for none", c.WaitReplicas))
+	}
+	if c.WaitTimeout < time.Millisecond {
+		errs = append(errs, fmt.Errorf("WaitTimeout: must be at least 1ms (got %s)", c.WaitTimeout))
 	}
 	if c.OwnerLimit < 0 {
 		errs = append(errs, fmt.Errorf("OwnerLimit: must not be negative (got %d); 0 is no limit", c.OwnerLimit))
@@ -165,7 +186,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{rdb: rdb, batch: newBatcher(rdb), cfg: cfg, scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
+	return &Store{rdb: rdb, batch: newBatcher(rdb, cfg.WaitReplicas, cfg.WaitTimeout), cfg: cfg, scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
 }
 
 func (s *Store) now() time.Time { return s.cfg.Clock() }

@@ -18,7 +18,8 @@ var transientReplies = []string{"LOADING", "MASTERDOWN", "READONLY", "NOREPLICAS
 
 // Unavailable reports whether err says that Redis could not be reached or
 // could not serve just now (a connection refused, reset or timed out, the
-// client's pool exhausted, one of transientReplies), so that the same call
+// client's pool exhausted, one of transientReplies, a write not on enough
+// replicas: ErrNotReplicated), so that the same call
 // may succeed later. A write that failed so may or may not have been made:
 // retry it as it was, a post with the same idempotency key.
 func Unavailable(err error) bool {
@@ -26,7 +27,7 @@ func Unavailable(err error) bool {
 	switch {
 	case err == nil:
 		return false
-	case errors.As(err, &netErr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+	case errors.As(err, &netErr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, ErrNotReplicated),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, redis.ErrPoolTimeout):
 		return true

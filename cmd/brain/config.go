@@ -47,6 +47,8 @@ type serveConfig struct {
 	MaxLogEvents int
 	// MaxProcessesPerOwner is brain.Config.OwnerLimit; 0 is no limit.
 	MaxProcessesPerOwner int
+	// WaitReplicas is brain.Config.WaitReplicas; 0 waits for none.
+	WaitReplicas int
 	// Tokens come from the config file only (auth.tokens), as hashes.
 	Tokens []api.Token
 	// Providers come from the config file (providers), or else from
@@ -168,6 +170,14 @@ var settings = []setting{
 			return fmt.Errorf("want a whole number of messages, or 0 for no limit (got %q)", v)
 		}
 		c.InboxLimit = n
+		return nil
+	}},
+	{name: "wait-replicas", usage: "`N`: answer every write to Redis once N replicas have it (Redis WAIT, up to 1s), so that a failover loses nothing answered; a write they do not take in time fails as when Redis is unavailable (503; retried) (default 0: wait for none)", set: func(c *serveConfig, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number of replicas, or 0 to wait for none (got %q)", v)
+		}
+		c.WaitReplicas = n
 		return nil
 	}},
 	{name: "max-processes-per-owner", usage: "`N`: the most processes one user may have, workers and finished ones included until deleted; beyond it a create is refused (429 process_limit) (default 0: no limit)", set: func(c *serveConfig, v string) error {
@@ -343,6 +353,9 @@ func loadServeConfig(args []string, lookupEnv func(string) (string, bool), stder
 	}
 	for _, f := range flagged {
 		_ = f.s.set(&c, f.v) // checked when parsed
+	}
+	if c.WaitReplicas > 0 && c.Redis == embeddedRedis {
+		return serveConfig{}, fmt.Errorf("wait_replicas %d: the embedded Redis has no replicas; give --redis a server that has", c.WaitReplicas)
 	}
 	return c, nil
 }

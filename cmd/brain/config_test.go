@@ -54,6 +54,7 @@ retain_finished: 30d
 inbox_limit: 50
 max_log_events: 5000
 max_processes_per_owner: 20
+wait_replicas: 1
 auth:
   tokens:
     - name: alice
@@ -64,7 +65,7 @@ auth:
 		return serveConfig{
 			Listen: "127.0.0.1:9000", Redis: "redis://localhost:6379/2", Recipes: filepath.Join(dir, "my-recipes"),
 			Concurrency: 4, NodeID: "node-a", Engines: []string{"worker"}, MaxBody: 1 << 20, HistoryMemory: 64 << 20,
-			RetainFinished: 30 * 24 * time.Hour, InboxLimit: 50, MaxLogEvents: 5000, MaxProcessesPerOwner: 20,
+			RetainFinished: 30 * 24 * time.Hour, InboxLimit: 50, MaxLogEvents: 5000, MaxProcessesPerOwner: 20, WaitReplicas: 1,
 			Tokens: []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
 			File:   filepath.Join(dir, "brain.yaml"),
 		}
@@ -99,10 +100,11 @@ auth:
 			name: "flags over env over file",
 			file: file,
 			env:  map[string]string{"BRAIN_LISTEN": "127.0.0.1:9001", "BRAIN_CONCURRENCY": "3", "BRAIN_INSECURE_OPEN": "false"},
-			args: []string{"--listen", "0.0.0.0:9002", "--insecure-open", "--max-body=4096", "--redis", "embedded"},
+			args: []string{"--listen", "0.0.0.0:9002", "--insecure-open", "--max-body=4096", "--redis", "embedded", "--wait-replicas", "0"},
 			want: func(dir string) serveConfig {
 				c := fromFile(dir)
 				c.Listen, c.Concurrency, c.InsecureOpen, c.MaxBody, c.Redis = "0.0.0.0:9002", 3, true, 4096, "embedded"
+				c.WaitReplicas = 0
 				return c
 			},
 		},
@@ -475,17 +477,23 @@ func TestLoadServeConfigErrors(t *testing.T) {
 		{
 			name: "bad environment variable",
 			env: map[string]string{"BRAIN_CONCURRENCY": "0", "BRAIN_MAX_BODY": "big", "BRAIN_RETAIN_FINISHED": "a month", "BRAIN_INBOX_LIMIT": "-5",
-				"BRAIN_MAX_LOG_EVENTS": "50", "BRAIN_MAX_PROCESSES_PER_OWNER": "-1"},
+				"BRAIN_MAX_LOG_EVENTS": "50", "BRAIN_MAX_PROCESSES_PER_OWNER": "-1", "BRAIN_WAIT_REPLICAS": "some"},
 			want: []string{`BRAIN_CONCURRENCY="0": want a whole number`, `BRAIN_MAX_BODY="big": want a size`,
 				`BRAIN_RETAIN_FINISHED="a month": want a duration like 30d, 12h or 90m`,
 				`BRAIN_INBOX_LIMIT="-5": want a whole number of messages, or 0 for no limit`,
 				`BRAIN_MAX_LOG_EVENTS="50": want 0 to keep every event, or a whole number of events from 100 to 100000000`,
-				`BRAIN_MAX_PROCESSES_PER_OWNER="-1": want a whole number of processes, or 0 for no limit`},
+				`BRAIN_MAX_PROCESSES_PER_OWNER="-1": want a whole number of processes, or 0 for no limit`,
+				`BRAIN_WAIT_REPLICAS="some": want a whole number of replicas, or 0 to wait for none`},
 		},
 		{
 			name: "bad flag",
 			args: []string{"--engines", "gpu"},
 			want: []string{`invalid value "gpu" for flag -engines: unknown engine "gpu"`},
+		},
+		{
+			name: "replicas of the embedded Redis",
+			args: []string{"--wait-replicas", "1"},
+			want: []string{"wait_replicas 1: the embedded Redis has no replicas; give --redis a server that has"},
 		},
 		{
 			name: "bad listen flag",

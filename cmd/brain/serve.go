@@ -110,6 +110,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		InboxLimit:     cfg.nodeInboxLimit(),
 		MaxLogEvents:   cfg.MaxLogEvents,
 		OwnerLimit:     cfg.MaxProcessesPerOwner,
+		WaitReplicas:   cfg.WaitReplicas,
 		Recipes:        lib,
 		ResolveModel:   models.Resolve,
 		Engines:        cfg.Engines,

@@ -1,0 +1,62 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/engine-brain/brain/internal/redisserver"
+	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/store"
+)
+
+// With WaitReplicas, a write is answered once the replicas have it: on the
+// replica the moment the call returns. A master with too few replicas
+// still makes the write, but the call fails with ErrNotReplicated, which
+// Unavailable reports (retry it, with its idempotency key).
+func TestWaitReplicas(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	master := testutil.StartRedis(t)
+	primary := master.Client(t)
+	// The first sync at once, not after the default 5 s wait for more
+	// replicas.
+	if err := primary.ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	replica := testutil.StartRedisWith(t, redisserver.Options{ReplicaOf: master.Addr})
+	// The replica is in sync once it acknowledges a write.
+	if err := primary.Set(ctx, "sync", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := primary.Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
+		t.Fatalf("the replica is not in sync: %d, %v", n, err)
+	}
+	s, err := store.New(primary, store.Config{WaitReplicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := user("hello")
+	if _, err := s.Create(ctx, store.NewProcess{ID: "p1", Recipe: "r", Engine: engine, Input: &in}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := replica.Client(t).XLen(ctx, "brain:{p1}:inbox").Result(); err != nil || n != 1 {
+		t.Errorf("the replica's inbox of p1 right after the create: %d, %v; want the message", n, err)
+	}
+
+	short, err := store.New(primary, store.Config{WaitReplicas: 2, WaitTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = short.Create(ctx, store.NewProcess{ID: "p2", Recipe: "r", Engine: engine})
+	if !errors.Is(err, store.ErrNotReplicated) || !store.Unavailable(err) {
+		t.Fatalf("a create with one replica of two: %v; want ErrNotReplicated, unavailable", err)
+	}
+	if _, err := s.Get(ctx, "p2"); err != nil {
+		t.Errorf("the master made the create all the same: %v", err)
+	}
+	if _, err := store.New(primary, store.Config{WaitReplicas: -1}); err == nil {
+		t.Error("WaitReplicas -1: no error")
+	}
+}
