@@ -2233,3 +2233,38 @@ turns:
 		t.Errorf("a create with one replica of two: %v; want ErrNotReplicated", err)
 	}
 }
+
+// A spawn whose every create loses its answer (Redis made it each time)
+// gives up after its tries, telling the model the worker may or may not
+// have started; the tries made one worker, under one key.
+func TestSpawnThatCannotBeConfirmed(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	drop := &dropScript{suffix: "_create", with: "marvin-worker", sent: true, all: true, dropped: make(chan struct{})}
+	rdb.AddHook(drop)
+	c := newCommits()
+	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": script(t, delegation)},
+		Recipes: recipes.Builtin(), OnCommit: c.add})
+	ctx := context.Background()
+	parent, err := n.Create(ctx, NewProcess{Recipe: "arthur", Input: "count the rows", Owner: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the parent's turn", func(r store.Record) bool { return r.ID == parent.ID })
+	evs, err := n.Store().Log(ctx, parent.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, e := range evs {
+		if r := e.ToolCallResponse; r != nil && r.Name == tools.SpawnWorker {
+			results = append(results, conversation.TextOf(r.Content))
+		}
+	}
+	if len(results) != 1 || !strings.Contains(results[0], "the worker may or may not have been started") {
+		t.Errorf("spawn_worker results: %q; want one saying the worker may or may not have started", results)
+	}
+	if workers, _, err := n.ListWorkers(ctx, parent.ID, "", "", 10); err != nil || len(workers) != 1 {
+		t.Errorf("workers: %d, %v; want the one the tries made", len(workers), err)
+	}
+}

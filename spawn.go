@@ -54,7 +54,11 @@ func (n *Node) Spawn(ctx context.Context, parent tools.Caller, recipe, task stri
 	wait := spawnRetryWait
 	for attempt := 1; ; attempt++ {
 		id, err := create()
-		if err == nil || !store.Unavailable(err) || attempt == spawnAttempts {
+		if err != nil && store.Unavailable(err) && attempt == spawnAttempts {
+			return "", fmt.Errorf("spawn_worker: Redis could not be reached just now, so the worker may or may not have "+
+				"been started (if it was, its result will reach your inbox): %w", err)
+		}
+		if err == nil || !store.Unavailable(err) {
 			return id, err
 		}
 		select {
