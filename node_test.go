@@ -2194,9 +2194,6 @@ func TestNodeWaitsForReplicas(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	master := testutil.StartRedis(t)
-	if err := master.Client(t).ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err(); err != nil {
-		t.Fatal(err)
-	}
 	replica := testutil.StartRedisWith(t, redisserver.Options{ReplicaOf: master.Addr})
 	rdb := master.Client(t)
 	if err := rdb.Set(ctx, "sync", "1", 0).Err(); err != nil {

@@ -20,11 +20,6 @@ func TestWaitReplicas(t *testing.T) {
 	ctx := context.Background()
 	master := testutil.StartRedis(t)
 	primary := master.Client(t)
-	// The first sync at once, not after the default 5 s wait for more
-	// replicas.
-	if err := primary.ConfigSet(ctx, "repl-diskless-sync-delay", "0").Err(); err != nil {
-		t.Fatal(err)
-	}
 	replica := testutil.StartRedisWith(t, redisserver.Options{ReplicaOf: master.Addr})
 	// The replica is in sync once it acknowledges a write.
 	if err := primary.Set(ctx, "sync", "1", 0).Err(); err != nil {

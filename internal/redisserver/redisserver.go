@@ -98,8 +98,10 @@ func Start(opts Options) (*Server, error) {
 			}
 			args = append(args, "--save", "", "--appendonly", appendOnly, "--appendfsync", "everysec")
 		}
+		// A replica's first sync starts at once (by default a master waits
+		// 5 s for more replicas to share it).
 		args = append(append(args, replicaOf...), "--port", port, "--bind", "127.0.0.1", "--dir", dir,
-			"--logfile", "", "--daemonize", "no")
+			"--logfile", "", "--daemonize", "no", "--repl-diskless-sync-delay", "0")
 		return args, readyLine, nil
 	})
 	if err != nil {
