@@ -868,12 +868,19 @@ func TestInboxLimitAtTheNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 { // 10:00 is stored, 11:00 finds the inbox full
-		clock.Add(time.Hour)
+	fire := func(after time.Duration) {
+		t.Helper()
+		clock.Add(after)
 		if k, err := n.FireDueTimers(ctx); err != nil || k != 1 {
 			t.Fatalf("FireDueTimers = %d, %v; want 1", k, err)
 		}
 	}
+	fire(30 * time.Minute) // 10:00: the hourly tick is stored
+	if _, _, err := n.ScheduleWakeup(ctx, tools.Caller{ProcessID: rec.ID}, tools.Wakeup{In: 30 * time.Minute, Message: "half past"}); err != nil {
+		t.Fatal(err)
+	}
+	fire(30 * time.Minute) // 10:30: the one-shot finds the inbox full
+	fire(30 * time.Minute) // 11:00: the hourly tick joins the one waiting
 	if timers, err := n.Store().Timers(ctx, rec.ID); err != nil || len(timers) != 1 || !timers[0].Due.Equal(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)) {
 		t.Errorf("timers = %+v, %v; want the timer moved on to 12:00", timers, err)
 	}

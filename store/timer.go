@@ -189,10 +189,12 @@ func (s *Store) DueTimers(ctx context.Context, now time.Time, limit int) ([]Time
 // t scheduled at t.Due (nobody fired or moved it) rearms it at next, or
 // removes it when next is zero, and posts a schedule message (from
 // "timer:<id>", content t.Message) with Post's semantics, in one atomic
-// step; it returns fired=true. A timer of a process that is gone, DONE or
-// FAILED is removed and not fired. A timer whose process's inbox is full
-// fires and moves on, but its message is dropped: it returns fired=true
-// and an error wrapping ErrInboxFull.
+// step; it returns fired=true. While the message of t's last firing still
+// waits in the inbox, no other is posted: the process reads one tick, not
+// one per firing it slept through. A timer of a process that is gone, DONE
+// or FAILED is removed and not fired. A timer whose process's inbox is
+// full fires and moves on, but its message is dropped: it returns
+// fired=true and an error wrapping ErrInboxFull.
 func (s *Store) FireTimer(ctx context.Context, t Timer, next time.Time) (fired bool, err error) {
 	if err := t.validate(); err != nil {
 		return false, fmt.Errorf("store: fire timer: %w", err)
@@ -217,5 +219,5 @@ func (s *Store) FireTimer(ctx context.Context, t Timer, next time.Time) (fired b
 	if status == "FULL" {
 		return true, fmt.Errorf("store: fire timer %s: tick dropped: %w", t.ID, &InboxFullError{PID: t.PID, Limit: s.cfg.InboxLimit})
 	}
-	return status == "FIRED", nil
+	return status == "FIRED" || status == "WAITING", nil
 }

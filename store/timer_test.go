@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -235,5 +236,48 @@ func TestPutTimerOnce(t *testing.T) {
 	e.putTimer(t, once) // PutTimer: the caller means it
 	if timers, _ := e.s.Timers(e.ctx, "p1"); len(timers) != 2 {
 		t.Errorf("PutTimer of the fired one-shot: %d timers, want it armed again", len(timers))
+	}
+}
+
+// A recurring timer whose last tick still waits in the inbox (its process
+// waits for the user: ticks do not wake a BLOCKED process) does not queue
+// another: the process reads one tick, not one per hour it slept through.
+// Another timer's tick is its own; once the tick is drained, the next
+// firing posts again.
+func TestTimerTicksWhileWaiting(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.processIn(t, "p1", lifecycle.Blocked)
+	due := t0.Add(time.Minute)
+	hourly := store.Timer{ID: "hourly", PID: "p1", Cron: "0 * * * *", Message: "hourly check", Due: due}
+	e.putTimer(t, hourly)
+	fire := func(tm store.Timer, at time.Time) store.Timer {
+		t.Helper()
+		tm.Due = at
+		fired, err := e.s.FireTimer(e.ctx, tm, at.Add(time.Hour))
+		if err != nil || !fired {
+			t.Fatalf("FireTimer(%s at %s) = %v, %v; want fired", tm.ID, at, fired, err)
+		}
+		return tm
+	}
+	for i := range 3 {
+		fire(hourly, due.Add(time.Duration(i)*time.Hour))
+	}
+	if got := e.inbox(t, "p1"); !slices.Equal(got, []string{"hourly check"}) {
+		t.Fatalf("inbox after three hourly firings: %q; want one tick", got)
+	}
+	daily := store.Timer{ID: "daily", PID: "p1", Cron: "0 9 * * *", Message: "daily report", Due: due}
+	e.putTimer(t, daily)
+	fire(daily, due)
+	if got := e.inbox(t, "p1"); !slices.Equal(got, []string{"hourly check", "daily report"}) {
+		t.Fatalf("inbox after another timer fired: %q; want its tick too", got)
+	}
+
+	e.post(t, "p1", user("back"))
+	c := e.claim(t, "p1", "t1")
+	e.commit(t, c, lifecycle.AwaitUser)
+	fire(hourly, due.Add(3*time.Hour))
+	if got := e.inbox(t, "p1"); !slices.Equal(got, []string{"hourly check"}) {
+		t.Errorf("inbox after the drain and a firing: %q; want a new tick", got)
 	}
 }

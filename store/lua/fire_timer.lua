@@ -7,8 +7,14 @@
 -- A one-shot timer that fires is noted in the process's idempotency hash
 -- ('fired:' .. id) for that ttl, so that a put of it made again (a resumed
 -- turn's schedule_wakeup) does not arm it twice.
--- Returns {'FIRED', message id}, {'FULL'} (fired, but the inbox was full:
--- the tick is dropped), {'NOTDUE'} or {'GONE'}.
+-- A tick whose timer's last tick still waits in the inbox joins it instead
+-- of queueing behind it: a process that waits for its user (schedule
+-- messages do not wake a BLOCKED one) would otherwise find one per firing
+-- when the user comes back. The last tick's message id is kept in the
+-- idempotency hash ('tick:' .. id), for that ttl.
+-- Returns {'FIRED', message id}, {'WAITING', message id} (fired, and its
+-- last tick is still in the inbox), {'FULL'} (fired, but the inbox was
+-- full: the tick is dropped), {'NOTDUE'} or {'GONE'}.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[5]
 local member = p.pid .. '|' .. id
@@ -31,6 +37,10 @@ else
   redis.call('ZADD', TIMERS, ARGV[7], member)
   redis.call('HSET', p.timers, id, ARGV[8])
 end
+local last = redis.call('HGET', p.idem, 'tick:' .. id)
+if last and #redis.call('XRANGE', p.inbox, last, last) > 0 then return {'WAITING', last} end
 local status, msg = post(p, 'schedule', ARGV[9], ARGV[10], ARGV[11], '', 0, tonumber(ARGV[12]))
 if status == 'FULL' then return {'FULL'} end
+redis.call('HSET', p.idem, 'tick:' .. id, msg)
+redis.call('PEXPIRE', p.idem, ARGV[13])
 return {'FIRED', msg}
