@@ -2050,16 +2050,7 @@ func spawnOnce(t *testing.T, drop *dropScript) {
 	if err != nil || len(workers) != 1 {
 		t.Fatalf("the parent's workers: %d, %v; want one", len(workers), err)
 	}
-	evs, err := n.Store().Log(ctx, parent.ID, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var results []string
-	for _, e := range evs {
-		if r := e.ToolCallResponse; r != nil && r.Name == tools.SpawnWorker {
-			results = append(results, conversation.TextOf(r.Content))
-		}
-	}
+	results := toolResults(t, n, parent.ID, tools.SpawnWorker)
 	if len(results) != 1 || !strings.HasPrefix(results[0], "Started worker "+workers[0].ID+" ") {
 		t.Errorf("spawn_worker results in the parent's log: %q; want one, starting worker %s", results, workers[0].ID)
 	}
@@ -2100,16 +2091,7 @@ turns:
 	if err != nil || len(timers) != 1 {
 		t.Fatalf("timers: %+v, %v; want one", timers, err)
 	}
-	evs, err := n.Store().Log(ctx, rec.ID, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var results []string
-	for _, e := range evs {
-		if r := e.ToolCallResponse; r != nil && r.Name == tools.ScheduleWakeup {
-			results = append(results, conversation.TextOf(r.Content))
-		}
-	}
+	results := toolResults(t, n, rec.ID, tools.ScheduleWakeup)
 	if len(results) != 1 || !strings.HasPrefix(results[0], "Wakeup "+timers[0].ID+" scheduled") {
 		t.Errorf("schedule_wakeup results: %q; want one naming timer %s", results, timers[0].ID)
 	}
@@ -2175,16 +2157,7 @@ func TestSpawnBeyondTheOwnerLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.wait(t, "the parent's turn", func(r store.Record) bool { return r.ID == parent.ID })
-	evs, err := n.Store().Log(ctx, parent.ID, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var results []string
-	for _, e := range evs {
-		if r := e.ToolCallResponse; r != nil && r.Name == tools.SpawnWorker && r.IsError {
-			results = append(results, conversation.TextOf(r.Content))
-		}
-	}
+	results := toolResults(t, n, parent.ID, tools.SpawnWorker)
 	if len(results) != 1 || !strings.Contains(results[0], "spawn_worker refused: the user this process works for has the most processes the server allows (1;") {
 		t.Errorf("spawn_worker errors: %q; want the refusal, saying the limit", results)
 	}
@@ -2255,20 +2228,28 @@ func TestSpawnThatCannotBeConfirmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.wait(t, "the parent's turn", func(r store.Record) bool { return r.ID == parent.ID })
-	evs, err := n.Store().Log(ctx, parent.ID, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var results []string
-	for _, e := range evs {
-		if r := e.ToolCallResponse; r != nil && r.Name == tools.SpawnWorker {
-			results = append(results, conversation.TextOf(r.Content))
-		}
-	}
+	results := toolResults(t, n, parent.ID, tools.SpawnWorker)
 	if len(results) != 1 || !strings.Contains(results[0], "the worker may or may not have been started") {
 		t.Errorf("spawn_worker results: %q; want one saying the worker may or may not have started", results)
 	}
 	if workers, _, err := n.ListWorkers(ctx, parent.ID, "", "", 10); err != nil || len(workers) != 1 {
 		t.Errorf("workers: %d, %v; want the one the tries made", len(workers), err)
 	}
+}
+
+// toolResults returns the texts of the results of tool in the log of
+// process pid, in order.
+func toolResults(t *testing.T, n *Node, pid, tool string) []string {
+	t.Helper()
+	evs, err := n.Store().Log(context.Background(), pid, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, e := range evs {
+		if r := e.ToolCallResponse; r != nil && r.Name == tool {
+			results = append(results, conversation.TextOf(r.Content))
+		}
+	}
+	return results
 }

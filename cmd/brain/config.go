@@ -164,30 +164,9 @@ var settings = []setting{
 		c.RetainFinished = d
 		return nil
 	}},
-	{name: "inbox-limit", usage: fmt.Sprintf("`N`: the most messages a process's inbox holds; beyond it user and operator messages are refused (429 inbox_full) and timer ticks dropped, never a worker's result (default %d; 0: no limit)", store.DefaultInboxLimit), set: func(c *serveConfig, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("want a whole number of messages, or 0 for no limit (got %q)", v)
-		}
-		c.InboxLimit = n
-		return nil
-	}},
-	{name: "wait-replicas", usage: "`N`: answer every write to Redis once N replicas have it (Redis WAIT, up to 1s), so that a failover loses nothing answered; a write they do not take in time fails as when Redis is unavailable (503; retried) (default 0: wait for none)", set: func(c *serveConfig, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("want a whole number of replicas, or 0 to wait for none (got %q)", v)
-		}
-		c.WaitReplicas = n
-		return nil
-	}},
-	{name: "max-processes-per-owner", usage: "`N`: the most processes one user may have, workers and finished ones included until deleted; beyond it a create is refused (429 process_limit) (default 0: no limit)", set: func(c *serveConfig, v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("want a whole number of processes, or 0 for no limit (got %q)", v)
-		}
-		c.MaxProcessesPerOwner = n
-		return nil
-	}},
+	{name: "inbox-limit", usage: fmt.Sprintf("`N`: the most messages a process's inbox holds; beyond it user and operator messages are refused (429 inbox_full) and timer ticks dropped, never a worker's result (default %d; 0: no limit)", store.DefaultInboxLimit), set: setCount(func(c *serveConfig) *int { return &c.InboxLimit }, "messages", "no limit")},
+	{name: "wait-replicas", usage: "`N`: answer every write to Redis once N replicas have it (Redis WAIT, up to 1s), so that a failover loses nothing answered; a write they do not take in time fails as when Redis is unavailable (503; retried) (default 0: wait for none)", set: setCount(func(c *serveConfig) *int { return &c.WaitReplicas }, "replicas", "none")},
+	{name: "max-processes-per-owner", usage: "`N`: the most processes one user may have, workers and finished ones included until deleted; beyond it a create is refused (429 process_limit) (default 0: no limit)", set: setCount(func(c *serveConfig) *int { return &c.MaxProcessesPerOwner }, "processes", "no limit")},
 	{name: "max-log-events", usage: fmt.Sprintf("`N`: the most events a process's log keeps in Redis when its recipe sets no limits.max_log_events; a turn's commit deletes older ones for good (default 0: keep every event; else at least %d)", recipes.MinLogEvents), set: func(c *serveConfig, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n != 0 && (n < recipes.MinLogEvents || n > recipes.MaxLogEvents) {
@@ -214,6 +193,20 @@ func parseRetention(v string) (time.Duration, error) {
 		return 0, bad
 	}
 	return d, nil
+}
+
+// setCount is the set of a setting that is a whole number of what, 0
+// meaning zero ("no limit", say): the value goes to the field that field
+// returns.
+func setCount(field func(*serveConfig) *int, what, zero string) func(*serveConfig, string) error {
+	return func(c *serveConfig, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number of %s, or 0 for %s (got %q)", what, zero, v)
+		}
+		*field(c) = n
+		return nil
+	}
 }
 
 // setSize is the set of a size setting: parseSize's value goes to the

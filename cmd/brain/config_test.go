@@ -483,7 +483,7 @@ func TestLoadServeConfigErrors(t *testing.T) {
 				`BRAIN_INBOX_LIMIT="-5": want a whole number of messages, or 0 for no limit`,
 				`BRAIN_MAX_LOG_EVENTS="50": want 0 to keep every event, or a whole number of events from 100 to 100000000`,
 				`BRAIN_MAX_PROCESSES_PER_OWNER="-1": want a whole number of processes, or 0 for no limit`,
-				`BRAIN_WAIT_REPLICAS="some": want a whole number of replicas, or 0 to wait for none`},
+				`BRAIN_WAIT_REPLICAS="some": want a whole number of replicas, or 0 for none`},
 		},
 		{
 			name: "bad flag",
