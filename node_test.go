@@ -1598,8 +1598,19 @@ turns:
 		t.Fatalf("WAIT for the replica: %d, %v", got, err)
 	}
 
-	if err := sentinel.Client(t).Do(ctx, "SENTINEL", "FAILOVER", redisserver.SentinelMaster).Err(); err != nil {
-		t.Fatal(err)
+	// The sentinel refuses to fail over (NOGOODSLAVE) until its last word
+	// from the replica says the replica is in sync, which it asks for
+	// every few seconds.
+	deadline := time.Now().Add(waitTimeout)
+	for tick := time.NewTicker(100 * time.Millisecond); ; <-tick.C {
+		err := sentinel.Client(t).Do(ctx, "SENTINEL", "FAILOVER", redisserver.SentinelMaster).Err()
+		if err == nil {
+			tick.Stop()
+			break
+		}
+		if !redis.HasErrorPrefix(err, "NOGOODSLAVE") || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
 	}
 	awaitSentinel(t, events, "+switch-master")
 	// Until the old master is made a replica, a client that has not yet
@@ -1608,7 +1619,7 @@ turns:
 	// Once it is, such a write is refused; the node's client has switched
 	// when it finds a master.
 	awaitSentinel(t, events, "+convert-to-slave")
-	deadline := time.Now().Add(waitTimeout)
+	deadline = time.Now().Add(waitTimeout)
 	for tick := time.NewTicker(10 * time.Millisecond); ; <-tick.C {
 		role, err := rdb.Do(ctx, "ROLE").Slice()
 		if err == nil && len(role) > 0 && role[0] == "master" {
