@@ -2264,3 +2264,114 @@ func toolResults(t *testing.T, n *Node, pid, tool string) []string {
 	}
 	return results
 }
+
+// Trimmed logs across nodes that keep them: processes whose recipe keeps
+// 100 events take their turns on any of three nodes, so a node's kept log
+// is often older than the log's last trim. Every model call must still be
+// shown its process's messages in order, without a gap or a repeat, and
+// each message must be in the log once.
+func TestTrimmedLogsAcrossNodes(t *testing.T) {
+	t.Parallel()
+	const processes, messages = 4, 30
+	model := script(t, `
+turns:
+  - rounds:
+      - calls: [{name: tell_user, args: {message: "Looking."}}]
+      - calls: [{name: respond, args: {message: "Found it.", awaiting_user_input: true}}]
+`)
+	redisSrv := testutil.StartRedis(t)
+	c := newCommits()
+	for _, id := range []string{"a", "b", "c"} {
+		startNode(t, Config{Redis: redisSrv.Client(t), NodeID: id, Models: map[string]llm.Model{"default": model},
+			OnCommit: c.add, Concurrency: 2})
+	}
+	n := startNode(t, Config{Redis: redisSrv.Client(t), NodeID: "d", Models: map[string]llm.Model{"default": model}, OnCommit: c.add})
+	ctx := context.Background()
+	pids := make([]string, processes)
+	for p := range pids {
+		rec, err := n.Create(ctx, NewProcess{Recipe: "brief", Input: fmt.Sprintf("p%d message 0", p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids[p] = rec.ID
+	}
+	answered := func(pid string, turns int) func(store.Record) bool {
+		return func(store.Record) bool {
+			k := 0
+			for _, r := range c.records() {
+				if r.ID == pid {
+					k++
+				}
+			}
+			return k >= turns
+		}
+	}
+	for i := 1; i <= messages; i++ {
+		for p, pid := range pids {
+			c.wait(t, fmt.Sprintf("p%d's answer %d", p, i-1), answered(pid, i))
+			if _, err := n.Send(ctx, pid, "user:ada", fmt.Sprintf("p%d message %d", p, i), ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, pid := range pids {
+		c.wait(t, "the last answers", answered(pid, messages+1))
+	}
+
+	trimmed := 0
+	for p, pid := range pids {
+		rec, err := n.Get(ctx, pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Trimmed > 0 {
+			trimmed++
+		}
+		seen := map[string]bool{}
+		for _, e := range mustLog(t, n, pid) {
+			if m := e.InboxMessage; m != nil {
+				if seen[m.Content] {
+					t.Errorf("p%d: %q twice in the log", p, m.Content)
+				}
+				seen[m.Content] = true
+			}
+		}
+	}
+	if trimmed == 0 {
+		t.Fatal("no log was trimmed: the test shows nothing")
+	}
+	for k, req := range model.Requests() {
+		var shown []int
+		proc := -1
+		for _, m := range req.Messages {
+			if m.Role != conversation.MessageUser {
+				continue
+			}
+			for _, b := range m.Content {
+				var p, i int
+				if _, err := fmt.Sscanf(b.Text, "p%d message %d", &p, &i); err == nil {
+					if proc >= 0 && p != proc {
+						t.Fatalf("call %d shows messages of p%d and p%d", k, proc, p)
+					}
+					proc = p
+					shown = append(shown, i)
+				}
+			}
+		}
+		for j := 1; j < len(shown); j++ {
+			if shown[j] != shown[j-1]+1 {
+				t.Fatalf("call %d (p%d) shows messages %v: a gap or a repeat", k, proc, shown)
+			}
+		}
+	}
+}
+
+// mustLog returns the whole log of process pid.
+func mustLog(t *testing.T, n *Node, pid string) []conversation.Event {
+	t.Helper()
+	evs, err := n.Log(context.Background(), pid, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
