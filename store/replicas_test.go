@@ -3,8 +3,11 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/engine-brain/brain/internal/redisserver"
 	"github.com/engine-brain/brain/internal/testutil"
@@ -53,5 +56,24 @@ func TestWaitReplicas(t *testing.T) {
 	}
 	if _, err := store.New(primary, store.Config{WaitReplicas: -1}); err == nil {
 		t.Error("WaitReplicas -1: no error")
+	}
+
+	// The scripts run as EVAL scripts (an ACL user without functions) wait
+	// the same way.
+	acl := []any{"ACL", "SETUSER", "evaler", "on", ">secret", "~*", "&*", "+@all", "-fcall", "-function"}
+	if err := primary.Do(ctx, acl...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	evaler := redis.NewClient(&redis.Options{Addr: master.Addr, Username: "evaler", Password: "secret"})
+	t.Cleanup(func() { _ = evaler.Close() })
+	for replicas, want := range map[int]error{1: nil, 2: store.ErrNotReplicated} {
+		s, err := store.New(evaler, store.Config{WaitReplicas: replicas, WaitTimeout: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("e%d", replicas)
+		if _, err := s.Create(ctx, store.NewProcess{ID: id, Recipe: "r", Engine: engine}); !errors.Is(err, want) {
+			t.Errorf("an EVAL create waiting for %d replicas: %v, want %v", replicas, err, want)
+		}
 	}
 }
