@@ -11,14 +11,20 @@
 //	                            queued ("1"; "0" or absent when not), fence
 //	                            (token counter), metadata (JSON), turn,
 //	                            turn_at, wake, tokens_in, tokens_out (what its
-//	                            model calls used; absent before any)
+//	                            model calls used; absent before any), trimmed
+//	                            (events commits removed from the log; absent
+//	                            before any)
 //	brain:{pid}:inbox   stream  pending messages: kind, from, content, at (unix ms)
 //	brain:{pid}:events  stream  the log: e = JSON of a conversation.Event; the
 //	                            entry id is the event's ID; it only grows
-//	                            (a claim knows nobody wrote after it by
-//	                            its length)
+//	                            while a claim holds the lease (a claim knows
+//	                            nobody wrote after it by its length): only a
+//	                            commit trims it, to Claim.KeepEvents
 //	brain:{pid}:lease   string  "<node>|<token>", PX = the lease TTL
-//	brain:{pid}:idem    hash    idempotency key -> inbox message id (24h)
+//	brain:{pid}:idem    hash    idempotency key -> inbox message id (24h);
+//	                            also "fired:<timer>" (a one-shot timer fired,
+//	                            PutTimerOnce) and "tick:<timer>" (the message
+//	                            id of the timer's last tick, FireTimer)
 //	brain:{pid}:timers  hash    timer id -> JSON spec
 //	brain:{pid}:workers zset    worker pid -> created_at ms: the workers it
 //	                            started, deleted with it (Delete)
@@ -82,7 +88,13 @@
 // Delete removes a process's keys and index entries in one script, refused
 // while a turn holds the lease; DeleteFinished does it for the DONE and
 // FAILED processes unchanged since a cutoff. Nothing else deletes a
-// process: the log of one that is kept only grows.
+// process: the log of one that is kept only grows, unless its turns'
+// commits trim it (Claim.KeepEvents).
+//
+// # Replicas
+//
+// With Config.WaitReplicas, every pipeline of scripts ends with WAIT, and a
+// write the replicas did not take in time fails with ErrNotReplicated.
 //
 // # Redis Cluster
 //
@@ -90,7 +102,7 @@
 // touch global keys — the wake streams, the state index, the timer index,
 // a parent's keys — reach keys outside their slot (some built inside the
 // script). They are correct on a single Redis (or a primary with
-// replicas), not on Redis Cluster yet.
+// replicas), not on Redis Cluster, which brain serve refuses.
 //
 // # What it must not know
 //
