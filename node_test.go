@@ -2043,15 +2043,9 @@ func TestRecoveredSpawnFindsItsWorker(t *testing.T) {
 func spawnOnce(t *testing.T, drop *dropScript) {
 	rdb := testutil.Redis(t)
 	rdb.AddHook(drop)
-	c := newCommits()
-	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": script(t, delegation)},
-		Recipes: recipes.Builtin(), OnCommit: c.add, LeaseTTL: 500 * time.Millisecond})
+	n, parent := delegating(t, Config{Redis: rdb, LeaseTTL: 500 * time.Millisecond},
+		func(r store.Record) bool { return r.Status.State == lifecycle.Blocked })
 	ctx := context.Background()
-	parent, err := n.Create(ctx, NewProcess{Recipe: "arthur", Input: "count the rows", Owner: "ada"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.wait(t, "the parent to answer", func(r store.Record) bool { return r.ID == parent.ID && r.Status.State == lifecycle.Blocked })
 	select {
 	case <-drop.dropped:
 	default:
@@ -2159,15 +2153,8 @@ func TestScheduleAgainAfterTheTimerFired(t *testing.T) {
 // model is told why and what to do instead.
 func TestSpawnBeyondTheOwnerLimit(t *testing.T) {
 	t.Parallel()
-	c := newCommits()
-	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": script(t, delegation)},
-		Recipes: recipes.Builtin(), OnCommit: c.add, OwnerLimit: 1})
+	n, parent := delegating(t, Config{Redis: testutil.Redis(t), OwnerLimit: 1}, func(store.Record) bool { return true })
 	ctx := context.Background()
-	parent, err := n.Create(ctx, NewProcess{Recipe: "arthur", Input: "count the rows", Owner: "ada"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.wait(t, "the parent's turn", func(r store.Record) bool { return r.ID == parent.ID })
 	results := toolResults(t, n, parent.ID, tools.SpawnWorker)
 	if len(results) != 1 || !strings.Contains(results[0], "spawn_worker refused: the user this process works for has the most processes the server allows (1;") {
 		t.Errorf("spawn_worker errors: %q; want the refusal, saying the limit", results)
@@ -2185,14 +2172,8 @@ func TestNodeWaitsForReplicas(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	master := testutil.StartRedis(t)
-	replica := testutil.StartRedisWith(t, redisserver.Options{ReplicaOf: master.Addr})
+	replica := testutil.StartReplica(t, master)
 	rdb := master.Client(t)
-	if err := rdb.Set(ctx, "sync", "1", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := rdb.Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
-		t.Fatalf("the replica is not in sync: %d, %v", n, err)
-	}
 	model := script(t, `
 turns:
   - rounds: [{calls: [{name: respond, args: {message: "noted"}}]}]
@@ -2230,15 +2211,8 @@ func TestSpawnThatCannotBeConfirmed(t *testing.T) {
 	rdb := testutil.Redis(t)
 	drop := &dropScript{suffix: "_create", with: "marvin-worker", sent: true, all: true, dropped: make(chan struct{})}
 	rdb.AddHook(drop)
-	c := newCommits()
-	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": script(t, delegation)},
-		Recipes: recipes.Builtin(), OnCommit: c.add})
+	n, parent := delegating(t, Config{Redis: rdb}, func(store.Record) bool { return true })
 	ctx := context.Background()
-	parent, err := n.Create(ctx, NewProcess{Recipe: "arthur", Input: "count the rows", Owner: "ada"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.wait(t, "the parent's turn", func(r store.Record) bool { return r.ID == parent.ID })
 	results := toolResults(t, n, parent.ID, tools.SpawnWorker)
 	if len(results) != 1 || !strings.Contains(results[0], "the worker may or may not have been started") {
 		t.Errorf("spawn_worker results: %q; want one saying the worker may or may not have started", results)
@@ -2374,4 +2348,20 @@ func mustLog(t *testing.T, n *Node, pid string) []conversation.Event {
 		t.Fatal(err)
 	}
 	return evs
+}
+
+// delegating starts a node with cfg that plays the delegation script with
+// the built-in recipes, creates ada's arthur process with a task for a
+// worker, and waits until one of its commits satisfies until.
+func delegating(t *testing.T, cfg Config, until func(store.Record) bool) (*Node, store.Record) {
+	t.Helper()
+	c := newCommits()
+	cfg.Models, cfg.Recipes, cfg.OnCommit = map[string]llm.Model{"default": script(t, delegation)}, recipes.Builtin(), c.add
+	n := startNode(t, cfg)
+	parent, err := n.Create(context.Background(), NewProcess{Recipe: "arthur", Input: "count the rows", Owner: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the parent's turn", func(r store.Record) bool { return r.ID == parent.ID && until(r) })
+	return n, parent
 }

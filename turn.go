@@ -195,7 +195,8 @@ const maxHistoryPage = 4096
 // reads only what came after (a message's unblocking, the next turn's
 // start), not this turn's events back. A commit that trimmed the log (rec
 // is the record it left) drops the kept one, whose oldest events are gone
-// from the log: the next claim reads the log back.
+// from the log (the next claim reads the log back), and is counted in the
+// metrics.
 func (n *Node) keepTurn(claim *store.Claim, rec store.Record) {
 	if rec.Trimmed != claim.Record.Trimmed {
 		n.cfg.Metrics.observeTrim(claim, rec)

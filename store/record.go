@@ -110,11 +110,14 @@ func (r *Record) setStatus(h map[string]string) error {
 	// Tokens (none before the first turn that reported some) and trimmed
 	// events (none before the first trim) may be missing.
 	r.Tokens, r.Trimmed = Tokens{}, 0
-	for field, n := range map[string]*int64{"tokens_in": &r.Tokens.Input, "tokens_out": &r.Tokens.Output, "trimmed": &r.Trimmed} {
-		if h[field] == "" {
+	for _, f := range [...]struct {
+		name string
+		n    *int64
+	}{{"tokens_in", &r.Tokens.Input}, {"tokens_out", &r.Tokens.Output}, {"trimmed", &r.Trimmed}} {
+		if h[f.name] == "" {
 			continue
 		}
-		if *n, err = number(r.ID, h, field); err != nil {
+		if *f.n, err = number(r.ID, h, f.name); err != nil {
 			return err
 		}
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/engine-brain/brain/internal/redisserver"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/store"
 )
@@ -23,14 +22,7 @@ func TestWaitReplicas(t *testing.T) {
 	ctx := context.Background()
 	master := testutil.StartRedis(t)
 	primary := master.Client(t)
-	replica := testutil.StartRedisWith(t, redisserver.Options{ReplicaOf: master.Addr})
-	// The replica is in sync once it acknowledges a write.
-	if err := primary.Set(ctx, "sync", "1", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := primary.Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
-		t.Fatalf("the replica is not in sync: %d, %v", n, err)
-	}
+	replica := testutil.StartReplica(t, master)
 	s, err := store.New(primary, store.Config{WaitReplicas: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@
 package testutil
 
 import (
+	"context"
 	"errors"
 	"os"
 	"testing"
@@ -41,6 +42,22 @@ func StartRedis(t testing.TB) *RedisServer {
 func StartRedisWith(t testing.TB, opts redisserver.Options) *RedisServer {
 	t.Helper()
 	return start(t, func() (*redisserver.Server, error) { return redisserver.Start(opts) })
+}
+
+// StartReplica starts a redis-server for this test as a replica of
+// master, and returns once it is in sync: it has acknowledged a write.
+func StartReplica(t testing.TB, master *RedisServer) *RedisServer {
+	t.Helper()
+	replica := StartRedisWith(t, redisserver.Options{ReplicaOf: master.Addr})
+	ctx := context.Background()
+	rdb := master.Client(t)
+	if err := rdb.Set(ctx, "testutil:sync", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := rdb.Do(ctx, "WAIT", 1, 10000).Int(); err != nil || n != 1 {
+		t.Fatalf("testutil: the replica is not in sync: %d, %v", n, err)
+	}
+	return replica
 }
 
 // start starts a server for this test with run; see Redis.
