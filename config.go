@@ -51,6 +51,13 @@ type Config struct {
 	// Shards is the number of wake queue shards per engine (default 4);
 	// every node sharing a Redis must use the same number.
 	Shards int
+	// AffinityWait is how long a wake waits for its home node (the node
+	// its wake stream is home to, store.HomeStreams) before a node with a
+	// free slot takes it (default 25ms; negative: no affinity, every node
+	// takes any wake at once). A process's wakes then keep reaching the
+	// node that ran its last turn and keeps its log, so that its claims
+	// read only what is new, while that node has room for them.
+	AffinityWait time.Duration
 	// HistoryCache is how many processes' logs the node keeps in memory,
 	// with what the model is shown of them, so that a turn reads and
 	// converts only the new part of its log (default 1024; -1 keeps none).
@@ -135,6 +142,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Shards == 0 {
 		c.Shards = 4
+	}
+	if c.AffinityWait == 0 {
+		c.AffinityWait = 25 * time.Millisecond
 	}
 	if c.HistoryCache == 0 {
 		c.HistoryCache = 1024

@@ -31,6 +31,7 @@ type Metrics struct {
 	refused      *prometheus.CounterVec
 	recipeTokens *prometheus.CounterVec
 	trimmed      *prometheus.CounterVec
+	histories    *prometheus.CounterVec
 }
 
 // NewMetrics registers a node's metrics on reg.
@@ -82,12 +83,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "brain_log_trimmed_events_total",
 			Help: "Events deleted from the start of process logs by turns' commits, by recipe: logs that outgrew their recipe's limits.max_log_events.",
 		}, []string{"recipe"}),
+		histories: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_turn_histories_total",
+			Help: "Turns by where their conversation came from: kept (the node kept the process's log and read only what is new) or read_back (read from Redis, as far back as a model call is shown: a new process, one the node had not run, or a log it no longer kept). Many read_back: the node keeps too few logs for the processes it runs (HistoryCache, HistoryBytes).",
+		}, []string{"source"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "brain_inbox_refused_messages_total",
 			Help: "Messages not stored because their process's inbox was full (the inbox limit), by kind: user and operator posts were refused, schedule ticks dropped.",
 		}, []string{"kind"}),
 	}
-	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens, m.trimmed)
+	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens, m.trimmed, m.histories)
 	return m
 }
 
@@ -148,6 +153,13 @@ func (m *Metrics) observeClaim(claim *store.Claim) {
 		}
 	}
 	m.drained.Observe(float64(drained))
+}
+
+// history counts a turn whose history came from source: kept or read_back.
+func (m *Metrics) history(source string) {
+	if m != nil {
+		m.histories.WithLabelValues(source).Inc()
+	}
 }
 
 // inboxFull counts a message of kind its full inbox did not take.

@@ -33,6 +33,8 @@ type Node struct {
 	mcp         *mcp.Pool
 	// histories keeps recent logs so that claims read only what is new.
 	histories *histories
+	// wakes reads the wake queue, the node's home streams first.
+	wakes *wakeReader
 
 	mu      sync.Mutex
 	started bool
@@ -73,6 +75,9 @@ func New(cfg Config) (*Node, error) {
 		work:   make(chan store.Wake, cfg.Concurrency),
 	}
 	n.histories = newHistories(cfg.HistoryCache, cfg.HistoryBytes)
+	if n.wakes, err = newWakeReader(st, cfg); err != nil {
+		return nil, fmt.Errorf("brain: %w", err)
+	}
 	n.leases = newLeaseKeeper(st, cfg.LeaseTTL)
 	catalog := tools.BuiltinCatalog()
 	catalog[tools.SpawnWorker] = tools.SpawnWorkerFactory(n)
@@ -110,6 +115,16 @@ func (n *Node) Start(ctx context.Context) error {
 	n.keeping.Go(func() { n.leases.run(leasesCtx) })
 	for range n.cfg.Concurrency {
 		n.turns.Go(n.runTurns)
+	}
+	if n.cfg.AffinityWait > 0 {
+		// Known to the others before the first read (and then every third
+		// of the TTL), so that wakes find their homes from the start.
+		beatCtx, cancel := context.WithTimeout(intakeCtx, min(n.cfg.LeaseTTL/3, time.Second))
+		if err := n.beat(beatCtx); err != nil {
+			n.log.Warn("noting the node as a wake reader failed; it reads every wake stream until it can", zap.Error(err))
+		}
+		cancel()
+		n.loop(intakeCtx, "noting the node as a wake reader", n.cfg.LeaseTTL/3, n.beat)
 	}
 	n.loop(intakeCtx, "wakes", 0, n.readWakes)
 	n.loop(intakeCtx, "takeovers", n.cfg.LeaseTTL/2, n.takeOver)
@@ -177,6 +192,13 @@ func (n *Node) Stop(ctx context.Context) error {
 
 	n.cancel()
 	n.intake.Wait()
+	if n.cfg.AffinityWait > 0 {
+		leaveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		if err := n.wakes.leave(leaveCtx); err != nil {
+			n.log.Warn("leaving the wake readers failed; until its last beat runs out, the others take the wakes of its streams only once they waited AffinityWait", zap.Error(err))
+		}
+		cancel()
+	}
 	close(n.work) // the workers finish what was handed to them and return
 	done := make(chan struct{})
 	go func() { n.turns.Wait(); close(done) }()
@@ -208,10 +230,14 @@ func (n *Node) readWakes(ctx context.Context) error {
 	if free == 0 {
 		return nil
 	}
-	wakes, err := n.store.ReadWakes(ctx, n.cfg.NodeID, n.cfg.Engines, free, time.Second)
+	wakes, err := n.wakes.read(ctx, free)
 	n.runWakes(ctx, free, wakes)
 	return err
 }
+
+// beat notes the node as a reader of its engines' wakes for a lease TTL
+// and updates its home streams.
+func (n *Node) beat(ctx context.Context) error { return n.wakes.beat(ctx, n.cfg.LeaseTTL) }
 
 // takeOver claims the wakes that dead nodes left pending.
 func (n *Node) takeOver(ctx context.Context) error {

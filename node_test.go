@@ -2255,11 +2255,14 @@ turns:
 `)
 	redisSrv := testutil.StartRedis(t)
 	c := newCommits()
+	// Without wake affinity, so that the processes' turns move between the
+	// nodes, which then keep stale logs.
 	for _, id := range []string{"a", "b", "c"} {
 		startNode(t, Config{Redis: redisSrv.Client(t), NodeID: id, Models: map[string]llm.Model{"default": model},
-			OnCommit: c.add, Concurrency: 2})
+			OnCommit: c.add, Concurrency: 2, AffinityWait: -1})
 	}
-	n := startNode(t, Config{Redis: redisSrv.Client(t), NodeID: "d", Models: map[string]llm.Model{"default": model}, OnCommit: c.add})
+	n := startNode(t, Config{Redis: redisSrv.Client(t), NodeID: "d", Models: map[string]llm.Model{"default": model}, OnCommit: c.add,
+		AffinityWait: -1})
 	ctx := context.Background()
 	pids := make([]string, processes)
 	for p := range pids {

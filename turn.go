@@ -110,6 +110,7 @@ func (n *Node) turnHistory(ctx context.Context, claim *store.Claim, kept *store.
 		if claim.Record.Trimmed != trimmed {
 			n.histories.forget(pid)
 		} else if history, omitted := n.histories.grow(pid, claim.HistoryAfter, claim.History, false); history != nil {
+			n.cfg.Metrics.history("kept")
 			return history, omitted, nil
 		}
 		if len(claim.Current) == 0 {
@@ -121,6 +122,7 @@ func (n *Node) turnHistory(ctx context.Context, claim *store.Claim, kept *store.
 	if err != nil {
 		return nil, false, err
 	}
+	n.cfg.Metrics.history("read_back")
 	history, _ = n.histories.grow(pid, "", history, omitted)
 	return history, omitted, nil
 }

@@ -37,6 +37,10 @@
 //	brain:timers        zset    "<pid>|<timer id>" -> due unix ms
 //	brain:libraries     zset    Lua library name -> when a node last said it
 //	                            uses it, unix ms (TendLibraries)
+//	brain:nodes:<engine> zset   node -> until when it reads the engine's
+//	                            wakes, unix ms (Beat): the members among
+//	                            which each wake stream has a home
+//	                            (HomeStreams)
 //
 // turn and turn_at name the process's current (or last) turn and the
 // stream id of its turn_start, so that a recovering claim resumes it

@@ -75,3 +75,6 @@ func validID(id string) bool {
 func newID() string {
 	return "p_" + strings.ToLower(rand.Text()[:16])
 }
+
+// isWakeStream reports whether key names a wake stream.
+func isWakeStream(key string) bool { return strings.HasPrefix(key, keyPrefix+"wake:") }

@@ -23,7 +23,7 @@ var luaFiles embed.FS
 // lifecycle subset and the key layout exist once on the Lua side.
 type scripts struct {
 	create, post, claim, checkpoint, renew, release, commit, transition,
-	list, putTimer, dueTimers, fireTimer, delete *script
+	list, putTimer, dueTimers, fireTimer, delete, steal *script
 }
 
 // prelude is the Lua every script starts with: the event templates as the
@@ -82,7 +82,7 @@ func luaString(s string) string {
 
 // names are the script files, in the order of the library's functions.
 var names = []string{"create", "post", "claim", "checkpoint", "renew", "release", "commit",
-	"transition", "list", "put_timer", "due_timers", "fire_timer", "delete"}
+	"transition", "list", "put_timer", "due_timers", "fire_timer", "delete", "steal"}
 
 func newScripts(t templates) *scripts {
 	pre := prelude(t)
@@ -110,6 +110,7 @@ func newScripts(t templates) *scripts {
 		dueTimers:  load("due_timers"),
 		fireTimer:  load("fire_timer"),
 		delete:     load("delete"),
+		steal:      load("steal"),
 	}
 }
 

@@ -41,6 +41,10 @@ func aTurn(t *testing.T, s *Store) {
 	if _, _, err := s.Post(ctx, "p1", Message{Kind: conversation.KindUser, From: "user:alice", Content: "again"}); err != nil {
 		t.Fatalf("Post: %v", err)
 	}
+	streams, _ := s.wakeStreams([]string{"chat"})
+	if wakes, err := s.StealWakes(ctx, "n2", streams, 0, 10); err != nil || len(wakes) != 1 || wakes[0].PID != "p1" {
+		t.Fatalf("StealWakes = %v, %v; want the wake of the second message", wakes, err)
+	}
 }
 
 func libraries(t *testing.T, rdb *redis.Client) []string {

@@ -97,12 +97,17 @@ func (s *Store) ReadWakes(ctx context.Context, node string, engines []string, co
 	if block <= 0 {
 		return nil, fmt.Errorf("store: read wakes: block must be positive (got %s)", block)
 	}
-	if node == "" {
-		return nil, errors.New("store: read wakes: node is empty")
-	}
 	streams, err := s.wakeStreams(engines)
 	if err != nil {
 		return nil, fmt.Errorf("store: read wakes: %w", err)
+	}
+	return s.readWakes(ctx, node, streams, count, block)
+}
+
+// readWakes is ReadWakes over streams.
+func (s *Store) readWakes(ctx context.Context, node string, streams []string, count int, block time.Duration) ([]Wake, error) {
+	if node == "" {
+		return nil, errors.New("store: read wakes: node is empty")
 	}
 	perStream := (max(count, 1) + len(streams) - 1) / len(streams)
 	args := make([]string, 0, 2*len(streams))
