@@ -53,7 +53,7 @@ type Config struct {
 	Shards int
 	// AffinityWait is how long a wake waits for its home node (the node
 	// its wake stream is home to, store.HomeStreams) before a node with a
-	// free slot takes it (default 25ms; negative: no affinity, every node
+	// free slot takes it (default DefaultAffinityWait; negative: no affinity, every node
 	// takes any wake at once). A process's wakes then keep reaching the
 	// node that ran its last turn and keeps its log, so that its claims
 	// read only what is new, while that node has room for them.
@@ -114,6 +114,10 @@ type Config struct {
 	OnCommit func(rec store.Record, events []conversation.Event)
 }
 
+// DefaultAffinityWait is Config.AffinityWait when zero: a small part of a
+// turn's time, long enough for a node between two reads of its streams.
+const DefaultAffinityWait = 25 * time.Millisecond
+
 // ModelResolver returns the model that runs the turns of a recipe whose
 // model section is m (m.Provider may be empty or "default": the first
 // configured provider). It is called at the start of every turn, from many
@@ -144,7 +148,7 @@ func (c *Config) setDefaults() {
 		c.Shards = 4
 	}
 	if c.AffinityWait == 0 {
-		c.AffinityWait = 25 * time.Millisecond
+		c.AffinityWait = DefaultAffinityWait
 	}
 	if c.HistoryCache == 0 {
 		c.HistoryCache = 1024

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/api"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -49,6 +50,9 @@ type serveConfig struct {
 	MaxProcessesPerOwner int
 	// WaitReplicas is brain.Config.WaitReplicas; 0 waits for none.
 	WaitReplicas int
+	// AffinityWait is brain.Config.AffinityWait, except that 0 means no
+	// affinity.
+	AffinityWait time.Duration
 	// Tokens come from the config file only (auth.tokens), as hashes.
 	Tokens []api.Token
 	// Providers come from the config file (providers), or else from
@@ -60,12 +64,13 @@ type serveConfig struct {
 
 func defaultServeConfig() serveConfig {
 	return serveConfig{
-		Listen:      "127.0.0.1:8080",
-		Redis:       embeddedRedis,
-		Concurrency: 8,
-		Engines:     []string{"chat", "worker"},
-		MaxBody:     api.DefaultMaxBody,
-		InboxLimit:  store.DefaultInboxLimit,
+		Listen:       "127.0.0.1:8080",
+		Redis:        embeddedRedis,
+		Concurrency:  8,
+		Engines:      []string{"chat", "worker"},
+		MaxBody:      api.DefaultMaxBody,
+		InboxLimit:   store.DefaultInboxLimit,
+		AffinityWait: brain.DefaultAffinityWait,
 		// HistoryMemory: brain.Config's default.
 	}
 }
@@ -77,6 +82,15 @@ func (c serveConfig) nodeInboxLimit() int {
 		return -1
 	}
 	return c.InboxLimit
+}
+
+// nodeAffinityWait is the affinity wait as brain.Config takes it: there 0
+// is the default and a negative wait none; here 0 is none.
+func (c serveConfig) nodeAffinityWait() time.Duration {
+	if c.AffinityWait == 0 {
+		return -1
+	}
+	return c.AffinityWait
 }
 
 // setting is one value that a flag, an environment variable and a key of
@@ -166,6 +180,14 @@ var settings = []setting{
 	}},
 	{name: "inbox-limit", usage: fmt.Sprintf("`N`: the most messages a process's inbox holds; beyond it user and operator messages are refused (429 inbox_full) and timer ticks dropped, never a worker's result (default %d; 0: no limit)", store.DefaultInboxLimit), set: setCount(func(c *serveConfig) *int { return &c.InboxLimit }, "messages", "no limit")},
 	{name: "wait-replicas", usage: "`N`: answer every write to Redis once N replicas have it (Redis WAIT, up to 1s), so that a failover loses nothing answered; a write they do not take in time fails as when Redis is unavailable (503; retried) (default 0: wait for none)", set: setCount(func(c *serveConfig) *int { return &c.WaitReplicas }, "replicas", "none")},
+	{name: "affinity-wait", usage: "`DURATION`: how long a wake waits for the node its stream is home to, which keeps the process's conversation in memory, before a node with a free slot takes it: 25ms, 100ms (default 25ms; 0: any node takes any wake at once)", set: func(c *serveConfig, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Minute {
+			return fmt.Errorf("want a duration from 0 to 1m, like 25ms, or 0 for no affinity (got %q)", v)
+		}
+		c.AffinityWait = d
+		return nil
+	}},
 	{name: "max-processes-per-owner", usage: "`N`: the most processes one user may have, workers and finished ones included until deleted; beyond it a create is refused (429 process_limit) (default 0: no limit)", set: setCount(func(c *serveConfig) *int { return &c.MaxProcessesPerOwner }, "processes", "no limit")},
 	{name: "max-log-events", usage: fmt.Sprintf("`N`: the most events a process's log keeps in Redis when its recipe sets no limits.max_log_events; a turn's commit deletes older ones for good (default 0: keep every event; else at least %d)", recipes.MinLogEvents), set: func(c *serveConfig, v string) error {
 		n, err := strconv.Atoi(v)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/api"
 	"github.com/engine-brain/brain/store"
 )
@@ -55,6 +56,7 @@ inbox_limit: 50
 max_log_events: 5000
 max_processes_per_owner: 20
 wait_replicas: 1
+affinity_wait: 100ms
 auth:
   tokens:
     - name: alice
@@ -66,8 +68,9 @@ auth:
 			Listen: "127.0.0.1:9000", Redis: "redis://localhost:6379/2", Recipes: filepath.Join(dir, "my-recipes"),
 			Concurrency: 4, NodeID: "node-a", Engines: []string{"worker"}, MaxBody: 1 << 20, HistoryMemory: 64 << 20,
 			RetainFinished: 30 * 24 * time.Hour, InboxLimit: 50, MaxLogEvents: 5000, MaxProcessesPerOwner: 20, WaitReplicas: 1,
-			Tokens: []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
-			File:   filepath.Join(dir, "brain.yaml"),
+			AffinityWait: 100 * time.Millisecond,
+			Tokens:       []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
+			File:         filepath.Join(dir, "brain.yaml"),
 		}
 	}
 	tests := []struct {
@@ -110,11 +113,12 @@ auth:
 		},
 		{
 			name: "flags over defaults without a file",
-			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel", "--history-memory", "1GiB", "--retain-finished", "90m", "--inbox-limit", "0", "--max-log-events", "100", "--max-processes-per-owner", "3"},
+			args: []string{"--concurrency", "2", "--engines", "chat", "--node-id", "n1", "--recipes", "rel", "--history-memory", "1GiB", "--retain-finished", "90m", "--inbox-limit", "0", "--max-log-events", "100", "--max-processes-per-owner", "3", "--affinity-wait", "0"},
 			want: func(string) serveConfig {
 				c := defaultServeConfig()
 				c.Concurrency, c.Engines, c.NodeID, c.Recipes, c.HistoryMemory = 2, []string{"chat"}, "n1", "rel", 1<<30
 				c.RetainFinished, c.InboxLimit, c.MaxLogEvents, c.MaxProcessesPerOwner = 90*time.Minute, 0, 100, 3
+				c.AffinityWait = 0
 				return c
 			},
 		},
@@ -176,6 +180,15 @@ func TestNodeInboxLimit(t *testing.T) {
 	for limit, want := range map[int]int{0: -1, 1: 1, store.DefaultInboxLimit: store.DefaultInboxLimit} {
 		if got := (serveConfig{InboxLimit: limit}).nodeInboxLimit(); got != want {
 			t.Errorf("inbox_limit %d: the node's InboxLimit is %d, want %d", limit, got, want)
+		}
+	}
+}
+
+func TestNodeAffinityWait(t *testing.T) {
+	t.Parallel()
+	for wait, want := range map[time.Duration]time.Duration{0: -1, brain.DefaultAffinityWait: brain.DefaultAffinityWait, time.Second: time.Second} {
+		if got := (serveConfig{AffinityWait: wait}).nodeAffinityWait(); got != want {
+			t.Errorf("affinity_wait %s: the node's AffinityWait is %s, want %s", wait, got, want)
 		}
 	}
 }
@@ -509,6 +522,11 @@ func TestLoadServeConfigErrors(t *testing.T) {
 			name: "bad metrics address",
 			args: []string{"--metrics-listen", "9090"},
 			want: []string{`invalid value "9090" for flag -metrics-listen: want host:port, like 127.0.0.1:9090`},
+		},
+		{
+			name: "bad affinity wait",
+			args: []string{"--affinity-wait", "-5ms"},
+			want: []string{`invalid value "-5ms" for flag -affinity-wait: want a duration from 0 to 1m, like 25ms, or 0 for no affinity`},
 		},
 		{
 			name: "argument",

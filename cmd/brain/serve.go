@@ -111,6 +111,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		MaxLogEvents:   cfg.MaxLogEvents,
 		OwnerLimit:     cfg.MaxProcessesPerOwner,
 		WaitReplicas:   cfg.WaitReplicas,
+		AffinityWait:   cfg.nodeAffinityWait(),
 		Recipes:        lib,
 		ResolveModel:   models.Resolve,
 		Engines:        cfg.Engines,
