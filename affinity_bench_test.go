@@ -53,7 +53,7 @@ turns:
 			for sent := 0; sent < b.N; {
 				wave := min(processes, b.N-sent)
 				for _, pid := range pids[:wave] {
-					if _, err := nodes[sent%2].Send(ctx, pid, "user:ada", "a question", ""); err != nil {
+					if _, err := nodes[0].Send(ctx, pid, "user:ada", "a question", ""); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -15,10 +15,11 @@ import (
 // Wake affinity: each wake stream has a home node among the nodes that read
 // it, which reads it at once; the others take what its home leaves waiting
 // (busy, stopped, or not yet known to them). A process's wakes then keep
-// reaching the node that ran its last turn and keeps its log, instead of
-// one node in N, and its claims read only what is new. Who is home is a
-// matter of speed, never of correctness: every node still reads every
-// stream, and a wake goes to one node through the consumer group.
+// reaching the node that ran its last turn and keeps its log: its claims
+// need not read the turns another node ran since, and each node keeps the
+// logs of its share of the processes. Who is home is a matter of speed,
+// never of correctness: every node still reads every stream, and a wake
+// goes to one node through the consumer group.
 
 // membersKey is the zset of the nodes that read engine's wakes, each scored
 // by when it stops counting (unix ms) unless it beats again.
@@ -40,7 +41,7 @@ func (s *Store) Beat(ctx context.Context, node string, engines []string, ttl tim
 	if ttl <= 0 {
 		return nil, fmt.Errorf("store: beat: ttl must be positive (got %s)", ttl)
 	}
-	if _, err := s.wakeStreams(engines); err != nil {
+	if err := checkEngines(engines); err != nil {
 		return nil, fmt.Errorf("store: beat: %w", err)
 	}
 	now := time.Now()
@@ -87,25 +88,32 @@ func (s *Store) Leave(ctx context.Context, node string, engines []string) error 
 // view agree, and a node that joins or leaves moves only the streams it
 // takes or held.
 func (s *Store) HomeStreams(node string, engines []string, m Members) (home, away []string, err error) {
-	streams, err := s.wakeStreams(engines)
-	if err != nil {
+	if err := checkEngines(engines); err != nil {
 		return nil, nil, fmt.Errorf("store: home streams: %w", err)
 	}
-	for i, st := range streams {
-		members := m[engines[i/s.cfg.Shards]]
-		best, bestScore := node, homeScore(st, node)
-		for _, other := range members {
-			if sc := homeScore(st, other); sc > bestScore || sc == bestScore && other < best {
-				best, bestScore = other, sc
+	for _, e := range engines {
+		for n := range s.cfg.Shards {
+			st := wakeKey(e, n)
+			if homeOf(st, node, m[e]) == node {
+				home = append(home, st)
+			} else {
+				away = append(away, st)
 			}
-		}
-		if best == node {
-			home = append(home, st)
-		} else {
-			away = append(away, st)
 		}
 	}
 	return home, away, nil
+}
+
+// homeOf returns the home of stream among node and members: the one that
+// scores highest for it (the smallest name on a tie).
+func homeOf(stream, node string, members []string) string {
+	best, bestScore := node, homeScore(stream, node)
+	for _, other := range members {
+		if sc := homeScore(stream, other); sc > bestScore || sc == bestScore && other < best {
+			best, bestScore = other, sc
+		}
+	}
+	return best
 }
 
 // homeScore is node's rendezvous score for stream.

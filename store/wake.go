@@ -20,19 +20,29 @@ type Wake struct {
 
 // wakeStreams returns the wake streams of engines, every shard of each.
 func (s *Store) wakeStreams(engines []string) ([]string, error) {
-	if len(engines) == 0 {
-		return nil, errors.New("no engines given")
+	if err := checkEngines(engines); err != nil {
+		return nil, err
 	}
 	streams := make([]string, 0, len(engines)*s.cfg.Shards)
 	for _, e := range engines {
-		if !validID(e) {
-			return nil, fmt.Errorf("engine %q is not an engine name", e)
-		}
 		for n := range s.cfg.Shards {
 			streams = append(streams, wakeKey(e, n))
 		}
 	}
 	return streams, nil
+}
+
+// checkEngines says what is wrong with engines as a node's engines.
+func checkEngines(engines []string) error {
+	if len(engines) == 0 {
+		return errors.New("no engines given")
+	}
+	for _, e := range engines {
+		if !validID(e) {
+			return fmt.Errorf("engine %q is not an engine name", e)
+		}
+	}
+	return nil
 }
 
 // ensureGroups creates the consumer group of the streams that this Store
