@@ -140,7 +140,7 @@ func (s *Store) ReadWakesFrom(ctx context.Context, node string, streams []string
 // StealWakes takes for consumer node, from some wake streams (the away
 // ones of HomeStreams), the wakes that have waited there undelivered for
 // at least minAge: their home node has not taken them. A younger wake
-// stays for its home. count bounds the wakes taken per stream.
+// stays for its home. count bounds the wakes taken in all.
 func (s *Store) StealWakes(ctx context.Context, node string, streams []string, minAge time.Duration, count int) ([]Wake, error) {
 	if err := checkWakeStreams(streams); err != nil {
 		return nil, fmt.Errorf("store: steal wakes: %w", err)

@@ -193,3 +193,31 @@ func TestStealWakes(t *testing.T) {
 		t.Errorf("with no age = %v, %v; want the young one", ws, err)
 	}
 }
+
+// TestStealWakesCount checks that count bounds the wakes a steal takes in
+// all, not per stream: a node takes about what it has room for.
+func TestStealWakesCount(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for i := range 20 {
+		in := user("hi")
+		e.create(t, fmt.Sprint("p", i), &in)
+	}
+	streams := []string{"brain:wake:chat:0", "brain:wake:chat:1", "brain:wake:chat:2", "brain:wake:chat:3"}
+	taken := map[string]bool{}
+	for _, count := range []int{3, 100} {
+		ws, err := e.s.StealWakes(e.ctx, "other", streams, 0, count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(count, 20-len(taken)); len(ws) != want {
+			t.Errorf("StealWakes(count %d) took %d wakes, want %d", count, len(ws), want)
+		}
+		for _, w := range ws {
+			taken[w.PID] = true
+		}
+	}
+	if len(taken) != 20 {
+		t.Errorf("%d processes' wakes taken, want all 20", len(taken))
+	}
+}

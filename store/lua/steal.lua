@@ -4,13 +4,15 @@
 -- others), so another does. An entry's age is Redis's time against its
 -- id, so the nodes' clocks do not matter; younger ones stay for their home.
 -- KEYS: wake streams. ARGV: consumer (the node), min age ms, most wakes
--- per stream.
+-- to take in all.
 -- Returns {stream, entry id, pid, ...}.
 local consumer, min_age, count = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local t = redis.call('TIME')
 local born_by = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - min_age
 local out = {}
 for _, stream in ipairs(KEYS) do
+  local room = count - #out / 3
+  if room <= 0 then break end
   local last
   if redis.call('EXISTS', stream) == 1 then
     for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
@@ -21,7 +23,7 @@ for _, stream in ipairs(KEYS) do
   if last then
     -- Entries are in id order, so the old enough ones come first.
     local old = 0
-    for _, e in ipairs(redis.call('XRANGE', stream, '(' .. last, '+', 'COUNT', count)) do
+    for _, e in ipairs(redis.call('XRANGE', stream, '(' .. last, '+', 'COUNT', room)) do
       if tonumber(string.sub(e[1], 1, string.find(e[1], '-', 1, true) - 1)) > born_by then break end
       old = old + 1
     end
