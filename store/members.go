@@ -83,37 +83,60 @@ func (s *Store) Leave(ctx context.Context, node string, engines []string) error 
 
 // HomeStreams splits the wake streams of engines into those node is home
 // to under m and the others. Each stream has one home among its engine's
-// members, node included whether m lists it or not (rendezvous hashing:
-// the member that scores highest for the stream), so nodes with the same
-// view agree, and a node that joins or leaves moves only the streams it
-// takes or held.
+// members, node included whether m lists it or not, and every member is
+// home to an even share (the counts differ by one at most), so that no
+// node is left taking only what waits while another runs most turns. Nodes
+// with the same view agree; a node that joins or leaves moves mostly the
+// streams it takes or held (see homes).
 func (s *Store) HomeStreams(node string, engines []string, m Members) (home, away []string, err error) {
 	if err := checkEngines(engines); err != nil {
 		return nil, nil, fmt.Errorf("store: home streams: %w", err)
 	}
 	for _, e := range engines {
-		for n := range s.cfg.Shards {
-			st := wakeKey(e, n)
-			if homeOf(st, node, m[e]) == node {
-				home = append(home, st)
+		streams := make([]string, s.cfg.Shards)
+		for n := range streams {
+			streams[n] = wakeKey(e, n)
+		}
+		for i, h := range homes(streams, node, m[e]) {
+			if h == node {
+				home = append(home, streams[i])
 			} else {
-				away = append(away, st)
+				away = append(away, streams[i])
 			}
 		}
 	}
 	return home, away, nil
 }
 
-// homeOf returns the home of stream among node and members: the one that
-// scores highest for it (the smallest name on a tie).
-func homeOf(stream, node string, members []string) string {
-	best, bestScore := node, homeScore(stream, node)
-	for _, other := range members {
-		if sc := homeScore(stream, other); sc > bestScore || sc == bestScore && other < best {
-			best, bestScore = other, sc
+// homes returns the home of each of streams among node and members. Each
+// stream, in order, goes to the member that scores highest for it
+// (rendezvous hashing; the smaller name on a tie) among those not yet home
+// to their share: streams / members, one more for the first members to
+// reach that (plain rendezvous hashing over an engine's few streams often
+// gives one node three of four, or all). A stream moves when a member
+// joins or leaves only if it goes to or came from that member, or if a
+// share that changed size pushes it on.
+func homes(streams []string, node string, members []string) []string {
+	nodes := append([]string{node}, members...)
+	slices.Sort(nodes)
+	nodes = slices.Compact(nodes)
+	share, extra := len(streams)/len(nodes), len(streams)%len(nodes)
+	load := make(map[string]int, len(nodes))
+	out := make([]string, len(streams))
+	for i, st := range streams {
+		best, bestScore := "", uint64(0)
+		for _, n := range nodes { // sorted: on a tie the smaller name stays best
+			full := load[n] > share || load[n] == share && extra == 0
+			if sc := homeScore(st, n); !full && (best == "" || sc > bestScore) {
+				best, bestScore = n, sc
+			}
+		}
+		out[i] = best
+		if load[best]++; load[best] > share {
+			extra-- // best took one of the shares with one more
 		}
 	}
-	return best
+	return out
 }
 
 // homeScore is node's rendezvous score for stream.
