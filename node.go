@@ -120,11 +120,19 @@ func (n *Node) Start(ctx context.Context) error {
 		// Known to the others before the first read (and then every third
 		// of the TTL), so that wakes find their homes from the start.
 		beatCtx, cancel := context.WithTimeout(intakeCtx, min(n.cfg.LeaseTTL/3, time.Second))
-		if err := n.beat(beatCtx); err != nil {
+		err := n.beat(beatCtx)
+		cancel()
+		if err != nil {
 			n.log.Warn("noting the node as a wake reader failed; it reads every wake stream until it can", zap.Error(err))
 		}
-		cancel()
-		n.loop(intakeCtx, "noting the node as a wake reader", n.cfg.LeaseTTL/3, n.beat)
+		beaten := err == nil // the loop's first step need not beat again
+		n.loop(intakeCtx, "noting the node as a wake reader", n.cfg.LeaseTTL/3, func(ctx context.Context) error {
+			if beaten {
+				beaten = false
+				return nil
+			}
+			return n.beat(ctx)
+		})
 	}
 	n.loop(intakeCtx, "wakes", 0, n.readWakes)
 	n.loop(intakeCtx, "takeovers", n.cfg.LeaseTTL/2, n.takeOver)
