@@ -40,6 +40,7 @@ type kept struct {
 	omitted bool
 	view    []conversation.Message
 	viewed  int
+	tokens  int // conversation.ViewTokens(view), counted as it grows
 	record  *store.Record
 	size    int // of events
 }
@@ -69,24 +70,29 @@ func (h *histories) keepRecord(rec store.Record) {
 }
 
 // view returns conversation.ProviderView of the log kept for pid, or nil
-// when none is. It converts only the events kept since it was last asked,
-// when they start where a model response ends (a turn's do: each starts
-// with its turn_start), and the whole log otherwise.
-func (h *histories) view(pid string) []conversation.Message {
+// when none is, and its conversation.ViewTokens. It converts and counts
+// only the events kept since it was last asked, when they start where a
+// model response ends (a turn's do: each starts with its turn_start), and
+// the whole log otherwise.
+func (h *histories) view(pid string) ([]conversation.Message, int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	k := h.m[pid]
 	if k == nil {
-		return nil
+		return nil, 0
 	}
 	if k.viewed < len(k.events) {
+		n := len(k.view)
 		var ok bool
-		if k.view, ok = conversation.ProviderViewAppend(k.view, k.events[k.viewed:]); !ok {
+		if k.view, ok = conversation.ProviderViewAppend(k.view, k.events[k.viewed:]); ok {
+			k.tokens += conversation.ViewTokens(k.view[n:])
+		} else {
 			k.view = conversation.ProviderView(k.events)
+			k.tokens = conversation.ViewTokens(k.view)
 		}
 		k.viewed = len(k.events)
 	}
-	return k.view[:len(k.view):len(k.view)]
+	return k.view[:len(k.view):len(k.view)], k.tokens
 }
 
 // extend adds events to the log kept for pid and returns the whole log.

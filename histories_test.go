@@ -158,24 +158,27 @@ func turnEvents(prefix string) []conversation.Event {
 	return evs
 }
 
-// TestHistoriesView checks that the kept provider view is always that of
-// the kept log, when it grows a turn at a time, when what came since it
-// was last asked starts inside a model response, and after a reset; and
-// that a view handed out is not changed by later growth.
+// TestHistoriesView checks that the kept provider view and its token count
+// are always those of the kept log, when it grows a turn at a time, when
+// what came since it was last asked starts inside a model response, and
+// after a reset; and that a view handed out is not changed by later growth.
 func TestHistoriesView(t *testing.T) {
 	h := newHistories(10, 1<<20)
 	check := func(step string) []conversation.Message {
 		t.Helper()
-		got := h.view("p")
+		got, tokens := h.view("p")
 		last, _ := h.known("p")
 		want := conversation.ProviderView(h.extend("p", last, nil))
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: view (-ProviderView of the kept log +kept view):\n%s", step, diff)
 		}
+		if n := conversation.ViewTokens(want); tokens != n {
+			t.Errorf("%s: the kept view counts %d tokens, ViewTokens of the log's view %d", step, tokens, n)
+		}
 		return got
 	}
-	if got := h.view("p"); got != nil {
-		t.Errorf("view of a process not kept = %v, want nil", got)
+	if got, tokens := h.view("p"); got != nil || tokens != 0 {
+		t.Errorf("view of a process not kept = %v, %d tokens; want nil, 0", got, tokens)
 	}
 	a, b, c := turnEvents("a"), turnEvents("b"), turnEvents("c")
 	h.extend("p", "", a)
@@ -196,7 +199,7 @@ func TestHistoriesView(t *testing.T) {
 	h.extend("p", "", b)
 	check("a log read afresh")
 
-	if got := newHistories(0, 1<<20).view("p"); got != nil {
+	if got, _ := newHistories(0, 1<<20).view("p"); got != nil {
 		t.Errorf("a disabled cache has a view: %v", got)
 	}
 }

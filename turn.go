@@ -49,7 +49,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		return
 	}
 	claim.History = history
-	historyView := n.histories.view(w.PID) // before the turn's events join the kept log
+	historyView, viewTokens := n.histories.view(w.PID) // before the turn's events join the kept log
 	n.histories.extend(w.PID, lastID(history), claim.Current)
 	n.cfg.Metrics.observeClaim(claim)
 	if claim.Recovered {
@@ -59,7 +59,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n.leases.hold(claim, cancel, log) // a lost lease cancels the turn
-	out, err := n.play(turnCtx, claim, setup, historyView, omitted)
+	out, err := n.play(turnCtx, claim, setup, historyView, viewTokens, omitted)
 	n.leases.drop(claim) // the commit or release ends the lease
 	cancel()
 	if err != nil {
@@ -246,9 +246,10 @@ func (n *Node) prepare(rec store.Record) (turnSetup, error) {
 }
 
 // play runs the engine; historyView, when not nil, is the provider view of
-// claim.History, and omitted says it does not start at the beginning of the
-// log. A panic inside becomes an error.
-func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, historyView []conversation.Message, omitted bool) (out chat.Outcome, err error) {
+// claim.History and viewTokens its conversation.ViewTokens, and omitted says
+// it does not start at the beginning of the log. A panic inside becomes an
+// error.
+func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, historyView []conversation.Message, viewTokens int, omitted bool) (out chat.Outcome, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			n.log.Error("panic in a turn", zap.String("process", claim.Record.ID), zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
@@ -264,6 +265,7 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, hi
 		Tools:          setup.tools,
 		History:        claim.History,
 		HistoryView:    historyView,
+		HistoryTokens:  viewTokens,
 		HistoryOmitted: omitted,
 		Current:        claim.Current,
 		Worker:         rec.Parent != "",

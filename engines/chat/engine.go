@@ -229,7 +229,10 @@ func (r *run) add(by string, ev conversation.Event) {
 func (r *run) view() []conversation.Message {
 	if hv := r.t.HistoryView; r.shown == nil && hv != nil {
 		r.shown = append(make([]conversation.Message, 0, len(hv)+2*len(r.turn)+8), hv...)
-		r.shownTokens = conversation.ViewTokens(hv)
+		r.shownTokens = r.t.HistoryTokens
+		if r.shownTokens == 0 {
+			r.shownTokens = conversation.ViewTokens(hv)
+		}
 	}
 	var msgs []conversation.Message
 	ok := false

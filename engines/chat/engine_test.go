@@ -331,6 +331,44 @@ func TestHistoryView(t *testing.T) {
 	}
 }
 
+// TestHistoryTokens checks that a turn takes the token count of the history
+// view it is given rather than counting the whole view again: told the view
+// is small, it does not cut a view over its window; told nothing, it counts
+// and cuts.
+func TestHistoryTokens(t *testing.T) {
+	t.Parallel()
+	r := &recipes.Recipe{Name: "tokens", Tools: []recipes.ToolRef{{Name: "respond"}}}
+	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "Done."}}}},
+	}}}}
+	hist := history(30)
+	view := conversation.ProviderView(hist)
+	shown := func(tokens int) int {
+		model := scripted.New(script)
+		turn := Turn{
+			ID: "t1", Recipe: r, Model: model, Tools: testRegistry(t, r),
+			History: hist, HistoryView: view, HistoryTokens: tokens,
+			ContextTokens: conversation.ViewTokens(view) / 2,
+			Current: []conversation.Event{
+				conversation.NewTurnStart("wake"),
+				conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "And now?"),
+			},
+		}
+		var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+		if _, err := (&Engine{}).Run(context.Background(), &turn, discard); err != nil {
+			t.Fatal(err)
+		}
+		return len(model.Requests()[0].Messages)
+	}
+	counted, told := shown(0), shown(1)
+	if counted > len(view) {
+		t.Errorf("counting the view itself, the turn showed %d messages, want it cut below the view's %d", counted, len(view))
+	}
+	if told <= len(view) {
+		t.Errorf("told the view counts 1 token, the turn showed %d messages, want the whole view (%d) and the turn's", told, len(view))
+	}
+}
+
 // A turn whose history omits the log's oldest events shows the model, in
 // every call, the view it would show otherwise with conversation.
 // OmittedNote before the first message, without writing to the history

@@ -25,6 +25,10 @@ type Turn struct {
 	// the view of this turn's events, and a round converts only those, not
 	// the whole log.
 	HistoryView []conversation.Message
+	// HistoryTokens, when not 0, is conversation.ViewTokens(HistoryView),
+	// counted by the caller as it kept the view, so that a turn need not
+	// count the whole conversation again; 0: the turn counts it.
+	HistoryTokens int
 	// HistoryOmitted says that History does not start at the beginning of
 	// the log (a long log is read back only as far as a model call can be
 	// shown): the model is told, as when Fit cuts a view, by
