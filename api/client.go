@@ -44,21 +44,22 @@ func (c *Client) CreateProcess(ctx context.Context, req CreateRequest) (Process,
 	return p, err
 }
 
-// ListProcesses lists processes, in state state when not empty, after the
-// cursor after; limit 0 takes the server's default.
-func (c *Client) ListProcesses(ctx context.Context, state, after string, limit int) (ProcessPage, error) {
-	return c.listProcesses(ctx, "", state, after, limit)
+// ProcessFilter narrows a list of processes; its zero value lists every
+// process the caller may see.
+type ProcessFilter struct {
+	State  string // only processes in this state
+	Recipe string // only instances of this recipe
+	Parent string // only the workers this process started
 }
 
-// ListWorkers is ListProcesses of the workers process parent started.
-func (c *Client) ListWorkers(ctx context.Context, parent, state, after string, limit int) (ProcessPage, error) {
-	return c.listProcesses(ctx, parent, state, after, limit)
-}
-
-func (c *Client) listProcesses(ctx context.Context, parent, state, after string, limit int) (ProcessPage, error) {
+// ListProcesses lists the processes f keeps, after the cursor after; limit
+// 0 takes the server's default. A filtered page may come back short with a
+// next cursor: follow it for the rest.
+func (c *Client) ListProcesses(ctx context.Context, f ProcessFilter, after string, limit int) (ProcessPage, error) {
 	q := url.Values{}
-	set(q, "parent", parent)
-	set(q, "state", state)
+	set(q, "parent", f.Parent)
+	set(q, "state", f.State)
+	set(q, "recipe", f.Recipe)
 	set(q, "after", after)
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))

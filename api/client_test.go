@@ -72,11 +72,11 @@ func TestClient(t *testing.T) {
 			t.Errorf("Control %s = %+v, %v; want %s", step.action, got, err, step.state)
 		}
 	}
-	procs, err := alice.ListProcesses(ctx, "done", "", 1)
+	procs, err := alice.ListProcesses(ctx, ProcessFilter{State: "done"}, "", 1)
 	if err != nil || len(procs.Processes) != 1 || procs.Processes[0].ID != "p_done" || procs.Next == "" {
 		t.Fatalf("ListProcesses = %+v, %v; want a first page with p_done", procs, err)
 	}
-	more, err := alice.ListProcesses(ctx, "DONE", procs.Next, 1)
+	more, err := alice.ListProcesses(ctx, ProcessFilter{State: "DONE"}, procs.Next, 1)
 	if err != nil || len(more.Processes) != 1 || more.Processes[0].ID != p.ID || more.Next != "" {
 		t.Errorf("ListProcesses page 2 = %+v, %v; want the last page with %s", more, err, p.ID)
 	}
@@ -94,7 +94,7 @@ func TestClient(t *testing.T) {
 	wantAPIError(t, "blank message", err, 422, CodeEmptyContent)
 	_, err = alice.CreateProcess(ctx, CreateRequest{Recipe: "nope"})
 	wantAPIError(t, "unknown recipe", err, 422, CodeUnknownRecipe)
-	_, err = NewClient(ts.URL, "wrong").ListProcesses(ctx, "", "", 0)
+	_, err = NewClient(ts.URL, "wrong").ListProcesses(ctx, ProcessFilter{}, "", 0)
 	wantAPIError(t, "bad token", err, 401, CodeUnauthorized)
 	if _, err := olga.Control(ctx, p.ID, "explode"); err == nil || errors.As(err, new(*Error)) {
 		t.Errorf("Control explode: %v; want a local error", err)

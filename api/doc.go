@@ -11,7 +11,7 @@
 // Routes (errors are {"error": {"code", "message"}}):
 //
 //	POST /v1/processes                    {recipe, input?, metadata?} -> 201 Process
-//	GET  /v1/processes?state=&parent=&after=&limit=                    -> ProcessPage
+//	GET  /v1/processes?state=&recipe=&parent=&after=&limit=            -> ProcessPage
 //	GET  /v1/processes/{id}                                            -> Process
 //	DELETE /v1/processes/{id}   (workers too; not mid-turn: 409)       -> DeletedProcess
 //	POST /v1/processes/{id}/messages      {content}, Idempotency-Key   -> 202 MessageAccepted

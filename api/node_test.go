@@ -387,7 +387,7 @@ func TestTokens(t *testing.T) {
 	if p, err := c.GetProcess(ctx, p.ID); err != nil || p.Tokens == nil || *p.Tokens != want {
 		t.Errorf("GetProcess = %+v, %v; want tokens %+v", p, err, want)
 	}
-	page, err := c.ListProcesses(ctx, "", "", 10)
+	page, err := c.ListProcesses(ctx, ProcessFilter{}, "", 10)
 	if err != nil || len(page.Processes) != 1 || page.Processes[0].Tokens == nil || *page.Processes[0].Tokens != want {
 		t.Errorf("ListProcesses = %+v, %v; want the process with tokens %+v", page, err, want)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 )
 
@@ -116,12 +117,19 @@ func (s *Server) authorize(ctx context.Context, pid string, who identity) error 
 // listProcesses lists processes a page at a time: all of them for
 // operators and admins, a user's own from the owner index, or with parent
 // the workers of one process (which a user sees, as any worker, only if it
-// is hers). A page filtered by state may come back short; further pages of
-// the backend (a bounded number) are read to fill it.
+// is hers); with recipe, only that recipe's. A page filtered by state or
+// recipe may come back short; further pages of the backend (a bounded
+// number) are read to fill it.
 func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, who identity) error {
 	state, err := stateParam(r)
 	if err != nil {
 		return err
+	}
+	recipe := r.URL.Query().Get("recipe")
+	if recipe != "" {
+		if err := recipes.CheckName(recipe); err != nil {
+			return errorf(http.StatusBadRequest, CodeInvalidParameter, "recipe: %v; GET /v1/recipes lists them", err)
+		}
 	}
 	limit, err := limitParam(r, defaultPage, maxPage)
 	if err != nil {
@@ -152,7 +160,7 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, who ident
 			return err
 		}
 		for _, rec := range recs {
-			if who.sees(rec) {
+			if who.sees(rec) && (recipe == "" || rec.Recipe == recipe) {
 				page.Processes = append(page.Processes, processWithInbox(rec))
 			}
 		}

@@ -784,3 +784,59 @@ func TestDeleteIsLogged(t *testing.T) {
 		}
 	}
 }
+
+// TestListByRecipe checks that ?recipe= keeps one recipe's processes, with
+// a state and for a user too, that a page the filter thins out reads on to
+// fill up, and that a name no recipe can have is refused.
+func TestListByRecipe(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i, p := range []struct {
+		id, owner, recipe string
+		state             lifecycle.State
+	}{
+		{"p_a1", "alice", "arthur", lifecycle.Blocked}, {"p_d1", "alice", "default", lifecycle.Blocked},
+		{"p_d2", "bob", "default", lifecycle.Blocked}, {"p_d3", "bob", "default", lifecycle.Blocked},
+		{"p_a2", "bob", "arthur", lifecycle.Done}, {"p_a3", "alice", "arthur", lifecycle.Ready},
+	} {
+		b.fake.add(p.id, p.owner, lifecycle.Status{State: p.state})
+		b.fake.procs[p.id].Recipe = p.recipe
+		b.fake.procs[p.id].CreatedAt = fakeNow.Add(time.Duration(i) * time.Millisecond)
+	}
+	ids := func(path, token string) []string {
+		t.Helper()
+		w := b.do("GET", path, token, nil, "")
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s, want 200", path, w.Code, w.Body)
+		}
+		var page ProcessPage
+		if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range page.Processes {
+			out = append(out, p.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		path, token string
+		want        []string
+	}{
+		{"/v1/processes?recipe=arthur", tokOlga, []string{"p_a1", "p_a2", "p_a3"}},
+		{"/v1/processes?recipe=arthur&state=DONE", tokOlga, []string{"p_a2"}},
+		{"/v1/processes?recipe=arthur", tokAlice, []string{"p_a1", "p_a3"}},
+		// The backend's first page holds one arthur: the list reads on
+		// until it has two.
+		{"/v1/processes?recipe=arthur&limit=2", tokOlga, []string{"p_a1", "p_a2"}},
+		{"/v1/processes?recipe=marvin-worker", tokOlga, nil},
+	} {
+		if got := ids(tc.path, tc.token); !slices.Equal(got, tc.want) {
+			t.Errorf("GET %s: %v, want %v", tc.path, got, tc.want)
+		}
+	}
+	w := b.do("GET", "/v1/processes?recipe=Not%20A%20Name", tokOlga, nil, "")
+	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "not a recipe name") {
+		t.Errorf("a bad recipe name: %d %s, want 400 saying it is not a recipe name", w.Code, w.Body)
+	}
+}

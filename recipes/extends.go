@@ -11,6 +11,14 @@ import (
 
 var validName = regexp.MustCompile(namePattern)
 
+// CheckName says what is wrong with name as a recipe's name, or nil.
+func CheckName(name string) error {
+	if !validName.MatchString(name) {
+		return fmt.Errorf("%q is not a recipe name: it %s", name, patternWords[namePattern])
+	}
+	return nil
+}
+
 // chain returns e followed by its parents, nearest first, or the problems
 // that stop the chain: problems in any of its files, a missing parent, a
 // cycle. Problems in a parent are reported at the parent's file.

@@ -136,7 +136,7 @@ func TestBrowser(t *testing.T) {
 	do("start it again", chromedp.Click(chromedp.CSS("#create-form button[type=submit]")))
 	poll("the process page", `location.hash.startsWith('#/p/')`)
 	pid := inBrowser(t, bctx, fail, "read the process id", chromedp.Evaluate[string](`decodeURIComponent(location.hash.slice(4))`))
-	if mine, err := api.NewClient(srv.url, tokA).ListProcesses(ctx, "", "", 100); err != nil || len(mine.Processes) != 1 {
+	if mine, err := api.NewClient(srv.url, tokA).ListProcesses(ctx, api.ProcessFilter{}, "", 100); err != nil || len(mine.Processes) != 1 {
 		t.Errorf("A has %d processes after starting one twice (%v), want one", len(mine.Processes), err)
 	}
 

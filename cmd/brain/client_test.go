@@ -305,6 +305,9 @@ func TestClientCommands(t *testing.T) {
 		strings.Count(out, "\n") != 2 {
 		t.Errorf("brain ps --parent %s:\n%s\nwant the header and p_worker alone", other, out)
 	}
+	if out := s.mustBrain(t, "ps", "--recipe", "marvin-worker"); !strings.Contains(out, "p_worker") || strings.Count(out, "\n") != 2 {
+		t.Errorf("brain ps --recipe marvin-worker:\n%s\nwant the header and p_worker alone", out)
+	}
 	// A message waits in the inbox of a paused process.
 	s.mustBrain(t, "pause", other)
 	s.mustBrain(t, "send", other, "are", "you", "there?")

@@ -30,7 +30,8 @@ Commands:
   version               print the version
 
 Client commands, against BRAIN_URL (default http://127.0.0.1:8080) with BRAIN_TOKEN:
-  ps [--state STATE]    list the processes
+  ps [--state STATE] [--recipe NAME] [--parent PID]
+                        list the processes
   new RECIPE [INPUT]    create a process (brain new default hello)
   send PID TEXT         send a user message
   steer PID TEXT        send an operator message

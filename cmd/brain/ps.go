@@ -18,8 +18,10 @@ const psPage = 100
 // a table.
 func runPS(ctx context.Context, cc *clientCall, args []string) error {
 	fs := cc.flags()
-	state := fs.String("state", "", "only processes in this `STATE`: READY, RUNNING, BLOCKED, PAUSED, DONE or FAILED")
-	parent := fs.String("parent", "", "only the workers process `PID` started")
+	var f api.ProcessFilter
+	fs.StringVar(&f.State, "state", "", "only processes in this `STATE`: READY, RUNNING, BLOCKED, PAUSED, DONE or FAILED")
+	fs.StringVar(&f.Recipe, "recipe", "", "only instances of the recipe `NAME`")
+	fs.StringVar(&f.Parent, "parent", "", "only the workers process `PID` started")
 	rest, err := cc.parse(fs, args)
 	if err != nil {
 		return err
@@ -27,16 +29,10 @@ func runPS(ctx context.Context, cc *clientCall, args []string) error {
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q", rest[0])
 	}
-	list := cc.client.ListProcesses
-	if *parent != "" {
-		list = func(ctx context.Context, state, after string, limit int) (api.ProcessPage, error) {
-			return cc.client.ListWorkers(ctx, *parent, state, after, limit)
-		}
-	}
 	var all []api.Process
 	after := ""
 	for {
-		page, err := list(ctx, *state, after, psPage)
+		page, err := cc.client.ListProcesses(ctx, f, after, psPage)
 		if err != nil {
 			return err
 		}
