@@ -10,6 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	segjson "github.com/segmentio/encoding/json"
+
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
 )
@@ -46,10 +48,12 @@ func (s *Store) decodeEvent(id, data string) (conversation.Event, error) {
 }
 
 // decodeEventJSON returns the event stored as data under stream id id,
-// decoding its JSON.
+// decoding its JSON. It is most of a node's work when a claim reads a log
+// back, so it uses segmentio's decoder: encoding/json's semantics, two to
+// four times as fast on our events (BenchmarkDecodeEvent).
 func decodeEventJSON(id, data string) (conversation.Event, error) {
 	var e conversation.Event
-	if err := json.Unmarshal([]byte(data), &e); err != nil {
+	if err := segjson.Unmarshal([]byte(data), &e); err != nil {
 		return conversation.Event{}, fmt.Errorf("store: event %s: corrupt JSON: %w", id, err)
 	}
 	e.ID = id
