@@ -305,6 +305,14 @@ func TestBrowser(t *testing.T) {
 	signIn(tokOp)
 	poll("its tokens in the list", `[...document.querySelectorAll('#states tr')].some((tr) =>
 		tr.textContent.includes('`+pid+`') && tr.textContent.includes('12.3k in, 678 out'))`)
+	// The list shows one recipe's processes when asked.
+	do("show the workers' recipe", chromedp.SetValue(chromedp.CSS("#list-recipe"), "marvin-worker"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#list-recipe').dispatchEvent(new Event('change'))`))
+	listed := `[...document.querySelectorAll('#states tbody tr')].map((tr) => tr.cells[0].textContent)`
+	poll("only the worker", `(() => { const ids = `+listed+`; return ids.length === 1 && ids[0] === 'p_browser_worker'; })()`)
+	do("show every recipe", chromedp.SetValue(chromedp.CSS("#list-recipe"), ""),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#list-recipe').dispatchEvent(new Event('change'))`))
+	poll("the process again", listed+`.includes('`+pid+`')`)
 	do("open A's process as the operator", chromedp.Evaluate[chromedp.Void](`location.hash = '#/p/' + encodeURIComponent('`+pid+`')`))
 	poll("the workers", `(() => { const f = document.querySelector('#p-family');
 		return !f.hidden && [...f.querySelectorAll('a')].some((a) => a.textContent === 'p_browser_worker') && f.textContent.includes('BLOCKED'); })()`)

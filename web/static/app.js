@@ -216,16 +216,20 @@
     listTimer = setInterval(refreshList, POLL_MS);
   }
 
+  // loadRecipes fills the recipe choices: the one a process starts from,
+  // and the list's filter.
   async function loadRecipes() {
     const sel = $('create-recipe');
     if (sel.options.length) return;
     try {
       const data = await api('GET', '/v1/recipes');
       for (const r of data.recipes || []) {
-        const o = el('option', '', r.name);
-        o.value = r.name;
-        if (r.description) o.title = r.description;
-        sel.appendChild(o);
+        for (const s of [sel, $('list-recipe')]) {
+          const o = el('option', '', r.name);
+          o.value = r.name;
+          if (r.description) o.title = r.description;
+          s.appendChild(o);
+        }
       }
     } catch (e) {
       showError('recipes: ' + e.message);
@@ -234,13 +238,14 @@
 
   async function refreshList() {
     let page;
+    const recipe = $('list-recipe').value;
     try {
-      page = await api('GET', '/v1/processes?limit=1000');
+      page = await api('GET', '/v1/processes?limit=1000' + (recipe ? '&recipe=' + enc(recipe) : ''));
     } catch (e) {
       if (e.status !== 401) showError('processes: ' + e.message);
       return;
     }
-    if ($('list').hidden) return;
+    if ($('list').hidden || recipe !== $('list-recipe').value) return; // gone, or another filter's answer
     showError('');
     const by = {};
     for (const p of page.processes || []) (by[p.state] = by[p.state] || []).push(p);
@@ -276,7 +281,7 @@
       }
       box.appendChild(t);
     }
-    if (page.next) box.appendChild(el('p', 'muted', 'Only the first 1000 processes are shown.'));
+    if (page.next) box.appendChild(el('p', 'muted', 'Only the first page of the list is shown: there are more processes.'));
   }
 
   async function createProcess(ev) {
@@ -932,6 +937,7 @@
     $('signin-form').addEventListener('submit', onSignIn);
     $('signout').addEventListener('click', () => signedOut(''));
     $('create-form').addEventListener('submit', createProcess);
+    $('list-recipe').addEventListener('change', refreshList);
     $('message-form').addEventListener('submit', onMessage);
     $('steer-form').addEventListener('submit', onSteer);
     $('p-controls').addEventListener('click', onControl);
