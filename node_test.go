@@ -1219,7 +1219,7 @@ func TestTokenBudgetAcrossTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := c.wait(t, "the spent budget", func(r store.Record) bool { return r.ID == p.ID && r.Status.State == lifecycle.Failed })
-	if rec.Tokens != (store.Tokens{Input: 1100, Output: 100}) {
+	if rec.Tokens.Input != 1100 || rec.Tokens.Output != 100 {
 		t.Errorf("tokens %+v, want the two calls' alone", rec.Tokens)
 	}
 	evs, err := n.Store().Log(ctx, p.ID, "", 0)
@@ -1228,6 +1228,62 @@ func TestTokenBudgetAcrossTurns(t *testing.T) {
 	}
 	if last := evs[len(evs)-2].SystemNotice; last == nil || last.Code != chat.NoticeTokenBudget {
 		t.Errorf("the log ends %s, %s; want a token_budget notice, then the failure", evs[len(evs)-2].Type, evs[len(evs)-1].Type)
+	}
+}
+
+// A process whose calls used its recipe's limits.max_tokens_per_day makes
+// no more that day: the turn that finds them used ends READY with a notice,
+// without a model call, and arms a timer for the next 00:00 UTC, whose
+// message wakes the process; that day's calls count afresh.
+func TestDayTokenBudgetAcrossDays(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{t: time.Date(2026, 3, 1, 23, 0, 0, 0, time.UTC)}
+	c := newCommits()
+	model := llmtest.WithUsage{Model: script(t, sayHi), In: 550, Out: 50}
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, OnCommit: c.add, Clock: clock.Now})
+	ctx := context.Background()
+	p, err := n.Create(ctx, NewProcess{Recipe: "daily", Input: "hello"}) // limits.max_tokens_per_day: 1000
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the first answer", func(r store.Record) bool { return r.ID == p.ID && r.Tokens.Input == 550 })
+	if _, err := n.Send(ctx, p.ID, "user:ada", "again", ""); err != nil {
+		t.Fatal(err)
+	}
+	c.wait(t, "the second answer", func(r store.Record) bool { return r.ID == p.ID && r.Tokens.Input == 1100 })
+	if _, err := n.Send(ctx, p.ID, "user:ada", "and again", ""); err != nil {
+		t.Fatal(err)
+	}
+	rec := c.wait(t, "the day's spent budget", func(r store.Record) bool { return r.ID == p.ID && r.Status.State == lifecycle.Ready })
+	if rec.Tokens.Input != 1100 || rec.Tokens.On(clock.Now()) != 1200 {
+		t.Errorf("tokens %+v, want the two calls' alone, on this day", rec.Tokens)
+	}
+	evs, err := n.Store().Log(ctx, p.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notice := evs[len(evs)-2].SystemNotice; notice == nil || notice.Code != chat.NoticeDayTokenBudget {
+		t.Errorf("the log ends %s, %s; want a day_token_budget notice, then the change to READY", evs[len(evs)-2].Type, evs[len(evs)-1].Type)
+	}
+	midnight := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	timers, err := n.Timers(ctx, p.ID)
+	if err != nil || len(timers) != 1 || !timers[0].Due.Equal(midnight) {
+		t.Fatalf("timers %+v, %v; want one due at %s", timers, err, midnight)
+	}
+	clock.Add(time.Hour) // the node's timer loop fires it
+	rec = c.wait(t, "the next day's answer", func(r store.Record) bool { return r.ID == p.ID && r.Tokens.Input == 1650 })
+	if got := rec.Tokens.On(clock.Now()); got != 600 || rec.Status.State != lifecycle.Blocked {
+		t.Errorf("the next day: %d tokens that day, %s; want 600 and BLOCKED", got, rec.Status)
+	}
+	in, err := n.Store().Log(ctx, p.ID, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	woken := slices.ContainsFunc(in, func(e conversation.Event) bool {
+		return e.InboxMessage != nil && e.InboxMessage.Kind == conversation.KindSchedule && strings.Contains(e.InboxMessage.Content, "token budget")
+	})
+	if !woken {
+		t.Error("no schedule message about the day's budget in the log")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -77,6 +78,9 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		log.Error("turn failed", zap.Error(err))
 		n.fail(ctx, claim, err.Error(), log)
 		return
+	}
+	if !out.ResumeAt.IsZero() {
+		n.resumeAt(ctx, claim, out.ResumeAt, log)
 	}
 	notify := n.notifyParent(claim, out)
 	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, out.Pending, out.Next, "engine", notify)
@@ -271,6 +275,7 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, hi
 		Worker:         rec.Parent != "",
 		ContextTokens:  setup.contextTokens,
 		TokensUsed:     rec.Tokens.Input + rec.Tokens.Output,
+		TokensToday:    rec.Tokens.On(n.cfg.Clock()),
 	}, chat.CheckpointFunc(func(ctx context.Context, evs []conversation.Event) error {
 		return n.store.Checkpoint(ctx, claim, evs)
 	}))
@@ -292,6 +297,18 @@ func (n *Node) fail(ctx context.Context, claim *store.Claim, why string, log *za
 	n.cfg.Metrics.outcome(claim.Record.Recipe, string(lifecycle.Fail))
 	if n.cfg.OnCommit != nil {
 		n.cfg.OnCommit(rec, []conversation.Event{notice})
+	}
+}
+
+// resumeAt arms the timer that wakes claim's process at at, when its day's
+// token budget (limits.max_tokens_per_day) is back. It is armed before the
+// turn's commit, once a day whatever runs the turn again (the timer's id
+// derives from the day), so that no crash leaves the process asleep.
+func (n *Node) resumeAt(ctx context.Context, claim *store.Claim, at time.Time, log *zap.Logger) {
+	c := tools.Caller{ProcessID: claim.Record.ID, CallKey: "day-token-budget/" + at.Format(time.DateOnly)}
+	msg := "The day's token budget (limits.max_tokens_per_day) is back: go on where you left off."
+	if _, _, err := n.ScheduleWakeup(ctx, c, tools.Wakeup{At: at, Message: msg}); err != nil && !errors.Is(err, tools.ErrWakeupFired) {
+		log.Warn("arming the wake for the next day's token budget failed; a message wakes the process", zap.Error(err))
 	}
 }
 

@@ -355,8 +355,8 @@ func TestTimers(t *testing.T) {
 	}
 }
 
-// A process's answer says what its model calls used, in GET and in the
-// list: a turn of two calls here.
+// A process's answer says what its model calls used, in all and on the
+// day of its last calls, in GET and in the list: a turn of two calls here.
 func TestTokens(t *testing.T) {
 	t.Parallel()
 	s, err := scripted.Parse([]byte(turnScript))
@@ -378,12 +378,16 @@ func TestTokens(t *testing.T) {
 	if err != nil || p.Tokens != nil {
 		t.Fatalf("CreateProcess = %+v, %v; want no tokens yet", p, err)
 	}
+	var rec store.Record
 	select {
-	case <-committed:
+	case rec = <-committed:
 	case <-ctx.Done():
 		t.Fatal("no turn committed")
 	}
-	want := Tokens{Input: 2400, Output: 160}
+	if rec.Tokens.Day.IsZero() {
+		t.Fatalf("the commit's record counts no day: %+v", rec.Tokens)
+	}
+	want := Tokens{Input: 2400, Output: 160, Day: rec.Tokens.Day.Format(time.DateOnly), DayTotal: 2560}
 	if p, err := c.GetProcess(ctx, p.ID); err != nil || p.Tokens == nil || *p.Tokens != want {
 		t.Errorf("GetProcess = %+v, %v; want tokens %+v", p, err, want)
 	}

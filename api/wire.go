@@ -48,6 +48,11 @@ type Process struct {
 type Tokens struct {
 	Input  int64 `json:"input"`
 	Output int64 `json:"output"`
+	// Day is the last UTC day (YYYY-MM-DD) whose calls used some, and
+	// DayTotal how many they used, input and output: what the recipe's
+	// limits.max_tokens_per_day bounds on that day.
+	Day      string `json:"day,omitempty"`
+	DayTotal int64  `json:"day_total,omitempty"`
 }
 
 // DeletedProcess is the answer of DELETE /v1/processes/{id}: the process
@@ -75,7 +80,10 @@ func processOf(r store.Record) Process {
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Metadata: r.Metadata, EventsTrimmed: r.Trimmed,
 	}
 	if r.Tokens != (store.Tokens{}) {
-		p.Tokens = &Tokens{Input: r.Tokens.Input, Output: r.Tokens.Output}
+		p.Tokens = &Tokens{Input: r.Tokens.Input, Output: r.Tokens.Output, DayTotal: r.Tokens.OfDay}
+		if !r.Tokens.Day.IsZero() {
+			p.Tokens.Day = r.Tokens.Day.Format(time.DateOnly)
+		}
 	}
 	return p
 }

@@ -276,6 +276,10 @@ type Limits struct {
 	// MaxTokens caps what a process may spend on its model: a loop that
 	// never ends would otherwise bill for good.
 	MaxTokens int64 `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty" jsonschema:"minimum=1000,maximum=1000000000000" jsonschema_description:"Most tokens (input and output, as the providers report them) all the model calls of one process may use; a worker counts its own. Once they are used, the process makes no more calls: it fails with a notice, for an operator to raise the limit and retry it. Left out, no limit."`
+	// MaxTokensPerDay caps what a process may spend in a day: one that
+	// lives for long (a cron tick an hour, say) needs a budget that comes
+	// back, not one it spends once and fails on.
+	MaxTokensPerDay int64 `yaml:"max_tokens_per_day,omitempty" json:"max_tokens_per_day,omitempty" jsonschema:"minimum=1000,maximum=1000000000000" jsonschema_description:"Most tokens (input and output) the model calls of one process may use in a UTC day. Once they are used, the process makes no more calls that day: its turns end READY with a notice, and at 00:00 UTC a schedule message wakes it to go on. Left out, no limit."`
 	// MaxLogEvents bounds what a process's log keeps in Redis, which
 	// otherwise grows with every turn of a process that lives for long.
 	MaxLogEvents int `yaml:"max_log_events,omitempty" json:"max_log_events,omitempty" jsonschema:"minimum=100,maximum=100000000" jsonschema_description:"Most events a process's log keeps in Redis. After a turn that takes it beyond, its oldest events are deleted for good (in blocks, so a few more may stay); the model is told the beginning is left out, and the record counts them (trimmed). Left out, the log keeps every event."`

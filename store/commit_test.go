@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -289,15 +290,20 @@ func usage(in, out int) conversation.Event {
 }
 
 // TestCommitCountsTokens: each turn's commit adds what its model calls
-// used (checkpointed usage included) to the record's totals, once, a turn
-// recovered from a dead node included, and a turn paused meanwhile too.
+// used (checkpointed usage included) to the record's totals and to those
+// of the day, once, a turn recovered from a dead node included, and a turn
+// paused meanwhile too; a turn of the next day counts that day's afresh.
 func TestCommitCountsTokens(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
 	want := func(what string, rec store.Record, in, out int64) {
 		t.Helper()
-		if rec.Tokens != (store.Tokens{Input: in, Output: out}) {
+		if rec.Tokens.Input != in || rec.Tokens.Output != out {
 			t.Errorf("%s: tokens %+v, want %d in, %d out", what, rec.Tokens, in, out)
+		}
+		// Every turn here is on t0's day, but the next day's.
+		if day := t0.Truncate(24 * time.Hour); rec.Tokens.Day.Equal(day) && rec.Tokens.On(t0) != in+out {
+			t.Errorf("%s: %d tokens on %s, want %d", what, rec.Tokens.On(t0), day.Format(time.DateOnly), in+out)
 		}
 		if got := e.get(t, rec.ID).Tokens; got != rec.Tokens {
 			t.Errorf("%s: Get says tokens %+v, the commit %+v", what, got, rec.Tokens)
@@ -351,4 +357,20 @@ func TestCommitCountsTokens(t *testing.T) {
 		t.Fatalf("state %s, want DONE", rec.Status)
 	}
 	want("a turn stopped meanwhile", rec, 164, 25)
+
+	// The next day, its tokens count afresh.
+	e.clock.advance(24 * time.Hour)
+	in = user("tomorrow")
+	e.create(t, "p2", &in)
+	c = e.claim(t, "p2", "t7")
+	if rec = e.commit(t, c, lifecycle.Continue, usage(30, 3)); rec.Tokens.On(t0) != 0 {
+		t.Errorf("a turn of the first day: %d tokens on the day before", rec.Tokens.On(t0))
+	}
+	e.post(t, "p2", user("and again"))
+	e.clock.advance(24 * time.Hour)
+	next := e.clock.now()
+	rec = e.commit(t, e.claim(t, "p2", "t8"), lifecycle.Continue, usage(5, 1))
+	if rec.Tokens.Input != 35 || rec.Tokens.Output != 4 || rec.Tokens.On(next) != 6 || !rec.Tokens.Day.Equal(next.Truncate(24*time.Hour)) {
+		t.Errorf("a turn of the next day: tokens %+v, want 35 in, 4 out, 6 on %s", rec.Tokens, next.Format(time.DateOnly))
+	}
 }

@@ -11,7 +11,9 @@
 //	                            queued ("1"; "0" or absent when not), fence
 //	                            (token counter), metadata (JSON), turn,
 //	                            turn_at, wake, tokens_in, tokens_out (what its
-//	                            model calls used; absent before any), trimmed
+//	                            model calls used; absent before any),
+//	                            tokens_day ("<days since 1970>:<tokens>": those
+//	                            of the last UTC day with some), trimmed
 //	                            (events commits removed from the log; absent
 //	                            before any)
 //	brain:{pid}:inbox   stream  pending messages: kind, from, content, at (unix ms)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/engine-brain/brain/lifecycle"
@@ -41,6 +42,25 @@ type Record struct {
 // Tokens counts the tokens of model calls.
 type Tokens struct {
 	Input, Output int64
+	// Day is the last UTC day (its start) whose calls used some, and
+	// OfDay how many (input and output) they used.
+	Day   time.Time
+	OfDay int64
+}
+
+// On returns the tokens used on the UTC day of t.
+func (t Tokens) On(at time.Time) int64 {
+	if t.Day.IsZero() || !t.Day.Equal(dayOf(at)) {
+		return 0
+	}
+	return t.OfDay
+}
+
+const msPerDay = 24 * 60 * 60 * 1000
+
+// dayOf returns the start of t's UTC day.
+func dayOf(t time.Time) time.Time {
+	return time.UnixMilli(t.UnixMilli() / msPerDay * msPerDay).UTC()
 }
 
 // Get returns the record of process pid, or ErrNotFound.
@@ -120,6 +140,15 @@ func (r *Record) setStatus(h map[string]string) error {
 		if *f.n, err = number(r.ID, h, f.name); err != nil {
 			return err
 		}
+	}
+	if d := h["tokens_day"]; d != "" {
+		day, used, ok := strings.Cut(d, ":")
+		n, err1 := strconv.ParseInt(day, 10, 64)
+		m, err2 := strconv.ParseInt(used, 10, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return fmt.Errorf("store: process %s: tokens_day %q is not <day>:<tokens>", r.ID, d)
+		}
+		r.Tokens.Day, r.Tokens.OfDay = time.UnixMilli(n*msPerDay).UTC(), m
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
@@ -23,6 +24,9 @@ const (
 	NoticeEmptyAnswer = "empty_answer"
 	NoticeModelAuth   = "model_auth"
 	NoticeTokenBudget = "token_budget"
+	// NoticeDayTokenBudget: the day's tokens (limits.max_tokens_per_day)
+	// are used; the process goes on the next UTC day.
+	NoticeDayTokenBudget = "day_token_budget"
 )
 
 // MaxCutRetries bounds how often one turn asks a round again after the
@@ -56,6 +60,9 @@ func (e *Engine) Run(ctx context.Context, t *Turn, cp Checkpointer) (Outcome, er
 	for r.err == nil {
 		if limit := t.Recipe.Limits.MaxTokens; limit > 0 && r.tokens >= limit {
 			return r.outcome(r.spent(limit)), nil
+		}
+		if limit := t.Recipe.Limits.MaxTokensPerDay; limit > 0 && r.today >= limit {
+			return r.outcome(r.spentToday(limit)), nil
 		}
 		if r.rounds >= t.Recipe.Limits.Rounds() {
 			r.add(byEngine, conversation.NewSystemNotice(NoticeMaxRounds, fmt.Sprintf(
@@ -95,13 +102,15 @@ type run struct {
 	budget      int
 	corrections int
 	rounds      int
-	spawned     int   // spawn_worker calls that started a worker this turn
-	cuts        int   // rounds asked again after their answer was cut
-	fitted      int   // rounds whose view was cut to limits.max_context_tokens
-	window      int   // the most tokens a model call is shown (conversation.Fit)
-	tokens      int64 // what the process's model calls have used, this turn's included
-	tooLong     int   // model calls the provider refused as too long
-	shrunk      int   // times window was halved after such a refusal
+	spawned     int       // spawn_worker calls that started a worker this turn
+	cuts        int       // rounds asked again after their answer was cut
+	fitted      int       // rounds whose view was cut to limits.max_context_tokens
+	window      int       // the most tokens a model call is shown (conversation.Fit)
+	tokens      int64     // what the process's model calls have used, this turn's included
+	today       int64     // what they have used today (UTC), this turn's included
+	resumeAt    time.Time // Outcome.ResumeAt
+	tooLong     int       // model calls the provider refused as too long
+	shrunk      int       // times window was halved after such a refusal
 	validators  []validators.Validator
 	defs        []llm.ToolDef
 	err         error // a failed checkpoint: the turn is abandoned
@@ -132,6 +141,7 @@ func newRun(e *Engine, t *Turn, cp Checkpointer) *run {
 	}
 	in, out := conversation.TokensUsed(t.Current) // an interrupted turn's calls
 	r.tokens = t.TokensUsed + in + out
+	r.today = t.TokensToday + in + out
 	switch {
 	case rc.TurnEndMode() == recipes.TurnEndRespond && t.Tools.Has(tools.Respond):
 		r.mode, r.terminal = modeRespond, tools.Respond
@@ -273,7 +283,8 @@ func (r *run) save(ctx context.Context) bool {
 
 func (r *run) outcome(next lifecycle.Event) Outcome {
 	evs := r.turn
-	out := Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds, Fitted: r.fitted, TooLong: r.tooLong}
+	out := Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds, Fitted: r.fitted, TooLong: r.tooLong,
+		ResumeAt: r.resumeAt}
 	if r.finish != nil {
 		out.Cited = r.citations()
 	}
@@ -372,6 +383,7 @@ func (r *run) shrink(err error, refused []conversation.Message) bool {
 func (r *run) observed(req *llm.Request, resp *llm.Response, fit conversation.Fitting) {
 	if u := resp.Usage; u.InputTokens > 0 || u.OutputTokens > 0 {
 		r.tokens += int64(u.InputTokens + u.OutputTokens)
+		r.today += int64(u.InputTokens + u.OutputTokens)
 		model := u.Model
 		if u.Provider == "" { // the model did not say who answered: the one asked
 			model = req.Params.Model
@@ -384,6 +396,20 @@ func (r *run) observed(req *llm.Request, resp *llm.Response, fit conversation.Fi
 	for _, h := range resp.Hosted {
 		r.add(byModel, conversation.NewHostedActivity(h))
 	}
+}
+
+// spentToday ends a turn of a process whose model calls have used limit
+// tokens today, its recipe's limits.max_tokens_per_day: it makes no more
+// calls and says so, and the process stays READY, for the caller to wake
+// it when the next UTC day begins (Outcome.ResumeAt). A process that lives
+// for long must not fail on a budget that comes back.
+func (r *run) spentToday(limit int64) lifecycle.Event {
+	now := r.e.now().UTC()
+	r.resumeAt = time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
+	r.add(byEngine, conversation.NewSystemNotice(NoticeDayTokenBudget, fmt.Sprintf(
+		"This process has used %d tokens today, its recipe's limits.max_tokens_per_day (%d): it makes no more model calls "+
+			"until the day ends (%s), when it goes on by itself.", r.today, limit, r.resumeAt.Format(time.RFC3339))))
+	return lifecycle.Continue
 }
 
 // spent ends a process whose model calls have used limit tokens, its

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -685,5 +686,67 @@ func TestTokenBudget(t *testing.T) {
 				t.Errorf("Finish = %+v; a worker's parent is told, with the notice", out.Finish)
 			}
 		})
+	}
+}
+
+// A process whose model calls have used its recipe's
+// limits.max_tokens_per_day today makes no more calls: the turn ends READY
+// (a worker's too) with a notice, and asks to be woken when the next UTC
+// day begins; what earlier turns used today counts, and the lifetime cap
+// is not touched.
+func TestDayTokenBudget(t *testing.T) {
+	t.Parallel()
+	lookups := func() *scripted.Model {
+		return scripted.New(&scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "a"}}}},
+			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "b"}}}},
+			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "c"}}}},
+			{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "done"}}}},
+		}}}})
+	}
+	r := &recipes.Recipe{Name: "daily", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}},
+		Limits: recipes.Limits{MaxTokensPerDay: 2000, MaxTokens: 1_000_000}}
+	now := time.Date(2026, 3, 14, 22, 30, 0, 0, time.UTC)
+	midnight := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name   string
+		today  int64 // before the turn
+		worker bool
+		calls  int
+	}{
+		{"spent midway", 0, false, 3}, // 910 tokens a call: 2,730 after three
+		{"spent before", 1990, false, 1},
+		{"spent already", 2000, false, 0},
+		{"a worker", 0, true, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			model := lookups()
+			turn := oneTurn(t, r, llmtest.WithUsage{Model: model, In: 900, Out: 10})
+			turn.TokensToday, turn.TokensUsed, turn.Worker = tt.today, 500_000, tt.worker
+			var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+			out, err := (&Engine{Clock: func() time.Time { return now }}).Run(context.Background(), &turn, discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(model.Requests()); n != tt.calls {
+				t.Errorf("%d model calls, want %d", n, tt.calls)
+			}
+			last := out.Events[len(out.Events)-1].SystemNotice
+			if out.Next != lifecycle.Continue || last == nil || last.Code != NoticeDayTokenBudget ||
+				!strings.Contains(last.Text, "limits.max_tokens_per_day (2000)") || !strings.Contains(last.Text, "2026-03-15T00:00:00Z") {
+				t.Fatalf("turn ended %s with %+v; want continue with a day_token_budget notice", out.Next, last)
+			}
+			if !out.ResumeAt.Equal(midnight) || out.Finish != nil {
+				t.Errorf("ResumeAt %s, Finish %+v; want %s and no result", out.ResumeAt, out.Finish, midnight)
+			}
+		})
+	}
+	// A turn within the day's budget asks for no wake.
+	model := lookups()
+	turn := oneTurn(t, r, llmtest.WithUsage{Model: model, In: 100, Out: 10})
+	var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+	if out, err := (&Engine{}).Run(context.Background(), &turn, discard); err != nil || !out.ResumeAt.IsZero() || out.Next != lifecycle.AwaitUser {
+		t.Errorf("a turn within the budget: %s, ResumeAt %s, %v; want await_user and no ResumeAt", out.Next, out.ResumeAt, err)
 	}
 }

@@ -50,6 +50,9 @@ type Turn struct {
 	// (its record's totals): with this turn's, what the recipe's
 	// limits.max_tokens bounds.
 	TokensUsed int64
+	// TokensToday is what they used today (UTC) before this turn: with
+	// this turn's, what the recipe's limits.max_tokens_per_day bounds.
+	TokensToday int64
 }
 
 // Checkpointer makes a turn's progress durable. The engine calls it with
@@ -96,6 +99,11 @@ type Outcome struct {
 	// (provider.ErrContextTooLong); the turn asked such a round again with
 	// half as much shown, up to MaxContextShrinks times.
 	TooLong int
+	// ResumeAt, when not zero, is when the process may call its model
+	// again: its day's tokens (limits.max_tokens_per_day) are used, and the
+	// turn ended READY (Continue) without calling it. The caller wakes the
+	// process then.
+	ResumeAt time.Time
 }
 
 // Engine runs chat turns. Its zero value is ready to use with the wall

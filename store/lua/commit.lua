@@ -27,12 +27,18 @@ for i = 16, notify - 1 do ids[#ids + 1] = append(p, ARGV[i]) end
 
 local r = rec(p)
 local state = r.state
--- The turn's tokens join the totals, in the HSET that ends the turn.
+-- The turn's tokens join the totals, and those of the day (UTC, by the
+-- caller's clock: '<days since 1970>:<tokens>'), in the HSET that ends the
+-- turn.
 local tokens = {}
 local used_in, used_out = tonumber(ARGV[12]), tonumber(ARGV[13])
 if used_in > 0 or used_out > 0 then
+  local day, today = string.format('%d', math.floor(tonumber(p.now) / 86400000)), 0
+  local sep = r.tokens_day and string.find(r.tokens_day, ':', 1, true)
+  if sep and string.sub(r.tokens_day, 1, sep - 1) == day then today = tonumber(string.sub(r.tokens_day, sep + 1)) or 0 end
   tokens = {'tokens_in', tostring((tonumber(r.tokens_in) or 0) + used_in),
-            'tokens_out', tostring((tonumber(r.tokens_out) or 0) + used_out)}
+            'tokens_out', tostring((tonumber(r.tokens_out) or 0) + used_out),
+            'tokens_day', day .. ':' .. string.format('%d', today + used_in + used_out)}
 end
 local paused_in_turn = state == 'PAUSED' and r.paused_from == 'RUNNING'
 if state == 'RUNNING' or (paused_in_turn and to ~= 'READY' and to ~= 'BLOCKED') then

@@ -132,9 +132,10 @@ end
 local function rec(p)
   if p.rec == nil then
     local v = redis.call('HMGET', p.proc, 'state', 'queued', 'engine', 'created_at', 'paused_from', 'fence', 'wake',
-      'turn', 'version', 'tokens_in', 'tokens_out', 'trimmed')
+      'turn', 'version', 'tokens_in', 'tokens_out', 'trimmed', 'tokens_day')
     p.rec = {state = v[1], queued = v[2], engine = v[3], created_at = v[4], paused_from = v[5], fence = v[6],
-      wake = v[7], turn = v[8], version = v[9], tokens_in = v[10], tokens_out = v[11], trimmed = v[12]}
+      wake = v[7], turn = v[8], version = v[9], tokens_in = v[10], tokens_out = v[11], trimmed = v[12],
+      tokens_day = v[13]}
   end
   return p.rec
 end
@@ -142,11 +143,12 @@ end
 -- status returns what a turn can change of p's record, as HGETALL lists
 -- fields: all a caller that has the rest of the record needs (Go reads it
 -- with Record.setStatus).
-local STATUS_FIELDS = {'state', 'paused_from', 'queued', 'version', 'updated_at', 'tokens_in', 'tokens_out', 'trimmed'}
+local STATUS_FIELDS = {'state', 'paused_from', 'queued', 'version', 'updated_at', 'tokens_in', 'tokens_out', 'trimmed',
+  'tokens_day'}
 local function status(p)
   local r = rec(p)
   if not r.updated_at then r.updated_at = redis.call('HGET', p.proc, 'updated_at') end
-  local flat = {nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil} -- sized once (see rec)
+  local flat = {nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil} -- sized once (see rec)
   for _, name in ipairs(STATUS_FIELDS) do
     if r[name] then
       flat[#flat + 1] = name
