@@ -709,33 +709,17 @@ func TestListWorkers(t *testing.T) {
 		b.fake.add(w.id, w.owner, lifecycle.Status{State: w.state})
 		b.fake.procs[w.id].Parent = w.parent
 	}
-	ids := func(path, token string, wantStatus int) []string {
-		t.Helper()
-		w := b.do("GET", path, token, nil, "")
-		if w.Code != wantStatus {
-			t.Fatalf("GET %s: %d %s, want %d", path, w.Code, w.Body, wantStatus)
-		}
-		var page ProcessPage
-		if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, p := range page.Processes {
-			out = append(out, p.ID)
-		}
-		return out
-	}
-	if got := ids("/v1/processes?parent=p_bob", tokOlga, 200); !slices.Equal(got, []string{"p_w1", "p_w2"}) {
+	if got := b.listIDs(t, "/v1/processes?parent=p_bob", tokOlga, 200); !slices.Equal(got, []string{"p_w1", "p_w2"}) {
 		t.Errorf("p_bob's workers for the operator: %v, want [p_w1 p_w2]", got)
 	}
-	if got := ids("/v1/processes?parent=p_bob&state=DONE", tokOlga, 200); !slices.Equal(got, []string{"p_w2"}) {
+	if got := b.listIDs(t, "/v1/processes?parent=p_bob&state=DONE", tokOlga, 200); !slices.Equal(got, []string{"p_w2"}) {
 		t.Errorf("p_bob's DONE workers: %v, want [p_w2]", got)
 	}
-	if got := ids("/v1/processes?parent=p_bob", tokBob, 200); !slices.Equal(got, []string{"p_w1"}) {
+	if got := b.listIDs(t, "/v1/processes?parent=p_bob", tokBob, 200); !slices.Equal(got, []string{"p_w1"}) {
 		t.Errorf("p_bob's workers for bob: %v, want [p_w1] (p_w2 has no owner)", got)
 	}
-	ids("/v1/processes?parent=p_bob", tokAlice, 404)
-	ids("/v1/processes?parent=p_nope", tokOlga, 404)
+	b.listIDs(t, "/v1/processes?parent=p_bob", tokAlice, 404)
+	b.listIDs(t, "/v1/processes?parent=p_nope", tokOlga, 404)
 }
 
 // A process whose worker runs a turn is not deleted: the answer names the
@@ -803,22 +787,6 @@ func TestListByRecipe(t *testing.T) {
 		b.fake.procs[p.id].Recipe = p.recipe
 		b.fake.procs[p.id].CreatedAt = fakeNow.Add(time.Duration(i) * time.Millisecond)
 	}
-	ids := func(path, token string) []string {
-		t.Helper()
-		w := b.do("GET", path, token, nil, "")
-		if w.Code != http.StatusOK {
-			t.Fatalf("GET %s: %d %s, want 200", path, w.Code, w.Body)
-		}
-		var page ProcessPage
-		if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, p := range page.Processes {
-			out = append(out, p.ID)
-		}
-		return out
-	}
 	for _, tc := range []struct {
 		path, token string
 		want        []string
@@ -831,7 +799,7 @@ func TestListByRecipe(t *testing.T) {
 		{"/v1/processes?recipe=arthur&limit=2", tokOlga, []string{"p_a1", "p_a2"}},
 		{"/v1/processes?recipe=marvin-worker", tokOlga, nil},
 	} {
-		if got := ids(tc.path, tc.token); !slices.Equal(got, tc.want) {
+		if got := b.listIDs(t, tc.path, tc.token, http.StatusOK); !slices.Equal(got, tc.want) {
 			t.Errorf("GET %s: %v, want %v", tc.path, got, tc.want)
 		}
 	}
@@ -839,4 +807,23 @@ func TestListByRecipe(t *testing.T) {
 	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "not a recipe name") {
 		t.Errorf("a bad recipe name: %d %s, want 400 saying it is not a recipe name", w.Code, w.Body)
 	}
+}
+
+// listIDs returns the ids of the processes GET path lists for token,
+// checking that it answers wantStatus.
+func (b *bundle) listIDs(t *testing.T, path, token string, wantStatus int) []string {
+	t.Helper()
+	w := b.do("GET", path, token, nil, "")
+	if w.Code != wantStatus {
+		t.Fatalf("GET %s: %d %s, want %d", path, w.Code, w.Body, wantStatus)
+	}
+	var page ProcessPage
+	if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range page.Processes {
+		out = append(out, p.ID)
+	}
+	return out
 }

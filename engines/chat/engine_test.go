@@ -639,19 +639,22 @@ func TestContextRefusedShowsLess(t *testing.T) {
 	})
 }
 
+// lookups is a model that calls lookup three times, then responds: a turn
+// that spends what its usage says at each call.
+func lookups() *scripted.Model {
+	return scripted.New(&scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "a"}}}},
+		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "b"}}}},
+		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "c"}}}},
+		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "done"}}}},
+	}}}})
+}
+
 // A process whose model calls have used its recipe's limits.max_tokens
 // makes no more calls: the turn fails with a notice (a worker's with a
 // failed result for its parent), counting what earlier turns used.
 func TestTokenBudget(t *testing.T) {
 	t.Parallel()
-	lookups := func() *scripted.Model {
-		return scripted.New(&scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
-			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "a"}}}},
-			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "b"}}}},
-			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "c"}}}},
-			{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "done"}}}},
-		}}}})
-	}
 	r := &recipes.Recipe{Name: "frugal", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}, {Name: "finish_task"}},
 		Limits: recipes.Limits{MaxTokens: 2000}}
 	for _, tt := range []struct {
@@ -696,14 +699,6 @@ func TestTokenBudget(t *testing.T) {
 // is not touched.
 func TestDayTokenBudget(t *testing.T) {
 	t.Parallel()
-	lookups := func() *scripted.Model {
-		return scripted.New(&scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
-			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "a"}}}},
-			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "b"}}}},
-			{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "c"}}}},
-			{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "done"}}}},
-		}}}})
-	}
 	r := &recipes.Recipe{Name: "daily", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}},
 		Limits: recipes.Limits{MaxTokensPerDay: 2000, MaxTokens: 1_000_000}}
 	now := time.Date(2026, 3, 14, 22, 30, 0, 0, time.UTC)
