@@ -80,7 +80,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 		return
 	}
 	if !out.ResumeAt.IsZero() {
-		n.resumeAt(ctx, claim, out.ResumeAt, log)
+		n.resumeAt(context.WithoutCancel(ctx), claim, out.ResumeAt, log) // as the commit
 	}
 	notify := n.notifyParent(claim, out)
 	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, out.Pending, out.Next, "engine", notify)
