@@ -290,10 +290,11 @@ func TestBrowser(t *testing.T) {
 	if _, err := st.Create(apiCtx, store.NewProcess{ID: "p_browser_worker", Recipe: "marvin-worker", Engine: "worker", Parent: pid, Depth: 1}); err != nil {
 		t.Fatal(err)
 	}
-	// What its model calls used (the demo model reports none), and the
-	// events a recipe's limits.max_log_events trimmed, as a commit counts
-	// them.
-	if err := rs.Client(t).HSet(apiCtx, "brain:{"+pid+"}:proc", "tokens_in", 12345, "tokens_out", 678, "trimmed", 250).Err(); err != nil {
+	// What its model calls used (the demo model reports none), in all and
+	// on 2026-03-01 (day 20513), and the events a recipe's
+	// limits.max_log_events trimmed, as a commit counts them.
+	if err := rs.Client(t).HSet(apiCtx, "brain:{"+pid+"}:proc", "tokens_in", 12345, "tokens_out", 678, "tokens_day", "20513:2100",
+		"trimmed", 250).Err(); err != nil {
 		t.Fatal(err)
 	}
 	// And a timer on it, which the operator sees and cancels there.
@@ -317,7 +318,7 @@ func TestBrowser(t *testing.T) {
 	poll("the workers", `(() => { const f = document.querySelector('#p-family');
 		return !f.hidden && [...f.querySelectorAll('a')].some((a) => a.textContent === 'p_browser_worker') && f.textContent.includes('BLOCKED'); })()`)
 	poll("its tokens and trimmed events", `(() => { const r = document.querySelector('#p-recipe').textContent;
-		return r.includes('12.3k tokens in, 678 out') && r.includes('its oldest 250 events deleted'); })()`)
+		return r.includes('12.3k tokens in, 678 out (2.1k on 2026-03-01)') && r.includes('its oldest 250 events deleted'); })()`)
 	poll("the timer", `(() => { const f = document.querySelector('#p-timers');
 		return !f.hidden && f.textContent.includes('check the build') && f.querySelector('button[data-timer="`+timer.ID+`"]') !== null; })()`)
 	shot(t, bctx, artifacts, "4-workers")

@@ -340,6 +340,7 @@
       st.className = 'state ' + p.state;
       $('p-recipe').textContent = p.recipe + (p.owner ? ' · ' + p.owner : '') + ' · ' + age(p.created_at) + ' old' +
         (p.tokens ? ' · ' + count(p.tokens.input) + ' tokens in, ' + count(p.tokens.output) + ' out' : '') +
+        (p.tokens && p.tokens.day ? ' (' + count(p.tokens.day_total) + ' on ' + p.tokens.day + ')' : '') +
         (p.inbox ? ' · ' + p.inbox + ' message' + (p.inbox === 1 ? '' : 's') + ' waiting in the inbox' : '') +
         (p.events_trimmed ? ' · its oldest ' + p.events_trimmed + ' events deleted (limits.max_log_events)' : '');
       showFamily(p, workers);
