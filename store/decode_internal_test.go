@@ -88,3 +88,36 @@ func BenchmarkDecodeEvent(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadTemplate reads events the scripts wrote from templates, one
+// of each, as a claim reading a log back does.
+func BenchmarkReadTemplate(b *testing.B) {
+	tpl, err := newTemplates()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var events []string
+	for _, parts := range tpl.parts {
+		var data strings.Builder
+		data.WriteString(parts[0])
+		for i := 1; i+1 < len(parts); i += 2 {
+			val := "node:n1"
+			if parts[i] == "at" {
+				val = "2026-03-14T09:26:53.123Z"
+			}
+			q, _ := json.Marshal(val)
+			data.Write(q)
+			data.WriteString(parts[i+1])
+		}
+		events = append(events, data.String())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, data := range events {
+			if _, ok := tpl.read(data); !ok {
+				b.Fatalf("%s is not read as a template's", data)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
+}

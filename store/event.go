@@ -212,36 +212,45 @@ func (t templates) build(made []string, at time.Time) (conversation.Event, error
 // string (every value a script renders is one). ok is false otherwise, and
 // the caller decodes the JSON.
 func (t templates) read(data string) (e conversation.Event, ok bool) {
+	var buf [8]string // a template's values; none has more
 	for name, parts := range t.parts {
-		vals, ok := match(parts, data)
+		vals, ok := match(parts, data, buf[:0])
 		if !ok {
 			continue
 		}
-		at, err := time.Parse(time.RFC3339Nano, vals["at"])
+		value := func(k string) string {
+			for i := 1; i+1 < len(parts); i += 2 {
+				if parts[i] == k {
+					return vals[i/2]
+				}
+			}
+			return ""
+		}
+		at, err := time.Parse(time.RFC3339Nano, value("at"))
 		if err != nil {
 			return conversation.Event{}, false
 		}
-		e = t.event(name, func(k string) string { return vals[k] })
+		e = t.event(name, value)
 		e.At = at
 		return e, true
 	}
 	return conversation.Event{}, false
 }
 
-// match returns the values of the placeholders of a template split into
-// parts (templateParts) when data is that template filled in.
-func match(parts []string, data string) (vals map[string]string, ok bool) {
+// match appends to vals the values of the placeholders of a template split
+// into parts (templateParts), in their order, when data is that template
+// filled in.
+func match(parts []string, data string, vals []string) ([]string, bool) {
 	if !strings.HasPrefix(data, parts[0]) {
 		return nil, false
 	}
-	vals = make(map[string]string, len(parts)/2)
 	rest := data[len(parts[0]):]
 	for i := 1; i+1 < len(parts); i += 2 {
 		val, n, valid := jsonString(rest)
 		if !valid || !strings.HasPrefix(rest[n:], parts[i+1]) {
 			return nil, false
 		}
-		vals[parts[i]] = val
+		vals = append(vals, val)
 		rest = rest[n+len(parts[i+1]):]
 	}
 	return vals, rest == ""
