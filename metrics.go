@@ -32,6 +32,7 @@ type Metrics struct {
 	recipeTokens *prometheus.CounterVec
 	trimmed      *prometheus.CounterVec
 	histories    *prometheus.CounterVec
+	daySpent     *prometheus.CounterVec
 }
 
 // NewMetrics registers a node's metrics on reg.
@@ -87,12 +88,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "brain_turn_histories_total",
 			Help: "Turns by where their conversation came from: kept (the node kept the process's log and read only what is new) or read_back (read from Redis, as far back as a model call is shown: a new process, one the node had not run, or a log it no longer kept). Many read_back: the node keeps too few logs for the processes it runs (HistoryCache, HistoryBytes).",
 		}, []string{"source"}),
+		daySpent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_day_budget_turns_total",
+			Help: "Turns that found their process's tokens of the day (limits.max_tokens_per_day) used and stopped calling the model, by recipe: processes that wait for the next UTC day.",
+		}, []string{"recipe"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "brain_inbox_refused_messages_total",
 			Help: "Messages not stored because their process's inbox was full (the inbox limit), by kind: user and operator posts were refused, schedule ticks dropped.",
 		}, []string{"kind"}),
 	}
-	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens, m.trimmed, m.histories)
+	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens, m.trimmed, m.histories, m.daySpent)
 	return m
 }
 
@@ -108,6 +113,9 @@ func (m *Metrics) observeTurn(claim *store.Claim, out chat.Outcome) {
 	}
 	if out.TooLong > 0 {
 		m.tooLong.WithLabelValues(claim.Record.Recipe).Add(float64(out.TooLong))
+	}
+	if !out.ResumeAt.IsZero() {
+		m.daySpent.WithLabelValues(claim.Record.Recipe).Inc()
 	}
 	for _, e := range out.Events[len(claim.Current):] {
 		if c := e.ValidationCorrection; c != nil {

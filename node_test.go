@@ -1239,8 +1239,9 @@ func TestDayTokenBudgetAcrossDays(t *testing.T) {
 	t.Parallel()
 	clock := &fakeClock{t: time.Date(2026, 3, 1, 23, 0, 0, 0, time.UTC)}
 	c := newCommits()
+	m := NewMetrics(prometheus.NewPedanticRegistry())
 	model := llmtest.WithUsage{Model: script(t, sayHi), In: 550, Out: 50}
-	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, OnCommit: c.add, Clock: clock.Now})
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, OnCommit: c.add, Clock: clock.Now, Metrics: m})
 	ctx := context.Background()
 	p, err := n.Create(ctx, NewProcess{Recipe: "daily", Input: "hello"}) // limits.max_tokens_per_day: 1000
 	if err != nil {
@@ -1264,6 +1265,9 @@ func TestDayTokenBudgetAcrossDays(t *testing.T) {
 	}
 	if notice := evs[len(evs)-2].SystemNotice; notice == nil || notice.Code != chat.NoticeDayTokenBudget {
 		t.Errorf("the log ends %s, %s; want a day_token_budget notice, then the change to READY", evs[len(evs)-2].Type, evs[len(evs)-1].Type)
+	}
+	if got := promtest.ToFloat64(m.daySpent.WithLabelValues("daily")); got != 1 {
+		t.Errorf("brain_day_budget_turns_total{recipe=daily} = %v, want 1", got)
 	}
 	midnight := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
 	timers, err := n.Timers(ctx, p.ID)
