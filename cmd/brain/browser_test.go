@@ -337,6 +337,21 @@ func TestBrowser(t *testing.T) {
 	}
 	poll("the waiting message", `(() => { const f = document.querySelector('#p-inbox');
 		return !f.hidden && f.textContent.includes('are you there?'); })()`)
+	// The page lists the first 20 waiting messages, a long one cut, and
+	// says how many more wait.
+	for i := range 21 {
+		text := fmt.Sprintf("message %d", i+2)
+		if i == 0 {
+			text = strings.Repeat("long ", 60)
+		}
+		if _, err := api.NewClient(srv.url, tokA).Send(apiCtx, pid, text, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll("twenty waiting messages and two more", `(() => { const f = document.querySelector('#p-inbox');
+		const shown = [...f.querySelectorAll('.waiting')];
+		return shown.length === 20 && f.textContent.includes('+2 more') &&
+			shown.some((s) => s.textContent.endsWith('…')) && shown.every((s) => s.textContent.length < 230); })()`)
 	do("open the worker", chromedp.Click(chromedp.CSS(`#p-family a[href="#/p/p_browser_worker"]`)))
 	poll("its parent", `(() => { const f = document.querySelector('#p-family');
 		return location.hash === '#/p/p_browser_worker' && !f.hidden && f.textContent.includes('worker of') &&
