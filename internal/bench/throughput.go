@@ -175,9 +175,14 @@ func (r throughputResult) write(rep *report, cfg Config) {
 	rep.line("redis round trips per message", fmtRatio(r.frontTrips, int64(msgs)), "the posters' client (Send)")
 	if r.redisErr != nil {
 		rep.line("redis CPU per turn", "n/a", r.redisErr.Error())
+		rep.line("redis ceiling, turns/s", "n/a", r.redisErr.Error())
 	} else {
 		rep.line("redis CPU per turn", fmtDuration(r.redisCPU/time.Duration(max(r.turns, 1))),
 			fmt.Sprintf("INFO cpu, posts included; %.2f cores busy", r.redisCPU.Seconds()/r.wall.Seconds()))
+		// Redis runs the scripts on one thread: this is what it serves at
+		// most, every node together, at this cost per turn.
+		rep.line("redis ceiling, turns/s", fmtRate(r.turns, r.redisCPU),
+			"one Redis core's worth of turns at that cost: the most a deployment on one Redis runs, every node together")
 	}
 	if r.benchOK {
 		rep.line("node CPU per turn", fmtDuration(r.benchCPU/time.Duration(max(r.turns, 1))),
