@@ -48,7 +48,7 @@ type Tokens struct {
 	OfDay int64
 }
 
-// On returns the tokens used on the UTC day of t.
+// On returns the tokens used on the UTC day of at.
 func (t Tokens) On(at time.Time) int64 {
 	if t.Day.IsZero() || !t.Day.Equal(dayOf(at)) {
 		return 0
