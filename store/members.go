@@ -26,7 +26,7 @@ import (
 func membersKey(engine string) string { return keyPrefix + "nodes:" + engine }
 
 // Members are the nodes that read each engine's wakes, by engine, as a Beat
-// saw them.
+// saw them, sorted by name.
 type Members map[string][]string
 
 // Beat notes that node reads the wakes of engines for the next ttl, drops
@@ -62,6 +62,7 @@ func (s *Store) Beat(ctx context.Context, node string, engines []string, ttl tim
 	m := make(Members, len(engines))
 	for i, e := range engines {
 		m[e] = reads[i].Val()
+		slices.Sort(m[e]) // by name: the zset lists them by when their beats run out
 	}
 	return m, nil
 }
