@@ -1197,16 +1197,13 @@ func TestUsageNamesTheModelThatAnswered(t *testing.T) {
 	}
 }
 
-// A process's model calls stop at its recipe's limits.max_tokens, counted
-// across turns by the record: the turn that finds them spent fails without
-// calling the model, with a notice.
-func TestTokenBudgetAcrossTurns(t *testing.T) {
-	t.Parallel()
-	c := newCommits()
-	model := llmtest.WithUsage{Model: script(t, sayHi), In: 550, Out: 50}
-	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, OnCommit: c.add})
+// spendTwoAnswers starts a process of recipe on n, whose model reports 550
+// input and 50 output tokens a call, waits for its first two answers, and
+// sends it a third message: a 1,000-token budget is spent by then.
+func spendTwoAnswers(t *testing.T, n *Node, c *commits, recipe string) store.Record {
+	t.Helper()
 	ctx := context.Background()
-	p, err := n.Create(ctx, NewProcess{Recipe: "frugal", Input: "hello"}) // limits.max_tokens: 1000
+	p, err := n.Create(ctx, NewProcess{Recipe: recipe, Input: "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1218,6 +1215,19 @@ func TestTokenBudgetAcrossTurns(t *testing.T) {
 	if _, err := n.Send(ctx, p.ID, "user:ada", "and again", ""); err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// A process's model calls stop at its recipe's limits.max_tokens, counted
+// across turns by the record: the turn that finds them spent fails without
+// calling the model, with a notice.
+func TestTokenBudgetAcrossTurns(t *testing.T) {
+	t.Parallel()
+	c := newCommits()
+	model := llmtest.WithUsage{Model: script(t, sayHi), In: 550, Out: 50}
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, OnCommit: c.add})
+	ctx := context.Background()
+	p := spendTwoAnswers(t, n, c, "frugal") // limits.max_tokens: 1000
 	rec := c.wait(t, "the spent budget", func(r store.Record) bool { return r.ID == p.ID && r.Status.State == lifecycle.Failed })
 	if rec.Tokens.Input != 1100 || rec.Tokens.Output != 100 {
 		t.Errorf("tokens %+v, want the two calls' alone", rec.Tokens)
@@ -1243,18 +1253,7 @@ func TestDayTokenBudgetAcrossDays(t *testing.T) {
 	model := llmtest.WithUsage{Model: script(t, sayHi), In: 550, Out: 50}
 	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, OnCommit: c.add, Clock: clock.Now, Metrics: m})
 	ctx := context.Background()
-	p, err := n.Create(ctx, NewProcess{Recipe: "daily", Input: "hello"}) // limits.max_tokens_per_day: 1000
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.wait(t, "the first answer", func(r store.Record) bool { return r.ID == p.ID && r.Tokens.Input == 550 })
-	if _, err := n.Send(ctx, p.ID, "user:ada", "again", ""); err != nil {
-		t.Fatal(err)
-	}
-	c.wait(t, "the second answer", func(r store.Record) bool { return r.ID == p.ID && r.Tokens.Input == 1100 })
-	if _, err := n.Send(ctx, p.ID, "user:ada", "and again", ""); err != nil {
-		t.Fatal(err)
-	}
+	p := spendTwoAnswers(t, n, c, "daily") // limits.max_tokens_per_day: 1000
 	rec := c.wait(t, "the day's spent budget", func(r store.Record) bool { return r.ID == p.ID && r.Status.State == lifecycle.Ready })
 	if rec.Tokens.Input != 1100 || rec.Tokens.On(clock.Now()) != 1200 {
 		t.Errorf("tokens %+v, want the two calls' alone, on this day", rec.Tokens)

@@ -131,17 +131,16 @@ func TestResumeAfterAStoppedNode(t *testing.T) {
 	}
 }
 
-// A call of an idempotent tool that a stopped node left without a result
-// is run again when the turn resumes, with the call key the first run had,
-// and the model gets the tool's answer, not the orphan result.
-func TestResumeRunsAnIdempotentCallAgain(t *testing.T) {
-	t.Parallel()
-	var keys []string
+// keyedRecipe returns a recipe with respond, lookup and keyed, an
+// idempotent tool that appends the call key it runs under to *keys and
+// answers with it, and its registry.
+func keyedRecipe(t *testing.T, keys *[]string) (*recipes.Recipe, *tools.Registry) {
+	t.Helper()
 	keyed := tools.Func{
 		Def: tools.Definition{Name: "keyed", Description: "Acts once per call key.", Schema: json.RawMessage(`{"type":"object"}`), Idempotent: true},
 		Fn: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
 			c, _ := tools.CallerFrom(ctx)
-			keys = append(keys, c.CallKey)
+			*keys = append(*keys, c.CallKey)
 			return tools.TextResult("done under " + c.CallKey), nil
 		},
 	}
@@ -154,6 +153,16 @@ func TestResumeRunsAnIdempotentCallAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, reg
+}
+
+// A call of an idempotent tool that a stopped node left without a result
+// is run again when the turn resumes, with the call key the first run had,
+// and the model gets the tool's answer, not the orphan result.
+func TestResumeRunsAnIdempotentCallAgain(t *testing.T) {
+	t.Parallel()
+	var keys []string
+	r, reg := keyedRecipe(t, &keys)
 	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
 		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "x"}}}},
 		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "y"}}, {Name: "keyed"}}},
@@ -165,7 +174,7 @@ func TestResumeRunsAnIdempotentCallAgain(t *testing.T) {
 	// is saved.
 	first := turnWith(r, scripted.New(script), reg)
 	var saved []conversation.Event
-	_, err = (&Engine{}).Run(ctx, &first, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
+	_, err := (&Engine{}).Run(ctx, &first, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
 		if slices.ContainsFunc(evs, func(e conversation.Event) bool {
 			return e.ToolCallResponse != nil && e.ToolCallResponse.Name == "keyed"
 		}) {
@@ -650,6 +659,21 @@ func lookups() *scripted.Model {
 	}}}})
 }
 
+// budgetCases are turns of lookups against a 2,000-token budget, each call
+// using 910 tokens: what the budget had used before the turn, whether the
+// turn is a worker's, and how many calls it makes.
+var budgetCases = []struct {
+	name   string
+	before int64
+	worker bool
+	calls  int
+}{
+	{"spent midway", 0, false, 3}, // 2,730 after three calls
+	{"spent before", 1990, false, 1},
+	{"spent already", 2000, false, 0},
+	{"a worker", 0, true, 3},
+}
+
 // A process whose model calls have used its recipe's limits.max_tokens
 // makes no more calls: the turn fails with a notice (a worker's with a
 // failed result for its parent), counting what earlier turns used.
@@ -657,22 +681,12 @@ func TestTokenBudget(t *testing.T) {
 	t.Parallel()
 	r := &recipes.Recipe{Name: "frugal", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}, {Name: "finish_task"}},
 		Limits: recipes.Limits{MaxTokens: 2000}}
-	for _, tt := range []struct {
-		name   string
-		used   int64 // before the turn
-		worker bool
-		calls  int
-	}{
-		{"spent midway", 0, false, 3}, // 910 tokens a call: 2,730 after three
-		{"spent before", 1990, false, 1},
-		{"spent already", 2000, false, 0},
-		{"a worker", 0, true, 3},
-	} {
+	for _, tt := range budgetCases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			model := lookups()
 			turn := oneTurn(t, r, llmtest.WithUsage{Model: model, In: 900, Out: 10})
-			turn.TokensUsed, turn.Worker = tt.used, tt.worker
+			turn.TokensUsed, turn.Worker = tt.before, tt.worker
 			var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 			out, err := (&Engine{}).Run(context.Background(), &turn, discard)
 			if err != nil {
@@ -703,22 +717,12 @@ func TestDayTokenBudget(t *testing.T) {
 		Limits: recipes.Limits{MaxTokensPerDay: 2000, MaxTokens: 1_000_000}}
 	now := time.Date(2026, 3, 14, 22, 30, 0, 0, time.UTC)
 	midnight := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
-	for _, tt := range []struct {
-		name   string
-		today  int64 // before the turn
-		worker bool
-		calls  int
-	}{
-		{"spent midway", 0, false, 3}, // 910 tokens a call: 2,730 after three
-		{"spent before", 1990, false, 1},
-		{"spent already", 2000, false, 0},
-		{"a worker", 0, true, 3},
-	} {
+	for _, tt := range budgetCases {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			model := lookups()
 			turn := oneTurn(t, r, llmtest.WithUsage{Model: model, In: 900, Out: 10})
-			turn.TokensToday, turn.TokensUsed, turn.Worker = tt.today, 500_000, tt.worker
+			turn.TokensToday, turn.TokensUsed, turn.Worker = tt.before, 500_000, tt.worker
 			var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 			out, err := (&Engine{Clock: func() time.Time { return now }}).Run(context.Background(), &turn, discard)
 			if err != nil {
