@@ -663,14 +663,13 @@ func (r *run) correct(c validators.Correction, callID string) {
 	r.add("validator:"+c.Validator, ev)
 }
 
-// requests counts the tool call requests of the turn so far.
+// requests counts the tool call requests of the turn so far (r.turn
+// begins with t.Current).
 func (r *run) requests() int {
 	n := 0
-	for _, evs := range [][]conversation.Event{r.t.Current, r.turn} {
-		for i := range evs {
-			if evs[i].ToolCallRequest != nil {
-				n++
-			}
+	for i := range r.turn {
+		if r.turn[i].ToolCallRequest != nil {
+			n++
 		}
 	}
 	return n

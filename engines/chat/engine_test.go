@@ -156,6 +156,49 @@ func keyedRecipe(t *testing.T, keys *[]string) (*recipes.Recipe, *tools.Registry
 	return r, reg
 }
 
+// A turn resumed twice gives each call the key it had when it first ran:
+// a call made after the first resume, left without a result by a second
+// stop, runs again under its own key.
+func TestResumeTwiceKeepsCallKeys(t *testing.T) {
+	t.Parallel()
+	var keys []string
+	r, reg := keyedRecipe(t, &keys)
+	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
+		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "x"}}}},
+		{Calls: []scripted.Call{{Name: "keyed"}}},
+		{Calls: []scripted.Call{{Name: "keyed"}}},
+		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "done"}}}},
+	}}}}
+	ctx := tools.WithCaller(context.Background(), tools.Caller{ProcessID: "p1", TurnID: "t1"})
+	// run plays the turn from current; its node stops before the result
+	// of the keyed call stop is saved ("": it does not stop).
+	run := func(current []conversation.Event, stop string) []conversation.Event {
+		t.Helper()
+		turn := turnWith(r, scripted.New(script), reg)
+		turn.Current = append(turn.Current, current...)
+		saved := current
+		_, err := (&Engine{}).Run(ctx, &turn, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
+			if slices.ContainsFunc(evs, func(e conversation.Event) bool {
+				return e.ToolCallResponse != nil && e.ToolCallResponse.CallID == stop
+			}) {
+				return errors.New("the node stopped")
+			}
+			saved = append(saved, evs...)
+			return nil
+		}))
+		if (err != nil) != (stop != "") {
+			t.Fatalf("run stopping at %q: %v", stop, err)
+		}
+		return saved
+	}
+	saved := run(nil, "call_1_2_1")  // the first keyed call
+	saved = run(saved, "call_1_3_1") // resumed: the first again, then the second
+	run(saved, "")                   // resumed: the second again, then respond
+	if want := []string{"t1/1", "t1/1", "t1/2", "t1/2"}; !slices.Equal(keys, want) {
+		t.Errorf("keys = %q, want %q", keys, want)
+	}
+}
+
 // A call of an idempotent tool that a stopped node left without a result
 // is run again when the turn resumes, with the call key the first run had,
 // and the model gets the tool's answer, not the orphan result.
