@@ -10,6 +10,7 @@ import (
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
+	"github.com/engine-brain/brain/tools/toolset"
 )
 
 // The demo model, played on the default recipe: any message gets the
@@ -25,7 +26,7 @@ func TestDemoModelOnTheDefaultRecipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := chat.BuildTools(tools.BuiltinCatalog(), r)
+	reg, err := toolset.Build(tools.BuiltinCatalog(), r)
 	if err != nil {
 		t.Fatal(err)
 	}

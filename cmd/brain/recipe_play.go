@@ -18,6 +18,7 @@ import (
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 	"github.com/engine-brain/brain/tools/mcp"
+	"github.com/engine-brain/brain/tools/toolset"
 )
 
 // playScript is the file `brain recipe test` plays: the user's messages,
@@ -95,7 +96,7 @@ func playRecipe(ctx context.Context, recipeArg, scriptPath string) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	builder := chat.ToolBuilder{Catalog: tools.BuiltinCatalog()}
+	builder := toolset.Builder{Catalog: tools.BuiltinCatalog()}
 	if len(r.MCPServers) > 0 {
 		// The script's calls of MCP tools reach the recipe's servers.
 		pool, err := mcp.NewPool(mcp.Config{})

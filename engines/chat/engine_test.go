@@ -22,6 +22,7 @@ import (
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
+	"github.com/engine-brain/brain/tools/toolset"
 )
 
 func oneTurn(t *testing.T, r *recipes.Recipe, model llm.Model) Turn {
@@ -149,7 +150,7 @@ func keyedRecipe(t *testing.T, keys *[]string) (*recipes.Recipe, *tools.Registry
 	for _, tool := range []tools.Tool{lookupTool, keyed} {
 		catalog[tool.Definition().Name] = func(map[string]any) (tools.Tool, error) { return tool, nil }
 	}
-	reg, err := BuildTools(catalog, r)
+	reg, err := toolset.Build(catalog, r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package brain
+package node
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
 	"github.com/engine-brain/brain/tools/mcp"
+	"github.com/engine-brain/brain/tools/toolset"
 )
 
 // Node is one brain node: it takes wakes from the shared queue, runs turns,
@@ -29,7 +30,7 @@ type Node struct {
 	library atomic.Pointer[library]
 	// toolBuilder builds the recipes' tool registries: the built-ins and the
 	// tools of their MCP servers, reached through mcp.
-	toolBuilder chat.ToolBuilder
+	toolBuilder toolset.Builder
 	mcp         *mcp.Pool
 	// histories keeps recent logs so that claims read only what is new.
 	histories *histories
@@ -88,7 +89,7 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("brain: %w", err)
 	}
-	n.toolBuilder = chat.ToolBuilder{Catalog: catalog, MCP: n.mcp, Logger: cfg.Logger.Named("tools")}
+	n.toolBuilder = toolset.Builder{Catalog: catalog, MCP: n.mcp, Logger: cfg.Logger.Named("tools")}
 	n.library.Store(newLibrary(cfg.Recipes, n.toolBuilder))
 	return n, nil
 }

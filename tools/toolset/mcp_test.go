@@ -1,4 +1,4 @@
-package chat
+package toolset_test
 
 import (
 	"errors"
@@ -11,11 +11,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines/chat"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 	"github.com/engine-brain/brain/tools/mcp"
 	"github.com/engine-brain/brain/tools/mcp/mcptest"
+	"github.com/engine-brain/brain/tools/toolset"
 )
 
 // TestMain runs the test binary as the MCP test server when asked to.
@@ -59,7 +61,7 @@ func TestMCPToolsEndToEnd(t *testing.T) {
 	defer pool.Close()
 	r := mcpRecipe(t)
 
-	reg, complete, err := ToolBuilder{Catalog: tools.BuiltinCatalog(), MCP: pool}.Build(t.Context(), r)
+	reg, complete, err := toolset.Builder{Catalog: tools.BuiltinCatalog(), MCP: pool}.Build(t.Context(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +80,8 @@ func TestMCPToolsEndToEnd(t *testing.T) {
 		}},
 		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "done"}}}},
 	}}}}
-	sess := NewSession(&Engine{Clock: StepClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
-		Turn{Recipe: r, Model: scripted.New(script), Tools: reg})
+	sess := chat.NewSession(&chat.Engine{Clock: chat.StepClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
+		chat.Turn{Recipe: r, Model: scripted.New(script), Tools: reg})
 	if _, err := sess.Say(t.Context(), "user", "go"); err != nil {
 		t.Fatal(err)
 	}
@@ -116,12 +118,12 @@ func TestMCPToolsEndToEnd(t *testing.T) {
 	}
 }
 
-func TestBuildToolsMCPErrors(t *testing.T) {
+func TestBuildMCPErrors(t *testing.T) {
 	t.Parallel()
 	r := mcpRecipe(t)
 	// Without a pool, the MCP tools cannot be built.
-	if _, err := BuildTools(tools.BuiltinCatalog(), r); err == nil || !strings.Contains(err.Error(), "MCP server `srv` is not connected here") {
-		t.Errorf("BuildTools without MCP = %v; want an error naming the server", err)
+	if _, err := toolset.Build(tools.BuiltinCatalog(), r); err == nil || !strings.Contains(err.Error(), "MCP server `srv` is not connected here") {
+		t.Errorf("Build without MCP = %v; want an error naming the server", err)
 	}
 
 	pool, err := mcp.NewPool(mcp.Config{})
@@ -129,7 +131,7 @@ func TestBuildToolsMCPErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	b := ToolBuilder{Catalog: tools.BuiltinCatalog(), MCP: pool}
+	b := toolset.Builder{Catalog: tools.BuiltinCatalog(), MCP: pool}
 	for _, tc := range []struct {
 		name  string
 		tools []recipes.ToolRef

@@ -1,4 +1,4 @@
-package chat
+package toolset
 
 import (
 	"context"
@@ -13,21 +13,21 @@ import (
 	"github.com/engine-brain/brain/tools/mcp"
 )
 
-// BuildTools builds the tool registry of recipe r's tool pool from catalog,
+// Build builds the tool registry of recipe r's tool pool from catalog,
 // without MCP servers: a pool naming a tool of one fails to build (see
-// [ToolBuilder] for registries with them). present_results gets the
+// [Builder] for registries with them). present_results gets the
 // recipe's presentation.links as its config ({links: {name: template}}),
 // unless its entry in the pool has a config of its own.
-func BuildTools(catalog tools.Catalog, r *recipes.Recipe) (*tools.Registry, error) {
-	reg, _, err := ToolBuilder{Catalog: catalog}.Build(context.Background(), r)
+func Build(catalog tools.Catalog, r *recipes.Recipe) (*tools.Registry, error) {
+	reg, _, err := Builder{Catalog: catalog}.Build(context.Background(), r)
 	return reg, err
 }
 
-// ToolBuilder builds the tool registries of recipes: the pool's built-ins
+// Builder builds the tool registries of recipes: the pool's built-ins
 // from Catalog, its `server.tool` and `server.*` entries from the recipe's
 // MCP servers through MCP. The model calls an MCP tool `server__tool`
 // ([mcp.ModelName]).
-type ToolBuilder struct {
+type Builder struct {
 	Catalog tools.Catalog
 	// MCP reaches the recipes' MCP servers; nil builds registries without
 	// them, and a pool naming an MCP tool then fails to build.
@@ -37,7 +37,7 @@ type ToolBuilder struct {
 	Logger *zap.Logger
 }
 
-// Build builds the registry of recipe r's tool pool (see [BuildTools]),
+// Build builds the registry of recipe r's tool pool (see [Build]),
 // connecting to its MCP servers if need be.
 //
 // An MCP server that cannot be reached does not fail the build: its tools
@@ -46,7 +46,7 @@ type ToolBuilder struct {
 // caller should build the registry again for a later turn rather than keep
 // it. Any other problem (an unknown tool, names that collide or are too
 // long for the model, a schema brain cannot use) is an error.
-func (b ToolBuilder) Build(ctx context.Context, r *recipes.Recipe) (reg *tools.Registry, complete bool, err error) {
+func (b Builder) Build(ctx context.Context, r *recipes.Recipe) (reg *tools.Registry, complete bool, err error) {
 	catalog, cloned := b.Catalog, false
 	refs := make([]tools.Ref, 0, len(r.Tools))
 	seen := make(map[string]string) // model name -> the pool entry that gave it
@@ -104,7 +104,7 @@ func (b ToolBuilder) Build(ctx context.Context, r *recipes.Recipe) (reg *tools.R
 
 // mcpTools returns the tools that the pool entry ref (tool being its part
 // after the server's name) names on server s.
-func (b ToolBuilder) mcpTools(ctx context.Context, s recipes.MCPServer, tool string, ref recipes.ToolRef) ([]tools.Tool, error) {
+func (b Builder) mcpTools(ctx context.Context, s recipes.MCPServer, tool string, ref recipes.ToolRef) ([]tools.Tool, error) {
 	switch {
 	case len(ref.Config) > 0:
 		return nil, errors.New("a tool of an MCP server takes no config")
@@ -114,7 +114,7 @@ func (b ToolBuilder) mcpTools(ctx context.Context, s recipes.MCPServer, tool str
 	return b.MCP.Tools(ctx, mcp.Server{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL}, []string{tool})
 }
 
-func (b ToolBuilder) log() *zap.Logger {
+func (b Builder) log() *zap.Logger {
 	if b.Logger == nil {
 		return zap.NewNop()
 	}

@@ -1,17 +1,12 @@
-package brain
+package toolset
 
 import (
-	"context"
-	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/engine-brain/brain/engines/chat"
-	"github.com/engine-brain/brain/internal/testutil"
-	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 	"github.com/engine-brain/brain/tools/mcp"
@@ -20,14 +15,14 @@ import (
 // A registry built while an MCP server was down is not kept: every turn
 // gets one with the recipe's other tools, and the next build tries again.
 // Turns of one recipe share a build.
-func TestLibraryRebuildsWithoutADeadServer(t *testing.T) {
+func TestCacheRebuildsWithoutADeadServer(t *testing.T) {
 	t.Parallel()
 	pool, err := mcp.NewPool(mcp.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	lib := newLibrary(nil, chat.ToolBuilder{Catalog: tools.BuiltinCatalog(), MCP: pool})
+	lib := NewCache(Builder{Catalog: tools.BuiltinCatalog(), MCP: pool})
 	r := &recipes.Recipe{
 		Name:       "dead",
 		Tools:      []recipes.ToolRef{{Name: "respond"}, {Name: "gone.search"}},
@@ -37,7 +32,7 @@ func TestLibraryRebuildsWithoutADeadServer(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range regs {
 		wg.Go(func() {
-			reg, err := lib.tools(r)
+			reg, err := lib.Tools(r)
 			if err != nil {
 				t.Error(err)
 			}
@@ -54,28 +49,16 @@ func TestLibraryRebuildsWithoutADeadServer(t *testing.T) {
 	kept := len(lib.byName)
 	lib.mu.Unlock()
 	if kept != 0 {
-		t.Errorf("library kept %d registries built without a server; want none", kept)
+		t.Errorf("cache kept %d registries built without a server; want none", kept)
 	}
 
 	// A complete registry is kept.
 	ok := &recipes.Recipe{Name: "ok", Tools: []recipes.ToolRef{{Name: "respond"}}}
-	a, err := lib.tools(ok)
+	a, err := lib.Tools(ok)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := lib.tools(ok); a != b {
+	if b, _ := lib.Tools(ok); a != b {
 		t.Error("the registry of a recipe without MCP servers was built twice")
-	}
-}
-
-// Stopping a node closes its MCP connections, stopping their processes.
-func TestStopClosesMCP(t *testing.T) {
-	t.Parallel()
-	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": script(t, "turns: [{rounds: [{calls: [{name: respond, args: {message: hi}}]}]}]")}})
-	if err := n.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := n.mcp.Tools(context.Background(), mcp.Server{Name: "x", Command: "x"}, nil); !errors.Is(err, mcp.ErrClosed) {
-		t.Errorf("MCP pool after Stop: %v; want ErrClosed", err)
 	}
 }

@@ -1,4 +1,4 @@
-package brain
+package node
 
 import (
 	"context"
@@ -38,6 +38,7 @@ import (
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
+	"github.com/engine-brain/brain/tools/mcp"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -2426,4 +2427,16 @@ func delegating(t *testing.T, cfg Config, until func(store.Record) bool) (*Node,
 	}
 	c.wait(t, "the parent's turn", func(r store.Record) bool { return r.ID == parent.ID && until(r) })
 	return n, parent
+}
+
+// Stopping a node closes its MCP connections, stopping their processes.
+func TestStopClosesMCP(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": script(t, "turns: [{rounds: [{calls: [{name: respond, args: {message: hi}}]}]}]")}})
+	if err := n.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.mcp.Tools(context.Background(), mcp.Server{Name: "x", Command: "x"}, nil); !errors.Is(err, mcp.ErrClosed) {
+		t.Errorf("MCP pool after Stop: %v; want ErrClosed", err)
+	}
 }

@@ -1,4 +1,4 @@
-package brain
+package node
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
-	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 )
 
@@ -137,19 +136,6 @@ func (n *Node) Transition(ctx context.Context, pid string, ev lifecycle.Event, b
 // A log a node keeps of it goes when the node needs the room.
 func (n *Node) Delete(ctx context.Context, pid string) (store.Record, []string, error) {
 	return n.store.Delete(ctx, pid)
-}
-
-// recipe returns the recipe called name.
-func (n *Node) recipe(name string) (*recipes.Recipe, error) { return n.Recipes().Get(name) }
-
-// Recipes returns the recipes processes are created from.
-func (n *Node) Recipes() *recipes.Library { return n.library.Load().recipes }
-
-// SetRecipes replaces the recipes (a reload). Turns already running keep
-// the recipe they started with; the next turn of every process uses the
-// new set.
-func (n *Node) SetRecipes(lib *recipes.Library) {
-	n.library.Store(newLibrary(lib, n.toolBuilder))
 }
 
 // Get returns a process's record.

@@ -1,4 +1,4 @@
-package brain
+package node
 
 import (
 	"context"

@@ -1,0 +1,171 @@
+package node
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/store"
+	"github.com/engine-brain/brain/tools"
+)
+
+// runWake claims the process of wake w and plays its turn: drain (in the
+// claim), engine rounds with a checkpoint after each, commit.
+func (n *Node) runWake(ctx context.Context, w store.Wake) {
+	// Lazy: most turns log nothing, and an eager With costs a copy per turn.
+	log := n.log.WithLazy(zap.String("process", w.PID))
+	known, kept := n.histories.known(w.PID)
+	claim, err := n.store.ClaimAfter(ctx, w, n.cfg.NodeID, "t_"+rand.Text()[:10], known, kept)
+	if errors.Is(err, store.ErrNothingToDo) || errors.Is(err, store.ErrNotFound) {
+		return // the store has settled the wake
+	}
+	if err != nil {
+		log.Warn("claim failed", zap.Error(err))
+		return
+	}
+	log = log.WithLazy(zap.String("recipe", claim.Record.Recipe), zap.String("turn", claim.TurnID))
+	setup, err := n.prepare(claim.Record)
+	if err != nil {
+		log.Error("turn failed", zap.Error(err))
+		n.fail(ctx, claim, err.Error(), log)
+		return
+	}
+	claim.KeepEvents = cmp.Or(setup.recipe.Limits.MaxLogEvents, n.cfg.MaxLogEvents)
+	history, omitted, err := n.turnHistory(ctx, claim, kept, setup.contextTokens)
+	if err != nil {
+		log.Error("reading the history failed; abandoning the turn", zap.Error(err))
+		_ = n.store.Release(context.WithoutCancel(ctx), claim)
+		return
+	}
+	claim.History = history
+	historyView, viewTokens := n.histories.view(w.PID) // before the turn's events join the kept log
+	n.histories.extend(w.PID, lastID(history), claim.Current)
+	n.cfg.Metrics.observeClaim(claim)
+	if claim.Recovered {
+		log.Info("recovering a turn whose node stopped")
+	}
+
+	turnCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n.leases.hold(claim, cancel, log) // a lost lease cancels the turn
+	out, err := n.play(turnCtx, claim, setup, historyView, viewTokens, omitted)
+	n.leases.drop(claim) // the commit or release ends the lease
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, store.ErrFenced) || store.Unavailable(err) {
+			// Stopping, another node took over, or Redis could not take a
+			// checkpoint just now: the turn is recovered from its last
+			// checkpoint, here or on another node, not failed.
+			log.Info("turn abandoned", zap.Error(err))
+			n.cfg.Metrics.outcome(claim.Record.Recipe, "abandoned")
+			if rerr := n.store.Release(context.WithoutCancel(ctx), claim); rerr != nil && !errors.Is(rerr, store.ErrFenced) {
+				log.Warn("release failed", zap.Error(rerr))
+			}
+			return
+		}
+		log.Error("turn failed", zap.Error(err))
+		n.fail(ctx, claim, err.Error(), log)
+		return
+	}
+	if !out.ResumeAt.IsZero() {
+		n.resumeAt(context.WithoutCancel(ctx), claim, out.ResumeAt, log) // as the commit
+	}
+	notify := n.notifyParent(claim, out)
+	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, out.Pending, out.Next, "engine", notify)
+	if err != nil {
+		log.Warn("commit failed", zap.Error(err))
+		return
+	}
+	n.keepTurn(claim, rec)
+	n.histories.keepRecord(rec)
+	n.cfg.Metrics.observeTurn(claim, out)
+	if n.cfg.OnCommit != nil {
+		n.cfg.OnCommit(rec, out.Events)
+	}
+}
+
+// play runs the engine; historyView, when not nil, is the provider view of
+// claim.History and viewTokens its conversation.ViewTokens, and omitted says
+// it does not start at the beginning of the log. A panic inside becomes an
+// error.
+func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, historyView []conversation.Message, viewTokens int, omitted bool) (out chat.Outcome, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			n.log.Error("panic in a turn", zap.String("process", claim.Record.ID), zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
+			err = fmt.Errorf("internal error: %v", v)
+		}
+	}()
+	rec := claim.Record
+	ctx = tools.WithCaller(ctx, tools.Caller{ProcessID: rec.ID, Recipe: rec.Recipe, TurnID: claim.TurnID, Depth: rec.Depth, Owner: rec.Owner})
+	return n.engine.Run(ctx, &chat.Turn{
+		ID:             claim.TurnID,
+		Recipe:         setup.recipe,
+		Model:          setup.model,
+		Tools:          setup.tools,
+		History:        claim.History,
+		HistoryView:    historyView,
+		HistoryTokens:  viewTokens,
+		HistoryOmitted: omitted,
+		Current:        claim.Current,
+		Worker:         rec.Parent != "",
+		ContextTokens:  setup.contextTokens,
+		TokensUsed:     rec.Tokens.Input + rec.Tokens.Output,
+		TokensToday:    rec.Tokens.On(n.cfg.Clock()),
+	}, chat.CheckpointFunc(func(ctx context.Context, evs []conversation.Event) error {
+		return n.store.Checkpoint(ctx, claim, evs)
+	}))
+}
+
+// fail ends the turn FAILED with a notice saying why; a worker's parent is
+// told its task failed.
+func (n *Node) fail(ctx context.Context, claim *store.Claim, why string, log *zap.Logger) {
+	notice := conversation.NewSystemNotice("turn_failed", "The turn failed and the process stopped: "+why+
+		". An operator can retry it.")
+	notice.At, notice.Turn, notice.By = n.cfg.Clock(), claim.TurnID, "node:"+n.cfg.NodeID
+	notify := n.notifyParent(claim, chat.Outcome{Next: lifecycle.Fail, Finish: &tools.FinishArgs{Status: tools.FinishFailed, Result: notice.SystemNotice.Text}})
+	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, []conversation.Event{notice}, lifecycle.Fail, "node:"+n.cfg.NodeID, notify)
+	if err != nil {
+		log.Warn("commit of the failure failed", zap.Error(err))
+		return
+	}
+	n.keepTurn(claim, rec)
+	n.cfg.Metrics.outcome(claim.Record.Recipe, string(lifecycle.Fail))
+	if n.cfg.OnCommit != nil {
+		n.cfg.OnCommit(rec, []conversation.Event{notice})
+	}
+}
+
+// resumeAt arms the timer that wakes claim's process at at, when its day's
+// token budget (limits.max_tokens_per_day) is back. It is armed before the
+// turn's commit, once a day whatever runs the turn again (the timer's id
+// derives from the day), so that no crash leaves the process asleep.
+func (n *Node) resumeAt(ctx context.Context, claim *store.Claim, at time.Time, log *zap.Logger) {
+	c := tools.Caller{ProcessID: claim.Record.ID, CallKey: "day-token-budget/" + at.Format(time.DateOnly)}
+	msg := "The day's token budget (limits.max_tokens_per_day) is back: go on where you left off."
+	if _, _, err := n.ScheduleWakeup(ctx, c, tools.Wakeup{At: at, Message: msg}); err != nil && !errors.Is(err, tools.ErrWakeupFired) {
+		log.Warn("arming the wake for the next day's token budget failed; a message wakes the process", zap.Error(err))
+	}
+}
+
+// notifyParent returns the message a finished worker sends its parent: a
+// conversation.ProcessEvent, with the sources its result rests on.
+func (n *Node) notifyParent(claim *store.Claim, out chat.Outcome) *store.Notify {
+	rec := claim.Record
+	if (out.Next != lifecycle.Finish && out.Next != lifecycle.Fail) || rec.Parent == "" || out.Finish == nil {
+		return nil
+	}
+	report := conversation.ProcessEvent{Child: rec.ID, Recipe: rec.Recipe, Status: out.Finish.Status, Result: out.Finish.Result}
+	for _, c := range out.Cited {
+		report.Sources = append(report.Sources, c.Source)
+	}
+	return store.ReportTo(rec.Parent, report)
+}

@@ -1,0 +1,44 @@
+package toolset
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/tools"
+)
+
+// TestBuildPresentationLinks checks that present_results gets the
+// recipe's presentation.links, unless its entry has a config of its own.
+func TestBuildPresentationLinks(t *testing.T) {
+	t.Parallel()
+	links := map[string]string{"media": "/app/media?filter={filter}"}
+	tests := []struct {
+		name string
+		ref  recipes.ToolRef
+		want string
+	}{
+		{"recipe links", recipes.ToolRef{Name: tools.PresentResults}, "media ({filter})"},
+		{"own config", recipes.ToolRef{Name: tools.PresentResults, Config: map[string]any{
+			"links": map[string]any{"record": "/app/media/{id}"},
+		}}, "record ({id})"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := &recipes.Recipe{Tools: []recipes.ToolRef{tt.ref}, Presentation: recipes.Presentation{Links: links}}
+			reg, err := Build(tools.BuiltinCatalog(), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := reg.Definitions()[0].Description; !strings.HasSuffix(d, "Link templates you may name, with their placeholders: "+tt.want+".") {
+				t.Errorf("description does not end with the templates %s:\n%s", tt.want, d)
+			}
+		})
+	}
+
+	r := &recipes.Recipe{Tools: []recipes.ToolRef{{Name: tools.PresentResults}}, Presentation: recipes.Presentation{Links: map[string]string{"away": "//evil.example/{x}"}}}
+	if _, err := Build(tools.BuiltinCatalog(), r); err == nil || !strings.Contains(err.Error(), "links.away") {
+		t.Errorf("Build with a template leaving the site: %v", err)
+	}
+}
