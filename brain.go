@@ -1,8 +1,11 @@
 package brain
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/internal/node"
 )
 
@@ -33,6 +36,12 @@ var ErrIdempotencyKeyReused = node.ErrIdempotencyKeyReused
 
 // New builds a node. It does not touch Redis until Start.
 func New(cfg Config) (*Node, error) { return node.New(cfg) }
+
+// DefaultEngines returns the built-in engine kinds, chat and worker, their
+// events stamped by clock (time.Now when nil): Config.Registry when none is
+// given. A deployment with engines of its own registers them beside these
+// (engines.NewRegistry; see package engines).
+func DefaultEngines(clock func() time.Time) *engines.Registry { return node.DefaultEngines(clock) }
 
 // NewMetrics registers a node's metrics on reg; pass them in
 // Config.Metrics.

@@ -38,6 +38,7 @@ func (l *loader) check(top *document, merged *yaml.Node) (*Recipe, Errors) {
 	toolsOK := c.tools()
 	c.mcpServers()
 	c.hostedTools()
+	c.engine()
 	c.turnEnd(toolsOK)
 	c.schedules()
 	c.limits()
@@ -239,6 +240,16 @@ func (c *checker) hostedTools() {
 				fmt.Sprintf("`%s` is also in tools; a tool is either hosted by the provider or run by brain, remove one", h))
 		}
 	}
+}
+
+// engine checks that the recipe names an engine kind there is, when the
+// loader knows them.
+func (c *checker) engine() {
+	e := string(c.r.EngineKind())
+	if c.l.engines == nil || slices.Contains(c.l.engines, e) {
+		return
+	}
+	c.at(c.find("engine"), "engine", fmt.Sprintf("must be one of %s (got %q)%s", backquoted(c.l.engines), e, didYouMean(e, c.l.engines)))
 }
 
 // turnEnd checks that the tool that ends a turn is in the pool and fits the

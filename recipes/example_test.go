@@ -77,7 +77,7 @@ func ExampleBuiltin() {
 }
 
 func ExampleLint() {
-	for _, e := range recipes.Lint("testdata/bad/unknown_field.yaml") {
+	for _, e := range recipes.Lint([]string{"chat", "worker"}, "testdata/bad/unknown_field.yaml") {
 		fmt.Println(e)
 	}
 	// Output:

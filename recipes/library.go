@@ -101,9 +101,11 @@ func Parse(file string, data []byte) (*Recipe, error) {
 // Lint checks the recipe files at paths as loading them would, each with
 // its parents (NAME.yaml next to it, then the built-in recipes), and
 // returns every problem of every file, sorted by file and position. A
-// problem in a parent is reported once, at the parent's file.
-func Lint(paths ...string) Errors {
+// problem in a parent is reported once, at the parent's file. engines are
+// the engine kinds a recipe may name (a registry's: engines.Registry.Names).
+func Lint(engines []string, paths ...string) Errors {
 	l := newLoader()
+	l.engines = engines
 	var errs Errors
 	for _, p := range paths {
 		_, es := l.recipe(l.openPath(p))

@@ -24,7 +24,7 @@ func TestLintBad(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			errs := Lint(file)
+			errs := Lint(builtinKinds, file)
 			if len(errs) == 0 {
 				t.Fatalf("Lint(%s) found no problem", file)
 			}
@@ -83,7 +83,7 @@ func TestLintTooLarge(t *testing.T) {
 		File: path, Line: 1, Col: 1,
 		Message: "file is too large (10485760 bytes); a recipe file may hold at most 1048576 bytes (1 MiB): move long texts out or split it with `extends`",
 	}}
-	if diff := cmp.Diff(want, Lint(path)); diff != "" {
+	if diff := cmp.Diff(want, Lint(builtinKinds, path)); diff != "" {
 		t.Errorf("Lint mismatch (-want +got):\n%s", diff)
 	}
 	_, err := Parse("huge.yaml", []byte(data))
@@ -105,7 +105,7 @@ func TestLintFileProblems(t *testing.T) {
 		{dir, dir + ": cannot read: is a directory; name its recipe files, such as " + filepath.Join(dir, "*.yaml")},
 	}
 	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, Lint(tt.path).Error()); diff != "" {
+		if diff := cmp.Diff(tt.want, Lint(builtinKinds, tt.path).Error()); diff != "" {
 			t.Errorf("Lint(%s) mismatch (-want +got):\n%s", tt.path, diff)
 		}
 	}
@@ -117,7 +117,7 @@ func TestLintBuiltins(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no built-in recipes: %v", err)
 	}
-	if errs := Lint(files...); len(errs) > 0 {
+	if errs := Lint(builtinKinds, files...); len(errs) > 0 {
 		t.Errorf("built-in recipes have problems:\n%v", errs)
 	}
 }
@@ -126,7 +126,7 @@ func TestLintBuiltins(t *testing.T) {
 // linted files is reported once, at the parent.
 func TestLintReportsOnce(t *testing.T) {
 	t.Parallel()
-	errs := Lint("testdata/extends/broken/child.yaml", "testdata/extends/broken/other_child.yaml", "testdata/extends/broken/parent.yaml")
+	errs := Lint(builtinKinds, "testdata/extends/broken/child.yaml", "testdata/extends/broken/other_child.yaml", "testdata/extends/broken/parent.yaml")
 	want := "testdata/extends/broken/parent.yaml:5:5: tools[0]: unknown tool `respnd`; did you mean `respond`?"
 	if diff := cmp.Diff(want, errs.Error()); diff != "" {
 		t.Errorf("Lint mismatch (-want +got):\n%s", diff)
@@ -139,3 +139,7 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// builtinKinds are the engine kinds of a node without engines of its own
+// (brain.DefaultEngines).
+var builtinKinds = []string{string(EngineChat), string(EngineWorker)}

@@ -17,6 +17,9 @@ type loader struct {
 	dirs    map[string]*source
 	entries map[string]*entry     // by file as shown in messages
 	origins map[*yaml.Node]string // the file every node comes from
+	// engines are the engine kinds recipes may name; nil: any name of the
+	// right form (a node checks its own registry).
+	engines []string
 }
 
 // entry is one recipe file.

@@ -149,8 +149,8 @@ func TestParseProblems(t *testing.T) {
 		},
 		{
 			name: "many problems at once",
-			yaml: "name: x\nengine: robot\nmodel: {provider: default, max_tokens: -1}\ntools: respond\nvalidation: {max_corrections: 11}\nturn_end: never\n",
-			want: "x.yaml:2:9: engine: must be one of `chat`, `worker` (got \"robot\")\n" +
+			yaml: "name: x\nengine: Robot\nmodel: {provider: default, max_tokens: -1}\ntools: respond\nvalidation: {max_corrections: 11}\nturn_end: never\n",
+			want: "x.yaml:2:9: engine: must be lowercase letters, digits, `-` and `_`, starting with a letter or digit (got \"Robot\")\n" +
 				"x.yaml:3:40: model.max_tokens: must be between 1 and 1000000 (got -1)\n" +
 				"x.yaml:4:8: tools: must be a list (got \"respond\"); write a list, one `- item` per line\n" +
 				"x.yaml:5:31: validation.max_corrections: must be between 0 and 10 (got 11)\n" +

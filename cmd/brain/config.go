@@ -62,12 +62,15 @@ type serveConfig struct {
 	File string
 }
 
+// builtinEngines are the engine kinds brain serve runs.
+var builtinEngines = brain.DefaultEngines(nil)
+
 func defaultServeConfig() serveConfig {
 	return serveConfig{
 		Listen:       "127.0.0.1:8080",
 		Redis:        embeddedRedis,
 		Concurrency:  8,
-		Engines:      []string{"chat", "worker"},
+		Engines:      builtinEngines.Names(),
 		MaxBody:      api.DefaultMaxBody,
 		InboxLimit:   store.DefaultInboxLimit,
 		AffinityWait: brain.DefaultAffinityWait,
@@ -139,12 +142,12 @@ var settings = []setting{
 		c.NodeID = v
 		return nil
 	}},
-	{name: "engines", usage: "`LIST`: the engines this node runs, comma-separated: chat, worker (default chat,worker)", set: func(c *serveConfig, v string) error {
+	{name: "engines", usage: "`LIST`: the engines this node runs, comma-separated: " + strings.Join(builtinEngines.Names(), ", ") + " (default all)", set: func(c *serveConfig, v string) error {
 		var engines []string
 		for e := range strings.SplitSeq(v, ",") {
 			e = strings.TrimSpace(e)
-			if e != "chat" && e != "worker" {
-				return fmt.Errorf("unknown engine %q; want chat, worker or both (chat,worker)", e)
+			if _, ok := builtinEngines.Get(recipes.Engine(e)); !ok {
+				return fmt.Errorf("unknown engine %q; want some of %s, comma-separated", e, strings.Join(builtinEngines.Names(), ", "))
 			}
 			if !slices.Contains(engines, e) {
 				engines = append(engines, e)

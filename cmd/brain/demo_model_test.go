@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/engines/chat"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
@@ -30,7 +31,7 @@ func TestDemoModelOnTheDefaultRecipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := chat.NewSession(&chat.Engine{}, chat.Turn{Recipe: r, Model: m, Tools: reg})
+	sess := engines.NewSession(&chat.Engine{}, engines.Turn{Recipe: r, Model: m, Tools: reg}, nil)
 	ctx := context.Background()
 	for _, msg := range []string{"hello", "show me some data"} {
 		if _, err := sess.Say(ctx, "user", msg); err != nil {

@@ -61,7 +61,7 @@ func recipeLint(files []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, recipeUsage)
 		return 2
 	}
-	errs := recipes.Lint(files...)
+	errs := recipes.Lint(builtinEngines.Names(), files...)
 	if len(errs) == 0 {
 		fmt.Fprintf(stdout, "ok: %s\n", plural(len(files), "recipe file"))
 		return 0

@@ -13,7 +13,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
@@ -111,13 +112,16 @@ func playRecipe(ctx context.Context, recipeArg, scriptPath string) ([]byte, erro
 		return nil, fmt.Errorf("recipe %s: %w", r.Name, err)
 	}
 	// A stepping clock keeps the transcript reproducible.
-	engine := &chat.Engine{Clock: chat.StepClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}
-	sess := chat.NewSession(engine, chat.Turn{
+	clock := engines.StepClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	kind, err := brain.DefaultEngines(clock).Of(r)
+	if err != nil {
+		return nil, err
+	}
+	sess := engines.NewSession(kind.Engine, engines.Turn{
 		Recipe: r,
 		Model:  scripted.New(&script.Script),
 		Tools:  reg,
-		Worker: r.EngineKind() == recipes.EngineWorker,
-	})
+	}, clock)
 	for _, m := range script.Messages {
 		if _, err := sess.Say(ctx, "user", m); err != nil {
 			return nil, err

@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines"
+	"github.com/engine-brain/brain/engines/rounds"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/provider"
@@ -17,16 +19,16 @@ import (
 	"github.com/engine-brain/brain/tools"
 )
 
-// rounds answers the n-th call of a turn with the n-th list of parts, then
+// callModel answers the n-th call of a turn with the n-th list of parts, then
 // the n-th error (nil: none).
-type rounds struct {
+type callModel struct {
 	parts [][]llm.Part
 	errs  []error
 	n     *int
 	reqs  *[]*llm.Request // when set, the requests are recorded
 }
 
-func (m rounds) Generate(_ context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+func (m callModel) Generate(_ context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
 	i := *m.n
 	*m.n++
 	if m.reqs != nil {
@@ -63,7 +65,7 @@ func TestHostedActivityAndCitationsReachTheAnswer(t *testing.T) {
 	t.Parallel()
 	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}}, Model: recipes.Model{Name: "m1"}}
 	n := 0
-	model := rounds{n: &n, parts: [][]llm.Part{{
+	model := callModel{n: &n, parts: [][]llm.Part{{
 		{Kind: llm.PartHosted, Hosted: &searchStarted},
 		{Kind: llm.PartHosted, Hosted: &searchDone},
 		{Kind: llm.PartText, Text: "Brain runs agents."},
@@ -75,7 +77,7 @@ func TestHostedActivityAndCitationsReachTheAnswer(t *testing.T) {
 		{Kind: llm.PartFinish, Finish: llm.FinishToolCalls},
 	}}}
 	turn := oneTurn(t, r, model)
-	out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+	out, err := (&Engine{}).Run(context.Background(), &turn, engines.CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func TestCutAnswerIsAskedAgain(t *testing.T) {
 	n := 0
 	var reqs []*llm.Request
 	cut := fmt.Errorf("openai: %w: stream cut", provider.ErrUnavailable)
-	model := rounds{n: &n, reqs: &reqs, errs: []error{cut}, parts: [][]llm.Part{
+	model := callModel{n: &n, reqs: &reqs, errs: []error{cut}, parts: [][]llm.Part{
 		{
 			{Kind: llm.PartHosted, Hosted: &searchStarted},
 			{Kind: llm.PartText, Text: "Brain ru"},
@@ -133,7 +135,7 @@ func TestCutAnswerIsAskedAgain(t *testing.T) {
 		{respondCall("Brain runs agents."), {Kind: llm.PartFinish, Finish: llm.FinishToolCalls}},
 	}}
 	turn := oneTurn(t, r, model)
-	out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+	out, err := (&Engine{}).Run(context.Background(), &turn, engines.CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +157,7 @@ func TestCutAnswerIsAskedAgain(t *testing.T) {
 	}
 }
 
-// Cut again and again, the turn ends with a notice after MaxCutRetries;
+// Cut again and again, the turn ends with a notice after rounds.MaxCutRetries;
 // a failure before any output (the adapter has retried it) ends it at once.
 func TestCutsAreBounded(t *testing.T) {
 	t.Parallel()
@@ -165,7 +167,7 @@ func TestCutsAreBounded(t *testing.T) {
 		parts [][]llm.Part
 		calls int
 	}{
-		"cut every time":   {parts: [][]llm.Part{text, text, text, text}, calls: MaxCutRetries + 1},
+		"cut every time":   {parts: [][]llm.Part{text, text, text, text}, calls: rounds.MaxCutRetries + 1},
 		"no output at all": {parts: [][]llm.Part{nil, nil}, calls: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -176,14 +178,14 @@ func TestCutsAreBounded(t *testing.T) {
 			for i := range errs {
 				errs[i] = cut
 			}
-			turn := oneTurn(t, r, rounds{n: &n, parts: tc.parts, errs: errs})
-			out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+			turn := oneTurn(t, r, callModel{n: &n, parts: tc.parts, errs: errs})
+			out, err := (&Engine{}).Run(context.Background(), &turn, engines.CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
 			if err != nil {
 				t.Fatal(err)
 			}
 			last := out.Events[len(out.Events)-1].SystemNotice
-			if n != tc.calls || out.Next != lifecycle.AwaitUser || last == nil || last.Code != NoticeModelError {
-				t.Errorf("%d model calls, next %q, last %+v; want %d calls, then a %s notice", n, out.Next, last, tc.calls, NoticeModelError)
+			if n != tc.calls || out.Next != lifecycle.AwaitUser || last == nil || last.Code != rounds.NoticeModelError {
+				t.Errorf("%d model calls, next %q, last %+v; want %d calls, then a %s notice", n, out.Next, last, tc.calls, rounds.NoticeModelError)
 			}
 		})
 	}
@@ -199,15 +201,14 @@ func TestAuthErrorFailsTheProcess(t *testing.T) {
 			r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}}}
 			n := 0
 			auth := &provider.Error{Provider: "openai", Kind: provider.ErrAuth, StatusCode: 401, Message: "Incorrect API key"}
-			turn := oneTurn(t, r, rounds{n: &n, parts: [][]llm.Part{nil}, errs: []error{auth}})
-			turn.Worker = worker
-			out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+			turn := oneTurn(t, r, callModel{n: &n, parts: [][]llm.Part{nil}, errs: []error{auth}})
+			out, err := engineFor(worker, nil).Run(context.Background(), &turn, engines.CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
 			if err != nil {
 				t.Fatal(err)
 			}
 			last := out.Events[len(out.Events)-1].SystemNotice
-			if out.Next != lifecycle.Fail || last == nil || last.Code != NoticeModelAuth {
-				t.Fatalf("next %q, last event %+v; want fail after a %s notice", out.Next, out.Events[len(out.Events)-1], NoticeModelAuth)
+			if out.Next != lifecycle.Fail || last == nil || last.Code != rounds.NoticeModelAuth {
+				t.Fatalf("next %q, last event %+v; want fail after a %s notice", out.Next, out.Events[len(out.Events)-1], rounds.NoticeModelAuth)
 			}
 			if worker != (out.Finish != nil) || (worker && out.Finish.Status != tools.FinishFailed) {
 				t.Errorf("finish %+v; a worker reports failed, a chat process nothing", out.Finish)
@@ -224,16 +225,16 @@ func TestWorkerSourcesReachTheParentsAnswer(t *testing.T) {
 	worker := &recipes.Recipe{Name: "w", Engine: recipes.EngineWorker, Tools: []recipes.ToolRef{{Name: "finish_task"}}}
 	finish, _ := json.Marshal(map[string]any{"result": "Brain runs agents.", "status": "done"})
 	n := 0
-	model := rounds{n: &n, parts: [][]llm.Part{{
+	model := callModel{n: &n, parts: [][]llm.Part{{
 		{Kind: llm.PartText, Text: "Brain runs agents."},
 		{Kind: llm.PartCitation, Citation: &citeA},
 		{Kind: llm.PartCitation, Citation: &citeB},
 		{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: "f1", Name: tools.FinishTask, Arguments: finish}},
 		{Kind: llm.PartFinish, Finish: llm.FinishToolCalls},
 	}}}
-	var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+	var discard engines.CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 	turn := oneTurn(t, worker, model)
-	out, err := (&Engine{}).Run(context.Background(), &turn, discard)
+	out, err := engineFor(true, nil).Run(context.Background(), &turn, discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestWorkerSourcesReachTheParentsAnswer(t *testing.T) {
 		Sources: []conversation.Source{citeB.Source, {URL: "https://c.test", Title: "C"}}})
 	parent := &recipes.Recipe{Name: "p", Tools: []recipes.ToolRef{{Name: "respond"}}}
 	n = 0
-	model = rounds{n: &n, parts: [][]llm.Part{{
+	model = callModel{n: &n, parts: [][]llm.Part{{
 		{Kind: llm.PartText, Text: "It runs agents."},
 		{Kind: llm.PartCitation, Citation: &citeA},
 		respondCall("It runs agents, says the worker."),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
@@ -24,7 +25,7 @@ func BenchmarkTurn(b *testing.B) {
 		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "There are 3 open orders."}}}},
 	}}}}
 	e := &Engine{}
-	turn := Turn{
+	turn := engines.Turn{
 		ID:     "t1",
 		Recipe: r,
 		Model:  scripted.New(script).WithoutRecording(),
@@ -34,7 +35,7 @@ func BenchmarkTurn(b *testing.B) {
 			conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "How many open orders?"),
 		},
 	}
-	var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+	var discard engines.CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 	ctx := context.Background()
 	// The cost grows with the log the model is shown: a turn after a
 	// history of n earlier events.

@@ -2,713 +2,83 @@ package chat
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines"
+	"github.com/engine-brain/brain/engines/rounds"
 	"github.com/engine-brain/brain/lifecycle"
-	"github.com/engine-brain/brain/llm"
-	"github.com/engine-brain/brain/llm/provider"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 	"github.com/engine-brain/brain/validators"
 )
 
-// Codes of the system notices a turn can end with.
-const (
-	NoticeMaxRounds   = "max_rounds"
-	NoticeTimeout     = "turn_timeout"
-	NoticeModelError  = "model_error"
-	NoticeEmptyAnswer = "empty_answer"
-	NoticeModelAuth   = "model_auth"
-	NoticeTokenBudget = "token_budget"
-	// NoticeDayTokenBudget: the day's tokens (limits.max_tokens_per_day)
-	// are used; the process goes on the next UTC day.
-	NoticeDayTokenBudget = "day_token_budget"
-)
-
-// MaxCutRetries bounds how often one turn asks a round again after the
-// model's answer was cut midway.
-const MaxCutRetries = 2
-
-// MaxContextShrinks bounds how often one turn asks a round again, showing
-// the model half as much, after the provider refused the conversation as
-// too long for the model's context window.
-const MaxContextShrinks = 3
-
-// Who caused the events the engine writes (Event.By).
-const (
-	byEngine = "engine"
-	byModel  = "model"
-)
-
-// Run plays one turn, or resumes one: t.Current holds what the turn has
-// already committed. It returns an error only when a checkpoint fails; a
-// failing model, a bad tool call or a spent budget end the turn with a
-// system notice instead.
-func (e *Engine) Run(ctx context.Context, t *Turn, cp Checkpointer) (Outcome, error) {
-	r := newRun(e, t, cp)
-	toolCtx := ctx
-	if d := t.Recipe.Limits.Timeout(); d > 0 {
-		var cancel context.CancelFunc
-		toolCtx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	r.resume(ctx, toolCtx)
-	for r.err == nil {
-		if limit := t.Recipe.Limits.MaxTokens; limit > 0 && r.tokens >= limit {
-			return r.outcome(r.spent(limit)), nil
-		}
-		if limit := t.Recipe.Limits.MaxTokensPerDay; limit > 0 && r.today >= limit {
-			return r.outcome(r.spentToday(limit)), nil
-		}
-		if r.rounds >= t.Recipe.Limits.Rounds() {
-			r.add(byEngine, conversation.NewSystemNotice(NoticeMaxRounds, fmt.Sprintf(
-				"The turn was stopped after %d model calls (limits.max_rounds). Send a message to continue.",
-				t.Recipe.Limits.Rounds())))
-			return r.outcome(r.idle()), nil
-		}
-		r.rounds++
-		next, done := r.round(ctx, toolCtx)
-		if r.err != nil {
-			break
-		}
-		if done {
-			return r.outcome(next), nil
-		}
-		r.save(ctx)
-	}
-	return Outcome{}, r.err
+// Engine runs chat turns. Its zero value is ready to use with the wall
+// clock; it holds no per-turn state and is safe for concurrent use.
+type Engine struct {
+	// Clock stamps events; time.Now when nil.
+	Clock func() time.Time
 }
 
-// mode says how a recipe's turns end.
-type mode int
+var _ engines.Engine = (*Engine)(nil)
 
-const (
-	modeNatural mode = iota // free text ends the turn (legacy)
-	modeRespond             // a lone respond call ends the turn
-	modeFinish              // a lone finish_task call ends the task (workers)
-)
-
-// run is the state of one turn.
-type run struct {
-	e           *Engine
-	t           *Turn
-	cp          Checkpointer
-	mode        mode
-	terminal    string // the turn-ending tool of the mode, if any
-	budget      int
-	corrections int
-	rounds      int
-	spawned     int       // spawn_worker calls that started a worker this turn
-	cuts        int       // rounds asked again after their answer was cut
-	fitted      int       // rounds whose view was cut to limits.max_context_tokens
-	window      int       // the most tokens a model call is shown (conversation.Fit)
-	tokens      int64     // what the process's model calls have used, this turn's included
-	today       int64     // what they have used today (UTC), this turn's included
-	resumeAt    time.Time // Outcome.ResumeAt
-	tooLong     int       // model calls the provider refused as too long
-	shrunk      int       // times window was halved after such a refusal
-	validators  []validators.Validator
-	defs        []llm.ToolDef
-	err         error // a failed checkpoint: the turn is abandoned
-	finish      *tools.FinishArgs
-
-	// turn is this turn's events: t.Current, then what it adds. The
-	// history is not copied in: a turn costs what it adds, not the length
-	// of the conversation (see view).
-	turn      []conversation.Event
-	committed int // how many of this turn's events a checkpoint has seen
-	// shown is what the model was last shown: the view of the history
-	// and of turn's first viewed events (see view), and its size
-	// (conversation.ViewTokens), counted as it grows.
-	shown       []conversation.Message
-	viewed      int
-	shownTokens int
+// Kind is the chat engine kind, recipes' default, stamped by clock.
+func Kind(clock func() time.Time) engines.Kind {
+	return engines.Kind{Name: recipes.EngineChat, Engine: &Engine{Clock: clock}}
 }
 
-func newRun(e *Engine, t *Turn, cp Checkpointer) *run {
-	rc := t.Recipe
-	r := &run{
-		e:         e,
-		t:         t,
-		cp:        cp,
-		budget:    rc.Validation.Corrections(),
-		committed: len(t.Current),
-		window:    t.contextTokens(),
-	}
-	in, out := conversation.TokensUsed(t.Current) // an interrupted turn's calls
-	r.tokens = t.TokensUsed + in + out
-	r.today = t.TokensToday + in + out
-	switch {
-	case rc.TurnEndMode() == recipes.TurnEndRespond && t.Tools.Has(tools.Respond):
-		r.mode, r.terminal = modeRespond, tools.Respond
-	case rc.TurnEndMode() == recipes.TurnEndFinishTask && t.Tools.Has(tools.FinishTask):
-		r.mode, r.terminal = modeFinish, tools.FinishTask
-	}
-	r.turn = append(make([]conversation.Event, 0, len(t.Current)+8), t.Current...)
-	if rc.Validation.Enabled && r.mode != modeNatural {
-		r.validators = []validators.Validator{validators.NoToolCall{Correction: rc.Validation.NoToolCall.Correction}}
-		if r.mode == modeRespond {
-			r.validators = append(r.validators, validators.DataRelay{
-				MinToolResultChars: rc.Validation.DataRelay.MinToolResult(),
-				MaxReplyChars:      rc.Validation.DataRelay.MaxReply(),
-				Correction:         rc.Validation.DataRelay.Correction,
-			})
-		}
-	}
-	for _, d := range t.Tools.Definitions() {
-		r.defs = append(r.defs, llm.ToolDef{Name: d.Name, Description: d.Description, Schema: d.Schema})
-	}
-	return r
+// Run plays one chat turn, or resumes one (engines.Engine).
+func (e *Engine) Run(ctx context.Context, t *engines.Turn, cp engines.Checkpointer) (engines.Outcome, error) {
+	return rounds.Run(ctx, t, cp, contract{}, e.Clock)
 }
 
-// resume picks up the counts of what the turn has committed so far and
-// answers the tool calls that a stopped node left without a result: a
-// tool's result, once committed, is never run again; a call without one
-// is run again when its tool is idempotent (under the same call key, so it
-// finds what the first run did), and otherwise may or may not have run,
-// which the model is told.
-func (r *run) resume(ctx, toolCtx context.Context) {
-	answered := make(map[string]bool)
-	for _, e := range r.t.Current {
-		switch {
-		case e.ValidationCorrection != nil:
-			r.corrections++
-		case e.ToolCallResponse != nil:
-			answered[e.ToolCallResponse.CallID] = true
-			if e.ToolCallResponse.Name == tools.SpawnWorker && !e.ToolCallResponse.IsError {
-				r.spawned++
-			}
-		}
-	}
-	for _, m := range conversation.ProviderView(r.t.Current) {
-		if m.Role == conversation.MessageAssistant {
-			r.rounds++
-		}
-	}
-	orphans, requests := false, 0
-	for _, e := range r.t.Current {
-		c := e.ToolCallRequest
-		if c == nil {
-			continue
-		}
-		requests++
-		if answered[c.CallID] {
-			continue
-		}
-		orphans = true
-		call := conversation.ToolCall{ID: c.CallID, Name: c.Name, Arguments: c.Arguments}
-		switch {
-		case c.Name == r.terminal:
-			// A checkpointed turn-ending call came with other calls: refused.
-			r.result(call, tools.ErrorResult("%s", r.notAloneError()))
-		case r.t.Tools.Idempotent(c.Name):
-			r.call(toolCtx, call, r.callKey(requests-1))
-		default:
-			r.result(call, tools.ErrorResult("%s", OrphanedCallError))
-		}
-	}
-	if orphans {
-		r.save(ctx)
-	}
-}
+// contract is the chat turn protocol: a lone respond call ends the turn,
+// and says whether the user is waited for; free text is the legacy answer.
+type contract struct{}
 
-// OrphanedCallError is the result of a tool call whose node stopped before
-// the result was saved.
-const OrphanedCallError = "The node running this tool stopped before its result was saved: " +
-	"the tool may or may not have run. Check its effect before calling it again."
-
-// add stamps ev as part of this turn and appends it.
-func (r *run) add(by string, ev conversation.Event) {
-	ev.At = r.e.now()
-	ev.Turn = r.t.ID
-	ev.By = by
-	r.turn = append(r.turn, ev)
-}
-
-// view is what the model is shown: the provider view of the history and
-// this turn's events. A turn copies the view of the history once and
-// appends each round's events to its copy, so a round costs what it adds,
-// not the length of the conversation; and only ever appends, so what an
-// earlier call was shown is never written again. Without a view of the
-// history given, or when events cannot be appended (see
-// conversation.ProviderViewAppend), the whole conversation is viewed.
-func (r *run) view() []conversation.Message {
-	if hv := r.t.HistoryView; r.shown == nil && hv != nil {
-		r.shown = append(make([]conversation.Message, 0, len(hv)+2*len(r.turn)+8), hv...)
-		r.shownTokens = r.t.HistoryTokens
-		if r.shownTokens == 0 {
-			r.shownTokens = conversation.ViewTokens(hv)
-		}
+func (contract) Ending(r *recipes.Recipe, reg *tools.Registry) (string, []validators.Validator) {
+	if r.TurnEndMode() != recipes.TurnEndRespond || !reg.Has(tools.Respond) {
+		return "", nil
 	}
-	var msgs []conversation.Message
-	ok := false
-	if r.shown != nil {
-		msgs, ok = conversation.ProviderViewAppend(r.shown, r.turn[r.viewed:])
-	}
-	if ok {
-		r.shownTokens += conversation.ViewTokens(msgs[len(r.shown):])
-	} else {
-		all := append(append(make([]conversation.Event, 0, len(r.t.History)+len(r.turn)), r.t.History...), r.turn...)
-		msgs = conversation.ProviderView(all)
-		r.shownTokens = conversation.ViewTokens(msgs)
-	}
-	if r.t.HistoryOmitted && conversation.NoteOmitted(msgs) { // once: msgs is the turn's own, and kept
-		r.shownTokens += conversation.OmittedNoteTokens
-	}
-	r.shown, r.viewed = msgs, len(r.turn)
-	return msgs[:len(msgs):len(msgs)]
-}
-
-// save checkpoints the events added since the last checkpoint. A failure is
-// kept in r.err, which ends the turn.
-func (r *run) save(ctx context.Context) bool {
-	if r.err != nil {
-		return false
-	}
-	evs := r.turn
-	if r.committed == len(evs) {
-		return true
-	}
-	if err := r.cp.Checkpoint(ctx, evs[r.committed:]); err != nil {
-		r.err = fmt.Errorf("chat: turn %s: checkpoint: %w", r.t.ID, err)
-		return false
-	}
-	r.committed = len(evs)
-	return true
-}
-
-func (r *run) outcome(next lifecycle.Event) Outcome {
-	evs := r.turn
-	out := Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds, Fitted: r.fitted, TooLong: r.tooLong,
-		ResumeAt: r.resumeAt}
-	if r.finish != nil {
-		out.Cited = r.citations()
-	}
-	return out
-}
-
-// idle is the lifecycle event of a turn that ends without a reply that says
-// what comes next: a person is waited for, a worker keeps going.
-func (r *run) idle() lifecycle.Event {
-	if r.t.Worker {
-		return lifecycle.Continue
-	}
-	return lifecycle.AwaitUser
-}
-
-// round makes one model call and acts on the answer. done reports that the
-// turn ends with the lifecycle event next. ctx bounds checkpoints, toolCtx
-// (ctx with the turn's timeout) the model and the tools.
-func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bool) {
-	msgs, fit := r.view(), conversation.Fitting{}
-	if r.shownTokens > r.window && r.window > 0 { // (Fit would count them all again to find it fits)
-		msgs, fit = conversation.Fit(msgs, r.window)
-	}
-	if fit.Fitted() {
-		r.fitted++
-	}
-	req := &llm.Request{
-		System:   r.t.Recipe.SystemPrompt,
-		Messages: msgs,
-		Tools:    r.defs,
-		Params: llm.Params{
-			Model:       r.t.Recipe.Model.Name,
-			Temperature: r.t.Recipe.Model.Temperature,
-			HostedTools: r.t.Recipe.Model.HostedTools,
+	return tools.Respond, []validators.Validator{
+		validators.NoToolCall{Correction: r.Validation.NoToolCall.Correction},
+		validators.DataRelay{
+			MinToolResultChars: r.Validation.DataRelay.MinToolResult(),
+			MaxReplyChars:      r.Validation.DataRelay.MaxReply(),
+			Correction:         r.Validation.DataRelay.Correction,
 		},
 	}
-	if mt := r.t.Recipe.Model.MaxTokens; mt != nil {
-		req.Params.MaxTokens = *mt
-	}
-	resp, err := llm.Collect(r.t.Model.Generate(toolCtx, req))
-	r.observed(req, &resp, fit)
-	if err != nil {
-		if r.shrink(err, msgs) {
-			return "", false
-		}
-		return r.failed(ctx, toolCtx, &resp, err)
-	}
-	for _, rs := range resp.Reasoning {
-		r.add(byModel, conversation.NewReasoning(rs.Text, rs.Signature, rs.Payload))
-	}
-	if resp.Empty() {
-		return r.empty()
-	}
-	if r.mode == modeNatural {
-		return r.natural(ctx, toolCtx, &resp)
-	}
-	return r.ending(ctx, toolCtx, &resp)
 }
 
-// contextTokens is the turn's bound on what a model call is shown.
-func (t *Turn) contextTokens() int {
-	if t.ContextTokens > 0 {
-		return t.ContextTokens
-	}
-	return t.Recipe.Limits.ContextTokens()
-}
+func (contract) NotAlone() string { return tools.RespondNotAloneError }
 
-// shrink handles a model call that err says the provider refused because
-// refused, the view it was shown, exceeds the model's context window: the
-// bound on what the model is shown becomes half of refused's size for the
-// rest of the turn, and the round is asked again, up to MaxContextShrinks
-// times a turn, while that leaves something more out. The estimate of a
-// view is a guess, and so is the window a recipe or a provider declares;
-// the provider's refusal is not.
-func (r *run) shrink(err error, refused []conversation.Message) bool {
-	if !errors.Is(err, provider.ErrContextTooLong) {
-		return false
-	}
-	r.tooLong++
-	if r.shrunk >= MaxContextShrinks {
-		return false
-	}
-	size := conversation.ViewTokens(refused)
-	half := max(size/2, 1)
-	if next, _ := conversation.Fit(r.view(), half); conversation.ViewTokens(next) >= size {
-		return false // nothing older is left to leave out
-	}
-	r.shrunk++
-	r.window = half
-	return true
-}
-
-// observed records what the model call reported beside its answer: its
-// token usage, with what fit left out of the conversation it was shown,
-// and the states of the work its provider ran itself.
-func (r *run) observed(req *llm.Request, resp *llm.Response, fit conversation.Fitting) {
-	if u := resp.Usage; u.InputTokens > 0 || u.OutputTokens > 0 {
-		r.tokens += int64(u.InputTokens + u.OutputTokens)
-		r.today += int64(u.InputTokens + u.OutputTokens)
-		model := u.Model
-		if u.Provider == "" { // the model did not say who answered: the one asked
-			model = req.Params.Model
-		}
-		r.add(byModel, conversation.NewModelUsage(conversation.ModelUsage{
-			Provider: u.Provider, Model: model, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-			ClearedResults: fit.Cleared, DroppedMessages: fit.Dropped,
-		}))
-	}
-	for _, h := range resp.Hosted {
-		r.add(byModel, conversation.NewHostedActivity(h))
-	}
-}
-
-// spentToday ends a turn of a process whose model calls have used limit
-// tokens today, its recipe's limits.max_tokens_per_day: it makes no more
-// calls and says so, and the process stays READY, for the caller to wake
-// it when the next UTC day begins (Outcome.ResumeAt). A process that lives
-// for long must not fail on a budget that comes back.
-func (r *run) spentToday(limit int64) lifecycle.Event {
-	now := r.e.now().UTC()
-	r.resumeAt = time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-	r.add(byEngine, conversation.NewSystemNotice(NoticeDayTokenBudget, fmt.Sprintf(
-		"This process has used %d tokens today, its recipe's limits.max_tokens_per_day (%d): it makes no more model calls "+
-			"until the day ends (%s), when it goes on by itself.", r.today, limit, r.resumeAt.Format(time.RFC3339))))
-	return lifecycle.Continue
-}
-
-// spent ends a process whose model calls have used limit tokens, its
-// recipe's limits.max_tokens: it fails, with a notice saying so (a
-// worker's parent is told), so that no more calls are billed until an
-// operator raises the limit and retries it.
-func (r *run) spent(limit int64) lifecycle.Event {
-	text := fmt.Sprintf("This process has used %d tokens of its model, its recipe's limits.max_tokens (%d): it makes no more model calls. "+
-		"Raise the limit, then retry the process.", r.tokens, limit)
-	r.add(byEngine, conversation.NewSystemNotice(NoticeTokenBudget, text))
-	if r.t.Worker {
-		r.finish = &tools.FinishArgs{Result: text, Status: tools.FinishFailed}
-	}
-	return lifecycle.Fail
-}
-
-// failed handles a model call that failed after its adapter's retries.
-// What the model wrote before the failure is kept for it, with the
-// citations that arrived (marked incomplete). An answer cut midway is asked
-// again, up to MaxCutRetries times a turn. A refused key cannot heal by
-// itself: the process fails, for an operator to fix the key and retry.
-// Anything else ends the turn, waiting for the next message.
-func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error) (lifecycle.Event, bool) {
-	if resp.Text != "" {
-		partial := conversation.NewChatMessage(resp.Text, resp.Citations...)
-		partial.ChatResponse.Audience = []conversation.Role{conversation.RoleAssistant}
-		r.add(byModel, partial)
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) && toolCtx.Err() != nil && ctx.Err() == nil:
-		r.add(byEngine, conversation.NewSystemNotice(NoticeTimeout, fmt.Sprintf(
-			"The turn was stopped after %s (limits.turn_timeout). Send a message to continue.",
-			r.t.Recipe.Limits.Timeout())))
-	case errors.Is(err, provider.ErrUnavailable) && resp.Started() && ctx.Err() == nil && toolCtx.Err() == nil && r.cuts < MaxCutRetries:
-		// An adapter retries a failure before any output itself; an answer
-		// cut midway is asked again here, from the start of the round, with
-		// what arrived of it kept above for the model to go on from.
-		r.cuts++
-		return "", false
-	case errors.Is(err, provider.ErrAuth):
-		text := "The model provider refused the credentials: " + err.Error() +
-			". Fix the provider's API key on the server, then retry the process."
-		r.add(byEngine, conversation.NewSystemNotice(NoticeModelAuth, text))
-		if r.t.Worker {
-			r.finish = &tools.FinishArgs{Result: text, Status: tools.FinishFailed}
-		}
-		return lifecycle.Fail, true
-	case errors.Is(err, provider.ErrContextTooLong):
-		r.add(byEngine, conversation.NewSystemNotice(NoticeModelError, "The conversation is too long for the model's context window, "+
-			"even with older parts left out ("+err.Error()+"). Send a shorter message or use a model with a larger window; "+
-			"limits.max_context_tokens (or the provider's max_context_tokens) should be below the window."))
-	default:
-		r.add(byEngine, conversation.NewSystemNotice(NoticeModelError, "The model call failed: "+err.Error()))
-	}
-	return r.idle(), true
-}
-
-// citations returns the sources of what this turn's answer rests on, in
-// the order the turn met them, each once: those the model's text cited
-// (without ranges: they addressed that text, not the answer the turn
-// delivers) and those of the workers' results the turn drained.
-func (r *run) citations() []conversation.Citation {
-	var out []conversation.Citation
-	seen := make(map[conversation.Source]bool)
-	add := func(ct conversation.Citation) {
-		if !seen[ct.Source] {
-			seen[ct.Source] = true
-			ct.Range = nil
-			out = append(out, ct)
-		}
-	}
-	for _, e := range r.turn {
-		if c := e.ChatResponse; c != nil {
-			for _, ct := range c.Citations {
-				add(ct)
-			}
-		}
-		if m := e.InboxMessage; m != nil {
-			pe, _ := m.ProcessEvent()
-			for _, src := range pe.Sources {
-				add(conversation.Citation{Source: src})
-			}
-		}
-	}
-	return out
-}
-
-// empty handles an answer with neither text nor a tool call: it is asked
-// again at once, within the correction budget, with no back-off.
-func (r *run) empty() (lifecycle.Event, bool) {
-	if r.corrections < r.budget {
-		// With validation on, no_tool_call fires (there is no tool call)
-		// and its correction goes with the retry; without, the same request
-		// is simply asked again.
-		if c, ok := r.check(&validators.Answer{}); ok {
-			r.correct(c, "")
-		} else {
-			r.corrections++
-		}
-		return "", false
-	}
-	r.add(byEngine, conversation.NewSystemNotice(NoticeEmptyAnswer, fmt.Sprintf(
-		"The model gave an empty answer %d times; the turn ended. Send a message to try again.", r.corrections+1)))
-	return r.idle(), true
-}
-
-// natural handles an answer in legacy mode: text alone ends the turn.
-func (r *run) natural(ctx, toolCtx context.Context, resp *llm.Response) (lifecycle.Event, bool) {
-	if resp.Text != "" {
-		r.add(byModel, conversation.NewChatMessage(resp.Text, resp.Citations...))
-	}
-	if len(resp.ToolCalls) == 0 {
-		return r.idle(), true
-	}
-	r.runCalls(ctx, toolCtx, resp.ToolCalls)
-	return "", false
-}
-
-// runCalls records the calls of one answer and runs them in order. When a
-// call may have effects outside the log, the requests and then every result
-// are made durable one by one, so that a node that stops midway never runs a
-// finished tool twice and reports an unfinished one as such; when every call
-// is replayable (harmless to run again), all of it is saved in one step. A
-// turn-ending call among others is refused: the model must answer once it
-// has seen their results.
-func (r *run) runCalls(ctx, toolCtx context.Context, calls []conversation.ToolCall) {
-	first := r.requests()
-	for _, c := range calls {
-		r.add(byModel, conversation.NewToolCallRequest(c.ID, c.Name, c.Arguments))
-	}
-	stepwise := !r.t.Tools.Replayable(calls)
-	if stepwise && !r.save(ctx) {
-		return
-	}
-	for i, c := range calls {
-		if c.Name == r.terminal {
-			r.result(c, tools.ErrorResult("%s", r.notAloneError()))
-		} else {
-			r.call(toolCtx, c, r.callKey(first+i))
-		}
-		if stepwise && !r.save(ctx) {
-			return
-		}
-	}
-}
-
-func (r *run) notAloneError() string {
-	if r.mode == modeFinish {
-		return tools.FinishNotAloneError
-	}
-	return tools.RespondNotAloneError
-}
-
-// ending handles an answer when turns end with a turn-ending tool
-// (respond, or finish_task for workers).
-func (r *run) ending(ctx, toolCtx context.Context, resp *llm.Response) (lifecycle.Event, bool) {
-	if resp.Text != "" {
-		// Free text beside tools is the model thinking aloud, not the
-		// reply: the reply goes through the turn-ending tool.
-		aside := conversation.NewChatMessage(resp.Text, resp.Citations...)
-		aside.ChatResponse.Audience = []conversation.Role{conversation.RoleAssistant}
-		r.add(byModel, aside)
-	}
-	if len(resp.ToolCalls) == 0 {
-		if c, ok := r.check(&validators.Answer{Text: resp.Text}); ok {
-			r.correct(c, "")
-			return "", false
-		}
-		return r.fallback(resp.Text)
-	}
-	if len(resp.ToolCalls) > 1 || resp.ToolCalls[0].Name != r.terminal {
-		r.runCalls(ctx, toolCtx, resp.ToolCalls)
-		return "", false
-	}
-	c := resp.ToolCalls[0]
-	r.add(byModel, conversation.NewToolCallRequest(c.ID, c.Name, c.Arguments))
-	if err := r.t.Tools.Check(c); err != nil {
-		r.result(c, tools.ErrorResult("%s", err.Error()))
-		return "", false
-	}
-	if r.mode == modeFinish {
-		args, err := tools.ParseFinish(c.Arguments)
-		if err != nil {
-			r.result(c, tools.ErrorResult("%s", err.Error()))
-			return "", false
-		}
-		r.add("tool:"+c.Name, r.delivered(c, tools.FinishResult(args)))
-		r.finish = &args
-		return lifecycle.Finish, true
-	}
+func (contract) End(e *rounds.Ending, c conversation.ToolCall, text string) (lifecycle.Event, bool) {
 	args, err := tools.ParseRespond(c.Arguments)
 	if err != nil {
-		r.result(c, tools.ErrorResult("%s", err.Error()))
+		e.Refuse(c, err.Error())
 		return "", false
 	}
-	if corr, ok := r.check(&validators.Answer{Text: resp.Text, ToolCalls: 1, Reply: args.Message, IsReply: true}); ok {
-		r.result(c, tools.ErrorResult("%s", corr.Text))
-		r.correct(corr, c.ID)
+	if e.Check(&validators.Answer{Text: text, ToolCalls: 1, Reply: args.Message, IsReply: true}, c) {
 		return "", false
 	}
-	r.add("tool:"+c.Name, r.delivered(c, tools.RespondResult(args)))
+	e.Deliver(c, tools.RespondResult(args))
 	if args.AwaitingUserInput {
 		return lifecycle.AwaitUser, true
 	}
 	return lifecycle.Continue, true
 }
 
-// delivered is the result event of the turn's answer (respond's result, or
-// a worker's finish_task result), carrying the sources it rests on.
-func (r *run) delivered(c conversation.ToolCall, res tools.Result) conversation.Event {
-	ev := conversation.NewToolCallResponse(c.ID, c.Name, res.Content, res.IsError)
-	ev.ToolCallResponse.Citations = r.citations()
-	return ev
+// Answer: in the natural mode the model's text is already the answer;
+// otherwise it is delivered to the user. Either way the user is waited for.
+func (contract) Answer(e *rounds.Ending, text string, natural bool) (lifecycle.Event, bool) {
+	if !natural {
+		e.Say(text)
+	}
+	return lifecycle.AwaitUser, true
 }
 
-// fallback ends a turn whose model answered in free text once the
-// corrections are spent (or validation is off): the legacy behaviour. The
-// text is delivered as the reply, or, for a worker, as the task's result.
-func (r *run) fallback(text string) (lifecycle.Event, bool) {
-	if r.mode == modeFinish {
-		r.finish = &tools.FinishArgs{Result: text, Status: tools.FinishDone}
-		return lifecycle.Finish, true
-	}
-	answer := conversation.NewChatMessage(text, r.citations()...)
-	answer.ChatResponse.Audience = []conversation.Role{conversation.RoleUser}
-	r.add(byEngine, answer)
-	return r.idle(), true
-}
+// Idle: a chat turn that ends without respond waits for the user.
+func (contract) Idle() lifecycle.Event { return lifecycle.AwaitUser }
 
-// check runs the validators on a while the correction budget lasts and
-// counts the correction it returns.
-func (r *run) check(a *validators.Answer) (validators.Correction, bool) {
-	if r.corrections >= r.budget {
-		return validators.Correction{}, false
-	}
-	a.Turn = r.turn
-	for _, v := range r.validators {
-		if c, ok := v.Check(a); ok {
-			r.corrections++
-			return c, true
-		}
-	}
-	return validators.Correction{}, false
-}
-
-// correct records correction c. callID names the tool call whose error
-// result carried it to the model, if any.
-func (r *run) correct(c validators.Correction, callID string) {
-	ev := conversation.NewValidationCorrection(c.Validator, r.corrections, c.Text)
-	ev.ValidationCorrection.CallID = callID
-	r.add("validator:"+c.Validator, ev)
-}
-
-// requests counts the tool call requests of the turn so far (r.turn
-// begins with t.Current).
-func (r *run) requests() int {
-	n := 0
-	for i := range r.turn {
-		if r.turn[i].ToolCallRequest != nil {
-			n++
-		}
-	}
-	return n
-}
-
-// callKey is the tools.Caller.CallKey of the turn's n-th tool call request
-// (from 0): the same when a resumed turn runs the call again, since no
-// other writer adds requests to a turn (provider call ids may repeat from
-// one round to the next).
-func (r *run) callKey(n int) string { return r.t.ID + "/" + strconv.Itoa(n) }
-
-// call runs tool call c through the registry, with key as its
-// tools.Caller.CallKey, and records its result.
-func (r *run) call(ctx context.Context, c conversation.ToolCall, key string) {
-	if caller, ok := tools.CallerFrom(ctx); ok {
-		caller.CallKey = key
-		ctx = tools.WithCaller(ctx, caller)
-	}
-	if c.Name == tools.SpawnWorker {
-		if max := r.t.Recipe.Limits.Workers(); r.spawned >= max {
-			r.result(c, tools.ErrorResult("spawn_worker refused: this turn already started %d workers, "+
-				"the most limits.max_workers allows; wait for their results", max))
-			return
-		}
-	}
-	res := r.t.Tools.Call(ctx, c)
-	if c.Name == tools.SpawnWorker && !res.IsError {
-		r.spawned++
-	}
-	r.result(c, res)
-}
-
-// result records the result of tool call c and, after it, the
-// presentation a successful result carries for the user.
-func (r *run) result(c conversation.ToolCall, res tools.Result) {
-	r.add("tool:"+c.Name, conversation.NewToolCallResponse(c.ID, c.Name, res.Content, res.IsError))
-	if res.Presentation != nil && !res.IsError {
-		p := *res.Presentation
-		p.CallID = c.ID
-		r.add("tool:"+c.Name, conversation.Event{Type: conversation.TypePresentation, Presentation: &p})
-	}
-}
+// Reports: a chat process has a user, not a parent, to tell.
+func (contract) Reports() bool { return false }

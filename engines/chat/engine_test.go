@@ -11,10 +11,15 @@ import (
 	"testing"
 	"time"
 
+	workerengine "github.com/engine-brain/brain/engines/worker"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines"
+	"github.com/engine-brain/brain/engines/enginetest"
+	"github.com/engine-brain/brain/engines/rounds"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/llmtest"
@@ -25,14 +30,14 @@ import (
 	"github.com/engine-brain/brain/tools/toolset"
 )
 
-func oneTurn(t *testing.T, r *recipes.Recipe, model llm.Model) Turn {
+func oneTurn(t *testing.T, r *recipes.Recipe, model llm.Model) engines.Turn {
 	t.Helper()
 	return turnWith(r, model, testRegistry(t, r))
 }
 
 // turnWith is oneTurn with the tools of reg.
-func turnWith(r *recipes.Recipe, model llm.Model, reg *tools.Registry) Turn {
-	return Turn{
+func turnWith(r *recipes.Recipe, model llm.Model, reg *tools.Registry) engines.Turn {
+	return engines.Turn{
 		ID:     "t1",
 		Recipe: r,
 		Model:  model,
@@ -58,7 +63,7 @@ func TestCheckpoints(t *testing.T) {
 	}}}}
 	turn := oneTurn(t, r, scripted.New(script))
 	var batches [][]conversation.EventType
-	out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
+	out, err := (&Engine{}).Run(context.Background(), &turn, engines.CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
 		var types []conversation.EventType
 		for _, e := range evs {
 			types = append(types, e.Type)
@@ -106,7 +111,7 @@ func TestResumeAfterAStoppedNode(t *testing.T) {
 		req("call_1_1_1", "lookup"), req("call_1_1_2", "boom"),
 		conversation.NewToolCallResponse("call_1_1_1", "lookup", []conversation.Block{conversation.TextBlock("data")}, false),
 	)
-	out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+	out, err := (&Engine{}).Run(context.Background(), &turn, engines.CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +126,7 @@ func TestResumeAfterAStoppedNode(t *testing.T) {
 	}
 	want := []string{
 		"lookup: data",
-		"boom: " + OrphanedCallError, // boom is not run again: it would have panicked
+		"boom: " + rounds.OrphanedCallError, // boom is not run again: it would have panicked
 		"respond: recovered\nReply delivered to the user.",
 	}
 	if diff := cmp.Diff(want, results); diff != "" {
@@ -147,7 +152,7 @@ func keyedRecipe(t *testing.T, keys *[]string) (*recipes.Recipe, *tools.Registry
 	}
 	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}, {Name: "keyed"}}}
 	catalog := tools.BuiltinCatalog()
-	for _, tool := range []tools.Tool{lookupTool, keyed} {
+	for _, tool := range []tools.Tool{enginetest.Lookup, keyed} {
 		catalog[tool.Definition().Name] = func(map[string]any) (tools.Tool, error) { return tool, nil }
 	}
 	reg, err := toolset.Build(catalog, r)
@@ -178,7 +183,7 @@ func TestResumeTwiceKeepsCallKeys(t *testing.T) {
 		turn := turnWith(r, scripted.New(script), reg)
 		turn.Current = append(turn.Current, current...)
 		saved := current
-		_, err := (&Engine{}).Run(ctx, &turn, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
+		_, err := (&Engine{}).Run(ctx, &turn, engines.CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
 			if slices.ContainsFunc(evs, func(e conversation.Event) bool {
 				return e.ToolCallResponse != nil && e.ToolCallResponse.CallID == stop
 			}) {
@@ -218,7 +223,7 @@ func TestResumeRunsAnIdempotentCallAgain(t *testing.T) {
 	// is saved.
 	first := turnWith(r, scripted.New(script), reg)
 	var saved []conversation.Event
-	_, err := (&Engine{}).Run(ctx, &first, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
+	_, err := (&Engine{}).Run(ctx, &first, engines.CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
 		if slices.ContainsFunc(evs, func(e conversation.Event) bool {
 			return e.ToolCallResponse != nil && e.ToolCallResponse.Name == "keyed"
 		}) {
@@ -235,7 +240,7 @@ func TestResumeRunsAnIdempotentCallAgain(t *testing.T) {
 	// same key, and its answer is the result.
 	resumed := turnWith(r, scripted.New(script), reg)
 	resumed.Current = append(resumed.Current, saved...)
-	out, err := (&Engine{}).Run(ctx, &resumed, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+	out, err := (&Engine{}).Run(ctx, &resumed, engines.CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +267,7 @@ func TestCheckpointFailureAbortsTheTurn(t *testing.T) {
 		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "a"}}, {Name: "respond", Args: map[string]any{"message": "b"}}}},
 	}}}})
 	turn := oneTurn(t, r, model)
-	_, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return lost }))
+	_, err := (&Engine{}).Run(context.Background(), &turn, engines.CheckpointFunc(func(context.Context, []conversation.Event) error { return lost }))
 	if !errors.Is(err, lost) {
 		t.Fatalf("Run = %v, want the checkpoint error", err)
 	}
@@ -285,12 +290,12 @@ func TestTurnTimeout(t *testing.T) {
 	t.Parallel()
 	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}}, Limits: recipes.Limits{TurnTimeout: recipes.Duration(1)}}
 	turn := oneTurn(t, r, blockingModel{})
-	out, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+	out, err := (&Engine{}).Run(context.Background(), &turn, engines.CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := out.Events[len(out.Events)-1]
-	if last.SystemNotice == nil || last.SystemNotice.Code != NoticeTimeout || out.Next != lifecycle.AwaitUser {
+	if last.SystemNotice == nil || last.SystemNotice.Code != rounds.NoticeTimeout || out.Next != lifecycle.AwaitUser {
 		t.Fatalf("last event %+v, next %q; want a turn_timeout notice and await_user", last, out.Next)
 	}
 }
@@ -307,7 +312,7 @@ func TestReplayableRoundIsOneCheckpoint(t *testing.T) {
 	}}}}
 	turn := oneTurn(t, r, scripted.New(script))
 	var batches [][]conversation.EventType
-	if _, err := (&Engine{}).Run(context.Background(), &turn, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
+	if _, err := (&Engine{}).Run(context.Background(), &turn, engines.CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
 		var types []conversation.EventType
 		for _, e := range evs {
 			types = append(types, e.Type)
@@ -343,7 +348,7 @@ func TestHistoryView(t *testing.T) {
 	requests := func(view func([]conversation.Event) []conversation.Message) []llm.Request {
 		model := scripted.New(script)
 		shown := &shownModel{Model: model}
-		turn := Turn{
+		turn := engines.Turn{
 			ID: "t1", Recipe: r, Model: shown, Tools: testRegistry(t, r),
 			History: history(7), // ends inside an exchange
 			Current: []conversation.Event{
@@ -354,7 +359,7 @@ func TestHistoryView(t *testing.T) {
 		if view != nil {
 			turn.HistoryView = view(turn.History)
 		}
-		var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+		var discard engines.CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 		if _, err := (&Engine{}).Run(context.Background(), &turn, discard); err != nil {
 			t.Fatal(err)
 		}
@@ -399,7 +404,7 @@ func TestHistoryTokens(t *testing.T) {
 	view := conversation.ProviderView(hist)
 	shown := func(tokens int) int {
 		model := scripted.New(script)
-		turn := Turn{
+		turn := engines.Turn{
 			ID: "t1", Recipe: r, Model: model, Tools: testRegistry(t, r),
 			History: hist, HistoryView: view, HistoryTokens: tokens,
 			ContextTokens: conversation.ViewTokens(view) / 2,
@@ -408,7 +413,7 @@ func TestHistoryTokens(t *testing.T) {
 				conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "And now?"),
 			},
 		}
-		var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+		var discard engines.CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 		if _, err := (&Engine{}).Run(context.Background(), &turn, discard); err != nil {
 			t.Fatal(err)
 		}
@@ -436,7 +441,7 @@ func TestHistoryOmitted(t *testing.T) {
 	}}}}
 	requests := func(omitted bool, view []conversation.Message) []llm.Request {
 		model := scripted.New(script)
-		turn := Turn{
+		turn := engines.Turn{
 			ID: "t1", Recipe: r, Model: model, Tools: testRegistry(t, r),
 			History: lookupHistory(2), HistoryView: view, HistoryOmitted: omitted,
 			Current: []conversation.Event{
@@ -444,7 +449,7 @@ func TestHistoryOmitted(t *testing.T) {
 				conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "How many open orders?"),
 			},
 		}
-		var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+		var discard engines.CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 		if _, err := (&Engine{}).Run(context.Background(), &turn, discard); err != nil {
 			t.Fatal(err)
 		}
@@ -522,14 +527,14 @@ func TestContextBound(t *testing.T) {
 		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "There are 3 open orders."}}}},
 	}}}}
 	model := scripted.New(script)
-	turn := Turn{
+	turn := engines.Turn{
 		ID: "t1", Recipe: r, Model: llmtest.WithUsage{Model: model, In: 900, Out: 10}, Tools: testRegistry(t, r), History: hist,
 		Current: []conversation.Event{
 			conversation.NewTurnStart("wake"),
 			conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", "How many open orders?"),
 		},
 	}
-	var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+	var discard engines.CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 	out, err := (&Engine{}).Run(context.Background(), &turn, discard)
 	if err != nil {
 		t.Fatal(err)
@@ -606,7 +611,7 @@ func (m *narrow) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.P
 // A provider that refuses the conversation as too long for the model's
 // window (the recipe's bound is above it) is asked again with half as much
 // shown, and the rest of the turn keeps to that; when nothing older is
-// left to leave out, or after MaxContextShrinks, the turn ends with a
+// left to leave out, or after rounds.MaxContextShrinks, the turn ends with a
 // notice that says what to do.
 func TestContextRefusedShowsLess(t *testing.T) {
 	t.Parallel()
@@ -618,23 +623,23 @@ func TestContextRefusedShowsLess(t *testing.T) {
 			{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "There are 3 open orders."}}}},
 		}}}})
 	}
-	run := func(t *testing.T, model llm.Model, history []conversation.Event, question string) Outcome {
+	run := func(t *testing.T, model llm.Model, history []conversation.Event, question string) engines.Outcome {
 		t.Helper()
-		turn := Turn{
+		turn := engines.Turn{
 			ID: "t1", Recipe: r, Model: model, Tools: testRegistry(t, r), History: history,
 			Current: []conversation.Event{
 				conversation.NewTurnStart("wake"),
 				conversation.NewInboxMessage("1-0", conversation.KindUser, "user:ada", question),
 			},
 		}
-		var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+		var discard engines.CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 		out, err := (&Engine{}).Run(context.Background(), &turn, discard)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return out
 	}
-	notice := func(out Outcome) *conversation.SystemNotice {
+	notice := func(out engines.Outcome) *conversation.SystemNotice {
 		for _, e := range out.Events {
 			if e.SystemNotice != nil {
 				return e.SystemNotice
@@ -650,8 +655,8 @@ func TestContextRefusedShowsLess(t *testing.T) {
 		if out.Next != lifecycle.AwaitUser || notice(out) != nil {
 			t.Fatalf("turn ended %s with notice %+v; want it answered", out.Next, notice(out))
 		}
-		if out.TooLong == 0 || out.TooLong > MaxContextShrinks {
-			t.Errorf("Outcome.TooLong = %d, want 1 … %d", out.TooLong, MaxContextShrinks)
+		if out.TooLong == 0 || out.TooLong > rounds.MaxContextShrinks {
+			t.Errorf("Outcome.TooLong = %d, want 1 … %d", out.TooLong, rounds.MaxContextShrinks)
 		}
 		// Each refused call halves the bound: the next is at most half the
 		// refused one; once accepted, the turn's next round keeps within it.
@@ -671,7 +676,7 @@ func TestContextRefusedShowsLess(t *testing.T) {
 		if len(m.calls) != 1 || out.TooLong != 1 {
 			t.Errorf("calls = %v, TooLong = %d; want one refused call, not asked again (it would be the same)", m.calls, out.TooLong)
 		}
-		if n := notice(out); n == nil || n.Code != NoticeModelError || !strings.Contains(n.Text, "too long for the model's context window") ||
+		if n := notice(out); n == nil || n.Code != rounds.NoticeModelError || !strings.Contains(n.Text, "too long for the model's context window") ||
 			!strings.Contains(n.Text, "prompt is too long") {
 			t.Errorf("notice = %+v, want a model_error saying the conversation is too long and what the provider said", n)
 		}
@@ -683,10 +688,10 @@ func TestContextRefusedShowsLess(t *testing.T) {
 		t.Parallel()
 		m := &narrow{Model: answer(), window: 10} // refuses everything
 		out := run(t, m, hist, "How many open orders?")
-		if len(m.calls) != MaxContextShrinks+1 || out.TooLong != MaxContextShrinks+1 {
-			t.Errorf("%d calls, TooLong = %d; want %d: one, then MaxContextShrinks more", len(m.calls), out.TooLong, MaxContextShrinks+1)
+		if len(m.calls) != rounds.MaxContextShrinks+1 || out.TooLong != rounds.MaxContextShrinks+1 {
+			t.Errorf("%d calls, TooLong = %d; want %d: one, then rounds.MaxContextShrinks more", len(m.calls), out.TooLong, rounds.MaxContextShrinks+1)
 		}
-		if n := notice(out); n == nil || n.Code != NoticeModelError {
+		if n := notice(out); n == nil || n.Code != rounds.NoticeModelError {
 			t.Errorf("notice = %+v, want a model_error", n)
 		}
 	})
@@ -730,9 +735,9 @@ func TestTokenBudget(t *testing.T) {
 			t.Parallel()
 			model := lookups()
 			turn := oneTurn(t, r, llmtest.WithUsage{Model: model, In: 900, Out: 10})
-			turn.TokensUsed, turn.Worker = tt.before, tt.worker
-			var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
-			out, err := (&Engine{}).Run(context.Background(), &turn, discard)
+			turn.TokensUsed = tt.before
+			var discard engines.CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+			out, err := engineFor(tt.worker, nil).Run(context.Background(), &turn, discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -740,7 +745,7 @@ func TestTokenBudget(t *testing.T) {
 				t.Errorf("%d model calls, want %d", n, tt.calls)
 			}
 			last := out.Events[len(out.Events)-1].SystemNotice
-			if out.Next != lifecycle.Fail || last == nil || last.Code != NoticeTokenBudget || !strings.Contains(last.Text, "limits.max_tokens (2000)") {
+			if out.Next != lifecycle.Fail || last == nil || last.Code != rounds.NoticeTokenBudget || !strings.Contains(last.Text, "limits.max_tokens (2000)") {
 				t.Fatalf("turn ended %s with %+v; want fail with a token_budget notice", out.Next, last)
 			}
 			if tt.worker != (out.Finish != nil && out.Finish.Status == tools.FinishFailed && out.Finish.Result == last.Text) {
@@ -766,9 +771,9 @@ func TestDayTokenBudget(t *testing.T) {
 			t.Parallel()
 			model := lookups()
 			turn := oneTurn(t, r, llmtest.WithUsage{Model: model, In: 900, Out: 10})
-			turn.TokensToday, turn.TokensUsed, turn.Worker = tt.before, 500_000, tt.worker
-			var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
-			out, err := (&Engine{Clock: func() time.Time { return now }}).Run(context.Background(), &turn, discard)
+			turn.TokensToday, turn.TokensUsed = tt.before, 500_000
+			var discard engines.CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+			out, err := engineFor(tt.worker, func() time.Time { return now }).Run(context.Background(), &turn, discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -776,7 +781,7 @@ func TestDayTokenBudget(t *testing.T) {
 				t.Errorf("%d model calls, want %d", n, tt.calls)
 			}
 			last := out.Events[len(out.Events)-1].SystemNotice
-			if out.Next != lifecycle.Continue || last == nil || last.Code != NoticeDayTokenBudget ||
+			if out.Next != lifecycle.Continue || last == nil || last.Code != rounds.NoticeDayTokenBudget ||
 				!strings.Contains(last.Text, "limits.max_tokens_per_day (2000)") || !strings.Contains(last.Text, "2026-03-15T00:00:00Z") {
 				t.Fatalf("turn ended %s with %+v; want continue with a day_token_budget notice", out.Next, last)
 			}
@@ -788,8 +793,17 @@ func TestDayTokenBudget(t *testing.T) {
 	// A turn within the day's budget asks for no wake.
 	model := lookups()
 	turn := oneTurn(t, r, llmtest.WithUsage{Model: model, In: 100, Out: 10})
-	var discard CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
+	var discard engines.CheckpointFunc = func(context.Context, []conversation.Event) error { return nil }
 	if out, err := (&Engine{}).Run(context.Background(), &turn, discard); err != nil || !out.ResumeAt.IsZero() || out.Next != lifecycle.AwaitUser {
 		t.Errorf("a turn within the budget: %s, ResumeAt %s, %v; want await_user and no ResumeAt", out.Next, out.ResumeAt, err)
 	}
+}
+
+// engineFor returns the worker engine when worker is set, else the chat
+// engine, stamped by clock: the loop tests run on both.
+func engineFor(worker bool, clock func() time.Time) engines.Engine {
+	if worker {
+		return &workerengine.Engine{Clock: clock}
+	}
+	return &Engine{Clock: clock}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/engine-brain/brain/engines/enginetest"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 )
@@ -25,7 +26,7 @@ func TestTransitionsDoNotDependOnLanguage(t *testing.T) {
 		"Arabic":   {"هل هناك أي شيء آخر يمكنني فعله من أجلك؟", "سأبحث عن ذلك الآن."},
 	}
 	states := func(question, intent string) []string {
-		s := &scenario{
+		s := &enginetest.Scenario{
 			Recipe: recipes.Recipe{
 				Name:       "test",
 				Tools:      []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}},
@@ -45,7 +46,7 @@ func TestTransitionsDoNotDependOnLanguage(t *testing.T) {
 				{Rounds: []scripted.Round{{Text: question}, {Text: question}, {Text: question}}},
 			}},
 		}
-		sess := play(t, s, testRegistry(t, &s.Recipe))
+		sess := enginetest.Play(t, Kind, s, testRegistry(t, &s.Recipe))
 		var out []string
 		for _, e := range sess.Log {
 			switch {

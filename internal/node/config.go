@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines"
+	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/engines/worker"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -45,8 +48,12 @@ type Config struct {
 	// Tools adds tools (or replaces built-ins) that recipes can name, on top
 	// of the built-in tools.
 	Tools tools.Catalog
-	// Engines limits the node to some engines ("chat", "worker"); empty
-	// means all. Wakes of other engines wait for a node that runs them.
+	// Registry holds the engine kinds recipes may name (default: chat and
+	// worker, stamped by Clock); the recipe's engine kind picks the engine
+	// of each process's turns. See package engines for adding a kind.
+	Registry *engines.Registry
+	// Engines limits the node to some of the Registry's kinds; empty means
+	// all. Wakes of other kinds wait for a node that runs them.
 	Engines []string
 	// Shards is the number of wake queue shards per engine (default 4);
 	// every node sharing a Redis must use the same number.
@@ -125,9 +132,20 @@ const DefaultAffinityWait = 25 * time.Millisecond
 // cache what it builds. An error fails the turn with the error's message.
 type ModelResolver func(m recipes.Model) (llm.Model, error)
 
-var allEngines = []string{string(recipes.EngineChat), string(recipes.EngineWorker)}
+// DefaultEngines returns the built-in engine kinds, chat and worker, their
+// events stamped by clock: Config.Registry when none is given.
+func DefaultEngines(clock func() time.Time) *engines.Registry {
+	r, err := engines.NewRegistry(chat.Kind(clock), worker.Kind(clock))
+	if err != nil {
+		panic(err) // the built-in kinds have distinct, valid names
+	}
+	return r
+}
 
 func (c *Config) setDefaults() {
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
 	if c.NodeID == "" {
 		host, _ := os.Hostname()
 		c.NodeID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), rand.Text()[:6])
@@ -141,8 +159,11 @@ func (c *Config) setDefaults() {
 	if c.Recipes == nil {
 		c.Recipes = recipes.Builtin()
 	}
+	if c.Registry == nil {
+		c.Registry = DefaultEngines(c.Clock)
+	}
 	if len(c.Engines) == 0 {
-		c.Engines = allEngines
+		c.Engines = c.Registry.Names()
 	}
 	if c.Shards == 0 {
 		c.Shards = 4
@@ -164,9 +185,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
-	}
-	if c.Clock == nil {
-		c.Clock = time.Now
 	}
 }
 
@@ -204,9 +222,12 @@ func (c *Config) validate() error {
 		errs = append(errs, fmt.Errorf("LeaseTTL: must be at least 100ms (got %s)", c.LeaseTTL))
 	}
 	for _, e := range c.Engines {
-		if !slices.Contains(allEngines, e) {
-			errs = append(errs, fmt.Errorf("Engines: unknown engine %q; want chat or worker", e))
+		if _, ok := c.Registry.Get(recipes.Engine(e)); !ok {
+			errs = append(errs, fmt.Errorf("Engines: unknown engine %q; want one of %s", e, strings.Join(c.Registry.Names(), ", ")))
 		}
+	}
+	if err := c.Registry.Check(c.Recipes); err != nil {
+		errs = append(errs, fmt.Errorf("Recipes: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("brain: invalid config: %w", err)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 
+	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -39,6 +40,7 @@ func (n *Node) SetRecipes(lib *recipes.Library) {
 // tools, and the most tokens of the conversation a model call is shown.
 type turnSetup struct {
 	recipe        *recipes.Recipe
+	kind          engines.Kind
 	model         llm.Model
 	tools         *tools.Registry
 	contextTokens int
@@ -48,6 +50,10 @@ type turnSetup struct {
 func (n *Node) prepare(rec store.Record) (turnSetup, error) {
 	lib := n.library.Load()
 	r, err := lib.recipes.Get(rec.Recipe)
+	if err != nil {
+		return turnSetup{}, err
+	}
+	kind, err := n.cfg.Registry.Of(r)
 	if err != nil {
 		return turnSetup{}, err
 	}
@@ -62,7 +68,7 @@ func (n *Node) prepare(rec store.Record) (turnSetup, error) {
 	// The recipe's own bound wins over its models' windows, which win over
 	// the default bound.
 	bound := cmp.Or(r.Limits.MaxContextTokens, window, r.Limits.ContextTokens())
-	return turnSetup{recipe: r, model: model, tools: reg, contextTokens: bound}, nil
+	return turnSetup{recipe: r, kind: kind, model: model, tools: reg, contextTokens: bound}, nil
 }
 
 // model resolves a recipe's model, by Config.ResolveModel when set, else

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/engine-brain/brain/conversation"
-	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/store"
@@ -102,7 +102,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 }
 
 // observeTurn records a committed turn.
-func (m *Metrics) observeTurn(claim *store.Claim, out chat.Outcome) {
+func (m *Metrics) observeTurn(claim *store.Claim, out engines.Outcome) {
 	if m == nil {
 		return
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/engine-brain/brain/conversation"
-	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/engines"
 	brainutil "github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
@@ -63,8 +63,8 @@ func TestMetricsCountFittedCalls(t *testing.T) {
 	t.Parallel()
 	m := NewMetrics(prometheus.NewPedanticRegistry())
 	claim := &store.Claim{Record: store.Record{ID: "p1", Recipe: "ford"}}
-	m.observeTurn(claim, chat.Outcome{Next: lifecycle.AwaitUser, Rounds: 3, Fitted: 2, TooLong: 1})
-	m.observeTurn(claim, chat.Outcome{Next: lifecycle.AwaitUser, Rounds: 1})
+	m.observeTurn(claim, engines.Outcome{Next: lifecycle.AwaitUser, Rounds: 3, Fitted: 2, TooLong: 1})
+	m.observeTurn(claim, engines.Outcome{Next: lifecycle.AwaitUser, Rounds: 1})
 	if got := testutil.ToFloat64(m.fitted.WithLabelValues("ford")); got != 2 {
 		t.Errorf("brain_context_fitted_calls_total{ford} = %v, want 2", got)
 	}
@@ -83,7 +83,7 @@ func TestMetricsCountTokensByRecipe(t *testing.T) {
 		return conversation.NewModelUsage(conversation.ModelUsage{InputTokens: in, OutputTokens: out})
 	}
 	claim := &store.Claim{Record: store.Record{ID: "p1", Recipe: "ford"}, Current: []conversation.Event{usage(1000, 100)}}
-	m.observeTurn(claim, chat.Outcome{Next: lifecycle.AwaitUser, Events: []conversation.Event{usage(1000, 100), usage(300, 20), usage(200, 10)}})
+	m.observeTurn(claim, engines.Outcome{Next: lifecycle.AwaitUser, Events: []conversation.Event{usage(1000, 100), usage(300, 20), usage(200, 10)}})
 	for direction, want := range map[string]float64{"input": 1500, "output": 130} {
 		if got := testutil.ToFloat64(m.recipeTokens.WithLabelValues("ford", direction)); got != want {
 			t.Errorf("brain_recipe_tokens_total{ford,%s} = %v, want %v", direction, got, want)

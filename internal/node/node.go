@@ -11,7 +11,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/engine-brain/brain/engines/chat"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
 	"github.com/engine-brain/brain/tools/mcp"
@@ -21,10 +20,9 @@ import (
 // Node is one brain node: it takes wakes from the shared queue, runs turns,
 // fires timers and takes over the processes of nodes that died.
 type Node struct {
-	cfg    Config
-	log    *zap.Logger
-	store  *store.Store
-	engine *chat.Engine
+	cfg   Config
+	log   *zap.Logger
+	store *store.Store
 	// library holds the recipes and their tool registries; replaced whole
 	// by SetRecipes, so a turn sees one consistent set.
 	library atomic.Pointer[library]
@@ -68,12 +66,11 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("brain: %w", err)
 	}
 	n := &Node{
-		cfg:    cfg,
-		log:    cfg.Logger.Named("node").With(zap.String("node", cfg.NodeID)),
-		store:  st,
-		engine: &chat.Engine{Clock: cfg.Clock},
-		slots:  make(chan struct{}, cfg.Concurrency),
-		work:   make(chan store.Wake, cfg.Concurrency),
+		cfg:   cfg,
+		log:   cfg.Logger.Named("node").With(zap.String("node", cfg.NodeID)),
+		store: st,
+		slots: make(chan struct{}, cfg.Concurrency),
+		work:  make(chan store.Wake, cfg.Concurrency),
 	}
 	n.histories = newHistories(cfg.HistoryCache, cfg.HistoryBytes)
 	if n.wakes, err = newWakeReader(st, cfg); err != nil {

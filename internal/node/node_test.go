@@ -27,7 +27,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/engine-brain/brain/conversation"
-	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/engines/rounds"
 	"github.com/engine-brain/brain/internal/redisserver"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
@@ -369,7 +369,7 @@ turns:
 	if !recovered {
 		t.Error("no recover transition in the log")
 	}
-	if len(results) != 3 || results[0] != "step done" || results[1] != chat.OrphanedCallError {
+	if len(results) != 3 || results[0] != "step done" || results[1] != rounds.OrphanedCallError {
 		t.Errorf("tool results = %q; want step's result, the orphan result, then respond's", results)
 	}
 }
@@ -1237,7 +1237,7 @@ func TestTokenBudgetAcrossTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last := evs[len(evs)-2].SystemNotice; last == nil || last.Code != chat.NoticeTokenBudget {
+	if last := evs[len(evs)-2].SystemNotice; last == nil || last.Code != rounds.NoticeTokenBudget {
 		t.Errorf("the log ends %s, %s; want a token_budget notice, then the failure", evs[len(evs)-2].Type, evs[len(evs)-1].Type)
 	}
 }
@@ -1263,7 +1263,7 @@ func TestDayTokenBudgetAcrossDays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if notice := evs[len(evs)-2].SystemNotice; notice == nil || notice.Code != chat.NoticeDayTokenBudget {
+	if notice := evs[len(evs)-2].SystemNotice; notice == nil || notice.Code != rounds.NoticeDayTokenBudget {
 		t.Errorf("the log ends %s, %s; want a day_token_budget notice, then the change to READY", evs[len(evs)-2].Type, evs[len(evs)-1].Type)
 	}
 	if got := promtest.ToFloat64(m.daySpent.WithLabelValues("daily")); got != 1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
@@ -33,6 +34,12 @@ func (n *Node) Spawn(ctx context.Context, parent tools.Caller, recipe, task stri
 	cr, err := n.recipe(recipe)
 	if err != nil {
 		return "", fmt.Errorf("spawn_worker: %w", err)
+	}
+	if kind, err := n.cfg.Registry.Of(cr); err != nil {
+		return "", fmt.Errorf("spawn_worker: %w", err)
+	} else if !kind.Task {
+		return "", fmt.Errorf("spawn_worker refused: recipe %s runs on the %s engine, which talks with a person; "+
+			"a worker's recipe runs on an engine that carries out tasks (%s)", cr.Name, kind.Name, strings.Join(n.taskRecipes(), ", "))
 	}
 	np := NewProcess{
 		Recipe: cr.Name, Input: task, Parent: parent.ProcessID, Depth: parent.Depth + 1, Owner: parent.Owner,
@@ -77,3 +84,21 @@ const (
 	spawnAttempts  = 5
 	spawnRetryWait = 100 * time.Millisecond
 )
+
+// taskRecipes lists the recipes whose processes spawn_worker can start, or
+// says there are none.
+func (n *Node) taskRecipes() []string {
+	var names []string
+	lib := n.Recipes()
+	for _, name := range lib.Names() {
+		if r, err := lib.Get(name); err == nil {
+			if kind, err := n.cfg.Registry.Of(r); err == nil && kind.Task {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return []string{"none here: do the task yourself"}
+	}
+	return names
+}

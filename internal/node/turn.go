@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/conversation"
-	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
@@ -97,7 +97,7 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 // claim.History and viewTokens its conversation.ViewTokens, and omitted says
 // it does not start at the beginning of the log. A panic inside becomes an
 // error.
-func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, historyView []conversation.Message, viewTokens int, omitted bool) (out chat.Outcome, err error) {
+func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, historyView []conversation.Message, viewTokens int, omitted bool) (out engines.Outcome, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			n.log.Error("panic in a turn", zap.String("process", claim.Record.ID), zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
@@ -106,7 +106,7 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, hi
 	}()
 	rec := claim.Record
 	ctx = tools.WithCaller(ctx, tools.Caller{ProcessID: rec.ID, Recipe: rec.Recipe, TurnID: claim.TurnID, Depth: rec.Depth, Owner: rec.Owner})
-	return n.engine.Run(ctx, &chat.Turn{
+	return setup.kind.Engine.Run(ctx, &engines.Turn{
 		ID:             claim.TurnID,
 		Recipe:         setup.recipe,
 		Model:          setup.model,
@@ -116,11 +116,10 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, hi
 		HistoryTokens:  viewTokens,
 		HistoryOmitted: omitted,
 		Current:        claim.Current,
-		Worker:         rec.Parent != "",
 		ContextTokens:  setup.contextTokens,
 		TokensUsed:     rec.Tokens.Input + rec.Tokens.Output,
 		TokensToday:    rec.Tokens.On(n.cfg.Clock()),
-	}, chat.CheckpointFunc(func(ctx context.Context, evs []conversation.Event) error {
+	}, engines.CheckpointFunc(func(ctx context.Context, evs []conversation.Event) error {
 		return n.store.Checkpoint(ctx, claim, evs)
 	}))
 }
@@ -131,7 +130,7 @@ func (n *Node) fail(ctx context.Context, claim *store.Claim, why string, log *za
 	notice := conversation.NewSystemNotice("turn_failed", "The turn failed and the process stopped: "+why+
 		". An operator can retry it.")
 	notice.At, notice.Turn, notice.By = n.cfg.Clock(), claim.TurnID, "node:"+n.cfg.NodeID
-	notify := n.notifyParent(claim, chat.Outcome{Next: lifecycle.Fail, Finish: &tools.FinishArgs{Status: tools.FinishFailed, Result: notice.SystemNotice.Text}})
+	notify := n.notifyParent(claim, engines.Outcome{Next: lifecycle.Fail, Finish: &tools.FinishArgs{Status: tools.FinishFailed, Result: notice.SystemNotice.Text}})
 	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, []conversation.Event{notice}, lifecycle.Fail, "node:"+n.cfg.NodeID, notify)
 	if err != nil {
 		log.Warn("commit of the failure failed", zap.Error(err))
@@ -158,7 +157,7 @@ func (n *Node) resumeAt(ctx context.Context, claim *store.Claim, at time.Time, l
 
 // notifyParent returns the message a finished worker sends its parent: a
 // conversation.ProcessEvent, with the sources its result rests on.
-func (n *Node) notifyParent(claim *store.Claim, out chat.Outcome) *store.Notify {
+func (n *Node) notifyParent(claim *store.Claim, out engines.Outcome) *store.Notify {
 	rec := claim.Record
 	if (out.Next != lifecycle.Finish && out.Next != lifecycle.Fail) || rec.Parent == "" || out.Finish == nil {
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/engines/chat"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
@@ -80,8 +81,8 @@ func TestMCPToolsEndToEnd(t *testing.T) {
 		}},
 		{Calls: []scripted.Call{{Name: "respond", Args: map[string]any{"message": "done"}}}},
 	}}}}
-	sess := chat.NewSession(&chat.Engine{Clock: chat.StepClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
-		chat.Turn{Recipe: r, Model: scripted.New(script), Tools: reg})
+	clock := engines.StepClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	sess := engines.NewSession(&chat.Engine{Clock: clock}, engines.Turn{Recipe: r, Model: scripted.New(script), Tools: reg}, clock)
 	if _, err := sess.Say(t.Context(), "user", "go"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package chat
+package engines
 
 import (
 	"context"
@@ -39,9 +39,6 @@ type Turn struct {
 	// wake), and, when a turn is resumed after its node stopped, the rounds
 	// that were checkpointed.
 	Current []conversation.Event
-	// Worker marks a child process: a turn that ends without a reply for a
-	// person leaves it READY instead of BLOCKED.
-	Worker bool
 	// ContextTokens is the most tokens of the conversation one model call
 	// is shown (conversation.Fit); 0 means the recipe's
 	// limits.max_context_tokens.
@@ -79,11 +76,12 @@ type Outcome struct {
 	// commits them together with the transition.
 	Pending []conversation.Event
 	// Next is the lifecycle event to fire: AwaitUser, Continue, Finish
-	// when a worker finished its task, or Fail when the model provider
-	// refused the credentials.
+	// when a task is done, or Fail (the model provider refused the
+	// credentials, the token budget is spent).
 	Next lifecycle.Event
-	// Finish is the worker's result when Next is Finish, and the failure
-	// its parent is told of when a worker's Next is Fail.
+	// Finish is the task's result when Next is Finish, and the failure the
+	// parent is told of when a task's Next is Fail: the parent of a
+	// process of an engine kind with Kind.Task receives it.
 	Finish *tools.FinishArgs
 	// Cited, with Finish, are the sources the result rests on (its
 	// finish_task result carries them too), for the parent's answer.
@@ -104,18 +102,4 @@ type Outcome struct {
 	// turn ended READY (Continue) without calling it. The caller wakes the
 	// process then.
 	ResumeAt time.Time
-}
-
-// Engine runs chat turns. Its zero value is ready to use with the wall
-// clock; it holds no per-turn state and is safe for concurrent use.
-type Engine struct {
-	// Clock stamps events; time.Now when nil.
-	Clock func() time.Time
-}
-
-func (e *Engine) now() time.Time {
-	if e.Clock != nil {
-		return e.Clock()
-	}
-	return time.Now()
 }

@@ -1,4 +1,4 @@
-package chat
+package engines
 
 import (
 	"context"
@@ -15,9 +15,11 @@ import (
 // the lifecycle events a node would fire and logs them as state changes.
 // A Session is used by one goroutine.
 type Session struct {
-	Engine *Engine
-	// Turn carries the recipe, model, tools and worker flag; its ID, History
-	// and Current are set by the session for every turn.
+	Engine Engine
+	// Clock stamps the events the session writes (time.Now when nil).
+	Clock func() time.Time
+	// Turn carries the recipe, model and tools; its ID, History and
+	// Current are set by the session for every turn.
 	Turn   Turn
 	Status lifecycle.Status
 	// Log is the process's whole conversation log.
@@ -28,10 +30,18 @@ type Session struct {
 	msgs  int
 }
 
-// NewSession returns a session of a new process, BLOCKED until its first
-// message arrives.
-func NewSession(e *Engine, t Turn) *Session {
-	return &Session{Engine: e, Turn: t, Status: lifecycle.Status{State: lifecycle.Blocked}}
+// NewSession returns a session of a new process whose turns e plays,
+// BLOCKED until its first message arrives; clock stamps the session's own
+// events (time.Now when nil).
+func NewSession(e Engine, t Turn, clock func() time.Time) *Session {
+	return &Session{Engine: e, Clock: clock, Turn: t, Status: lifecycle.Status{State: lifecycle.Blocked}}
+}
+
+func (s *Session) now() time.Time {
+	if s.Clock != nil {
+		return s.Clock()
+	}
+	return time.Now()
 }
 
 // Post puts a message into the inbox, and lets it unblock the process when
@@ -39,7 +49,7 @@ func NewSession(e *Engine, t Turn) *Session {
 func (s *Session) Post(ctx context.Context, kind conversation.Kind, from, content string) error {
 	s.msgs++
 	msg := conversation.NewInboxMessage(strconv.Itoa(s.msgs), kind, from, content)
-	msg.At, msg.By = s.Engine.now(), from
+	msg.At, msg.By = s.now(), from
 	s.inbox = append(s.inbox, msg)
 	if s.Status.State == lifecycle.Blocked && (kind == conversation.KindUser || kind == conversation.KindOperator) {
 		return s.fire(ctx, lifecycle.UserInput, from, "")
@@ -88,7 +98,7 @@ func (s *Session) turn(ctx context.Context) (Outcome, error) {
 	// claim of a wake does.
 	history := s.Log
 	start := conversation.NewTurnStart("wake")
-	start.At, start.By = s.Engine.now(), "node:session"
+	start.At, start.By = s.now(), "node:session"
 	s.Log = append(s.Log, start)
 	s.Log = append(s.Log, s.inbox...)
 	s.inbox = nil
@@ -113,9 +123,9 @@ func (s *Session) turn(ctx context.Context) (Outcome, error) {
 }
 
 func (s *Session) fire(ctx context.Context, ev lifecycle.Event, by, turn string) error {
-	tr, st, err := lifecycle.Fire(ctx, s.Status, ev, by, s.Engine.now())
+	tr, st, err := lifecycle.Fire(ctx, s.Status, ev, by, s.now())
 	if err != nil {
-		return fmt.Errorf("chat: session: %w", err)
+		return fmt.Errorf("engines: session: %w", err)
 	}
 	s.Status = st
 	change := conversation.NewStateChange(string(tr.From), string(tr.To), string(tr.Event))

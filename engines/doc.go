@@ -1,0 +1,29 @@
+// Package engines is what every engine shares: the Engine interface, a
+// turn's input (Turn) and result (Outcome), the Checkpointer through which
+// an engine makes its progress durable, the Registry of engine kinds, and
+// an offline Session that plays an engine's turns in memory.
+//
+// The runtime (internal/node) picks the engine of a process's turns by its
+// recipe's engine kind, in the node's Registry, and nowhere else. Engines
+// know nothing of Redis or HTTP: they get a model, a tool registry and a
+// Checkpointer, and return the lifecycle event to fire.
+//
+// # Adding an engine kind
+//
+//  1. Implement Engine: Run plays one turn (or resumes one: Turn.Current
+//     holds what it committed before its node stopped), calls the
+//     Checkpointer after each round that does not end the turn, and returns
+//     the Outcome: the events not yet checkpointed (Pending) and the
+//     lifecycle event (Next: AwaitUser, Continue, Finish or Fail). Engines
+//     that end turns with a tool build on engines/rounds, the round loop
+//     chat and worker share, with a Contract of their own.
+//  2. Register it: engines.NewRegistry(chat.Kind(clock), worker.Kind(clock),
+//     engines.Kind{Name: "mine", Engine: e}) as brain.Config.Registry. Set
+//     Kind.Task when its processes work for a parent (spawn_worker starts
+//     only those, and their Outcome.Finish reaches the parent's inbox).
+//  3. Recipes name it with `engine: mine`; a node refuses recipes of kinds
+//     it lacks, and Config.Engines (brain serve --engines) may name it.
+//
+// engines_test.go's TestCustomEngine does exactly this on a real node.
+// See docs/ARCHITECTURE.md for where engines sit in the walk of a message.
+package engines

@@ -1,0 +1,101 @@
+package engines
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/engine-brain/brain/recipes"
+)
+
+// Engine runs the turns of one kind of process. Run plays one turn, or
+// resumes one (t.Current holds what the turn has committed so far),
+// making its progress durable through cp; it returns the turn's outcome,
+// which the caller commits. It returns an error only when a checkpoint
+// fails: a failing model or tool ends the turn with a notice instead. An
+// Engine holds no per-turn state and is safe for concurrent use.
+type Engine interface {
+	Run(ctx context.Context, t *Turn, cp Checkpointer) (Outcome, error)
+}
+
+// Kind is an engine kind that recipes name (the recipe's engine field).
+type Kind struct {
+	Name   recipes.Engine
+	Engine Engine
+	// Task marks the kinds whose processes carry out a task for a parent
+	// process: spawn_worker starts only these, and the turn that ends one
+	// (Outcome.Finish) reports its result to the parent's inbox.
+	Task bool
+}
+
+// Registry holds the engine kinds a node runs; the recipe's engine kind
+// picks the engine of each process's turns, and nothing else does.
+type Registry struct {
+	kinds []Kind // by name
+}
+
+// NewRegistry returns a registry of kinds, which need distinct names.
+func NewRegistry(kinds ...Kind) (*Registry, error) {
+	r := &Registry{}
+	for _, k := range kinds {
+		if err := recipes.CheckName(string(k.Name)); err != nil {
+			return nil, fmt.Errorf("engines: kind %q: %w", k.Name, err)
+		}
+		if k.Engine == nil {
+			return nil, fmt.Errorf("engines: kind %q has no Engine", k.Name)
+		}
+		if _, dup := r.Get(k.Name); dup {
+			return nil, fmt.Errorf("engines: kind %q registered twice", k.Name)
+		}
+		r.kinds = append(r.kinds, k)
+	}
+	slices.SortFunc(r.kinds, func(a, b Kind) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	return r, nil
+}
+
+// ErrUnknownKind: a recipe names an engine kind the registry lacks.
+var ErrUnknownKind = errors.New("engines: unknown engine kind")
+
+// Get returns the kind called name.
+func (r *Registry) Get(name recipes.Engine) (Kind, bool) {
+	i := slices.IndexFunc(r.kinds, func(k Kind) bool { return k.Name == name })
+	if i < 0 {
+		return Kind{}, false
+	}
+	return r.kinds[i], true
+}
+
+// Of returns the kind of recipe rc, or an error wrapping ErrUnknownKind
+// that names the kinds there are.
+func (r *Registry) Of(rc *recipes.Recipe) (Kind, error) {
+	k, ok := r.Get(rc.EngineKind())
+	if !ok {
+		return Kind{}, fmt.Errorf("%w: recipe %s names engine %q; this node runs %s", ErrUnknownKind, rc.Name, rc.EngineKind(),
+			strings.Join(r.Names(), ", "))
+	}
+	return k, nil
+}
+
+// Names lists the kinds' names, sorted.
+func (r *Registry) Names() []string {
+	names := make([]string, len(r.kinds))
+	for i, k := range r.kinds {
+		names[i] = string(k.Name)
+	}
+	return names
+}
+
+// Check reports every recipe of lib whose engine kind the registry lacks.
+func (r *Registry) Check(lib *recipes.Library) error {
+	var errs []error
+	for _, name := range lib.Names() {
+		rc, err := lib.Get(name)
+		if err == nil {
+			_, err = r.Of(rc)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,72 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines"
+	"github.com/engine-brain/brain/engines/rounds"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/tools"
+	"github.com/engine-brain/brain/validators"
+)
+
+// Engine runs the turns of workers. Its zero value is ready to use with the
+// wall clock; it holds no per-turn state and is safe for concurrent use.
+type Engine struct {
+	// Clock stamps events; time.Now when nil.
+	Clock func() time.Time
+}
+
+var _ engines.Engine = (*Engine)(nil)
+
+// Kind is the worker engine kind, stamped by clock: a task kind
+// (spawn_worker starts its processes, and their results reach the parent).
+func Kind(clock func() time.Time) engines.Kind {
+	return engines.Kind{Name: recipes.EngineWorker, Engine: &Engine{Clock: clock}, Task: true}
+}
+
+// Run plays one turn of a worker, or resumes one (engines.Engine).
+func (e *Engine) Run(ctx context.Context, t *engines.Turn, cp engines.Checkpointer) (engines.Outcome, error) {
+	return rounds.Run(ctx, t, cp, contract{}, e.Clock)
+}
+
+// contract is the worker's: a lone finish_task call ends the task with its
+// result; in the natural mode the model's final text is the result.
+type contract struct{}
+
+func (contract) Ending(r *recipes.Recipe, reg *tools.Registry) (string, []validators.Validator) {
+	if r.TurnEndMode() != recipes.TurnEndFinishTask || !reg.Has(tools.FinishTask) {
+		return "", nil
+	}
+	return tools.FinishTask, []validators.Validator{validators.NoToolCall{Correction: r.Validation.NoToolCall.Correction}}
+}
+
+func (contract) NotAlone() string { return tools.FinishNotAloneError }
+
+func (contract) End(e *rounds.Ending, c conversation.ToolCall, _ string) (lifecycle.Event, bool) {
+	args, err := tools.ParseFinish(c.Arguments)
+	if err != nil {
+		e.Refuse(c, err.Error())
+		return "", false
+	}
+	e.Deliver(c, tools.FinishResult(args))
+	e.Finish(args)
+	return lifecycle.Finish, true
+}
+
+// Answer: a worker never ends silent. Its free text, in the natural mode or
+// once the corrections are spent, is the task's result.
+func (contract) Answer(e *rounds.Ending, text string, _ bool) (lifecycle.Event, bool) {
+	e.Finish(tools.FinishArgs{Result: text, Status: tools.FinishDone})
+	return lifecycle.Finish, true
+}
+
+// Idle: a worker that ends a turn without its result keeps going (READY);
+// nobody would answer it.
+func (contract) Idle() lifecycle.Event { return lifecycle.Continue }
+
+// Reports: the parent is told of a failed task.
+func (contract) Reports() bool { return true }
