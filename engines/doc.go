@@ -17,13 +17,15 @@
 //     lifecycle event (Next: AwaitUser, Continue, Finish or Fail). Engines
 //     that end turns with a tool build on engines/rounds, the round loop
 //     chat and worker share, with a Contract of their own.
-//  2. Register it: engines.NewRegistry(chat.Kind(clock), worker.Kind(clock),
-//     engines.Kind{Name: "mine", Engine: e}) as brain.Config.Registry. Set
+//  2. Register it beside the built-in kinds as brain.Config.Registry:
+//     engines.NewRegistry(chat.Kind(clock), worker.Kind(clock),
+//     engines.Kind{Name: "mine", Engine: e}). Set
 //     Kind.Task when its processes work for a parent (spawn_worker starts
 //     only those, and their Outcome.Finish reaches the parent's inbox).
 //  3. Recipes name it with `engine: mine`; a node refuses recipes of kinds
 //     it lacks, and Config.Engines (brain serve --engines) may name it.
 //
-// engines_test.go's TestCustomEngine does exactly this on a real node.
+// TestCustomEngine, in the root package's engines_test.go, does exactly
+// this on a real node.
 // See docs/ARCHITECTURE.md for where engines sit in the walk of a message.
 package engines
