@@ -63,14 +63,50 @@ var (
 	envNameRE = regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,63}$`)
 )
 
-// Check checks what needs more than one field of p, and that the adapter
-// takes p: a server would otherwise refuse to start on it.
+// Check checks p as New takes it: each field (name, type, base_url,
+// max_context_tokens; messages begin with the field's name), then what
+// needs more than one field, then that the adapter takes p (max_attempts
+// and the key included): a server would otherwise refuse to start on it.
+// Messages never show the key.
 func (p Config) Check() error {
-	if p.Type == TypeOpenAI && p.BaseURL == "" && p.APIKeyEnv == "" {
+	if err := p.checkFields(); err != nil {
+		return err
+	}
+	if p.Type == TypeOpenAI && p.BaseURL == "" && p.APIKey == "" {
 		return errors.New("base_url: required for an OpenAI-compatible server, such as http://127.0.0.1:11434/v1; only OpenAI's own API goes without it, and that needs api_key_env")
 	}
 	_, err := p.newModel("", nil)
 	return err
+}
+
+// checkFields checks each field of p that a check of its own covers. A
+// configuration file checks them as it reads them, where it can say where
+// a value is wrong: this is for the Configs a program builds.
+func (p Config) checkFields() error {
+	var errs []error
+	field := func(name string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	if p.Name == "" {
+		field("name", errors.New("required"))
+	} else {
+		field("name", CheckName(p.Name))
+	}
+	if p.Type == "" {
+		field("type", errors.New("required"))
+	} else {
+		field("type", CheckType(p.Type))
+	}
+	if p.BaseURL != "" {
+		field("base_url", CheckBaseURL(p.BaseURL))
+	}
+	if n := p.MaxContextTokens; n != 0 && (n < recipes.MinContextTokens || n > recipes.MaxContextTokens) {
+		field("max_context_tokens", fmt.Errorf("want the models' context window in tokens, a whole number from %d to %d, or 0 for the recipes' default (got %d)",
+			recipes.MinContextTokens, recipes.MaxContextTokens, n))
+	}
+	return errors.Join(errs...)
 }
 
 // CheckName checks the name of a provider.

@@ -3,6 +3,7 @@ package providers
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -55,9 +56,13 @@ type Options struct {
 type clientKey struct{ provider, baseURL string }
 
 // New builds the clients of providers, whose first is the default, and
-// logs each provider's name, type and base URL (never its key).
+// logs each provider's name, type and base URL (never its key). It refuses
+// a provider that Config.Check refuses, and two of the same name.
 func New(providers []Config, opts Options) (*Set, error) {
-	s := &Set{providers: providers, log: opts.Logger, clients: map[clientKey]llm.Model{}}
+	if err := checkAll(providers); err != nil {
+		return nil, err
+	}
+	s := &Set{providers: slices.Clone(providers), log: opts.Logger, clients: map[clientKey]llm.Model{}}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -65,9 +70,9 @@ func New(providers []Config, opts Options) (*Set, error) {
 		s.fallback = opts.Fallback
 		return s, nil
 	}
-	for i, p := range providers {
+	for i, p := range s.providers {
 		if _, err := s.client(p, ""); err != nil {
-			return nil, err // checked when the configuration loaded: never
+			return nil, err // checked by checkAll: never
 		}
 		s.log.Info("model provider",
 			zap.String("provider", p.Name),
@@ -76,6 +81,24 @@ func New(providers []Config, opts Options) (*Set, error) {
 			zap.Bool("default", i == 0))
 	}
 	return s, nil
+}
+
+// checkAll checks each of providers, and that no two share a name.
+func checkAll(providers []Config) error {
+	var errs []error
+	names := map[string]int{} // name → index of its provider
+	for i, p := range providers {
+		if err := p.Check(); err != nil {
+			errs = append(errs, fmt.Errorf("providers[%d]: %w", i, err))
+			continue
+		}
+		if j, dup := names[p.Name]; dup {
+			errs = append(errs, fmt.Errorf("providers[%d].name: %q is already the name of providers[%d]; names must be unique", i, p.Name, j))
+			continue
+		}
+		names[p.Name] = i
+	}
+	return errors.Join(errs...)
 }
 
 // Resolve returns the model of a recipe whose model section is m.
@@ -92,8 +115,12 @@ func (s *Set) Resolve(m recipes.Model) (llm.Model, error) {
 		for i, p := range s.providers {
 			names[i] = p.Name
 		}
+		has := strings.Join(names, ", ")
+		if has == "" {
+			has = "none" // and no fallback
+		}
 		return nil, fmt.Errorf("no model provider named %q; this server has %s (brain.yaml providers; a new one needs a restart)",
-			m.Provider, strings.Join(names, ", "))
+			m.Provider, has)
 	}
 	return s.client(p, m.BaseURL)
 }

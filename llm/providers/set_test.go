@@ -365,3 +365,52 @@ func clientOf(t *testing.T, m llm.Model) llm.Model {
 	}
 	return a.Unwrap()
 }
+
+// TestNewRefuses: New takes no provider Check refuses, nor two of one name.
+func TestNewRefuses(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		providers []Config
+		want      string
+	}{
+		{
+			[]Config{{Name: "default", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:1/v1"}},
+			`providers[0]: name: "default" is reserved`,
+		},
+		{
+			[]Config{{Name: "local", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:1/v1"}, {Name: "local", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:2/v1"}},
+			`providers[1].name: "local" is already the name of providers[0]; names must be unique`,
+		},
+		{
+			[]Config{{Name: "local", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:1/v1"}, {Name: "claude", Type: TypeAnthropic}},
+			"providers[1]: provider claude: anthropic: api_key is required",
+		},
+	} {
+		set, err := New(tt.providers, Options{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%+v) = %v, %v; want an error saying %q", tt.providers, set, err, tt.want)
+		}
+	}
+}
+
+// TestSetWithoutFallback: without a provider nor a fallback, only openai
+// at a base_url resolves; a Set logs nothing without a logger.
+func TestSetWithoutFallback(t *testing.T) {
+	t.Parallel()
+	set, err := New(nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `no model provider named "default"; this server has none`
+	if _, err := set.Resolve(recipes.Model{Provider: "default"}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Resolve: %v, want an error saying %q", err, want)
+	}
+	fake := newFakeOpenAI(t, "real")
+	m, err := set.Resolve(recipes.Model{Provider: "openai", BaseURL: fake.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ask(t, m, "any"); got != "real" {
+		t.Errorf("answered %q, want the fake's answer", got)
+	}
+}
