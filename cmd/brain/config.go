@@ -56,8 +56,9 @@ type serveConfig struct {
 	AffinityWait time.Duration
 	// Tokens come from the config file only (auth.tokens), as hashes.
 	Tokens []api.Token
-	// Providers come from the config file (providers), or else from
-	// OPENAI_API_KEY and OPENAI_BASE_URL; the first is the default.
+	// Providers come from the config file (providers), or else from the
+	// OPENAI_*, ANTHROPIC_* and GEMINI_* variables (providers.FromEnv);
+	// the first is the default.
 	Providers []providers.Config
 	// File is the config file that was read, or "".
 	File string
