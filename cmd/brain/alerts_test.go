@@ -40,7 +40,7 @@ func nodeMetrics(t *testing.T) []string {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
-	models, err := newProviderSet(nil, zap.NewNop())
+	models, err := newModels(nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func setupClientBehind(t *testing.T, front func(http.Handler) http.Handler) *cli
 	t.Cleanup(mr.Close)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
-	models, err := newProviderSet(nil, zap.NewNop())
+	models, err := newModels(nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/llm/providers"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 )
@@ -55,9 +56,10 @@ type serveConfig struct {
 	AffinityWait time.Duration
 	// Tokens come from the config file only (auth.tokens), as hashes.
 	Tokens []api.Token
-	// Providers come from the config file (providers), or else from
-	// OPENAI_API_KEY and OPENAI_BASE_URL; the first is the default.
-	Providers []providerConfig
+	// Providers come from the config file (providers), or else from the
+	// OPENAI_*, ANTHROPIC_* and GEMINI_* variables (providers.FromEnv);
+	// the first is the default.
+	Providers []providers.Config
 	// File is the config file that was read, or "".
 	File string
 }
@@ -360,7 +362,7 @@ func loadServeConfig(args []string, lookupEnv func(string) (string, bool), stder
 		}
 	}
 	if len(c.Providers) == 0 {
-		ps, err := fromEnv(lookupEnv)
+		ps, err := providers.FromEnv(lookupEnv)
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/llm/providers"
 	"github.com/engine-brain/brain/store"
 )
 
@@ -207,15 +207,15 @@ func TestLoadServeConfigProviders(t *testing.T) {
     model: gpt-4o-mini
     max_attempts: 2
 `
-	fromFile := []providerConfig{
-		{Name: "ollama", Type: providerOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Model: "llama3.2", MaxContextTokens: 6000},
-		{Name: "gpt", Type: providerOpenAI, APIKeyEnv: "MY_OPENAI_KEY", APIKey: "sk-file", Model: "gpt-4o-mini", MaxAttempts: 2},
+	fromFile := []providers.Config{
+		{Name: "ollama", Type: providers.TypeOpenAI, BaseURL: "http://127.0.0.1:11434/v1", Model: "llama3.2", MaxContextTokens: 6000},
+		{Name: "gpt", Type: providers.TypeOpenAI, APIKeyEnv: "MY_OPENAI_KEY", APIKey: "sk-file", Model: "gpt-4o-mini", MaxAttempts: 2},
 	}
 	tests := []struct {
 		name string
 		file string // brain.yaml's text; "" for no file
 		env  map[string]string
-		want []providerConfig
+		want []providers.Config
 	}{
 		{
 			name: "none",
@@ -230,17 +230,17 @@ func TestLoadServeConfigProviders(t *testing.T) {
 		{
 			name: "OPENAI_API_KEY without a file",
 			env:  map[string]string{"OPENAI_API_KEY": "sk-env"},
-			want: []providerConfig{{Name: "openai", Type: providerOpenAI, APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"}},
+			want: []providers.Config{{Name: "openai", Type: providers.TypeOpenAI, APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"}},
 		},
 		{
 			name: "OPENAI_BASE_URL alone: a server without a key",
 			env:  map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"},
-			want: []providerConfig{{Name: "openai", Type: providerOpenAI, BaseURL: "http://127.0.0.1:8000/v1"}},
+			want: []providers.Config{{Name: "openai", Type: providers.TypeOpenAI, BaseURL: "http://127.0.0.1:8000/v1"}},
 		},
 		{
 			name: "both OPENAI_* variables",
 			env:  map[string]string{"OPENAI_API_KEY": "sk-env", "OPENAI_BASE_URL": "https://proxy.example/v1"},
-			want: []providerConfig{{Name: "openai", Type: providerOpenAI, BaseURL: "https://proxy.example/v1", APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"}},
+			want: []providers.Config{{Name: "openai", Type: providers.TypeOpenAI, BaseURL: "https://proxy.example/v1", APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"}},
 		},
 		{
 			name: "the file's list wins over OPENAI_*",
@@ -251,27 +251,27 @@ func TestLoadServeConfigProviders(t *testing.T) {
 		{
 			name: "ANTHROPIC_API_KEY without a file",
 			env:  map[string]string{"ANTHROPIC_API_KEY": "sk-ant"},
-			want: []providerConfig{{Name: "anthropic", Type: providerAnthropic, APIKeyEnv: "ANTHROPIC_API_KEY", APIKey: "sk-ant"}},
+			want: []providers.Config{{Name: "anthropic", Type: providers.TypeAnthropic, APIKeyEnv: "ANTHROPIC_API_KEY", APIKey: "sk-ant"}},
 		},
 		{
 			name: "OpenAI and Anthropic keys: openai first, so it is the default",
 			env:  map[string]string{"ANTHROPIC_API_KEY": "sk-ant", "OPENAI_API_KEY": "sk-env"},
-			want: []providerConfig{
-				{Name: "openai", Type: providerOpenAI, APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"},
-				{Name: "anthropic", Type: providerAnthropic, APIKeyEnv: "ANTHROPIC_API_KEY", APIKey: "sk-ant"},
+			want: []providers.Config{
+				{Name: "openai", Type: providers.TypeOpenAI, APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"},
+				{Name: "anthropic", Type: providers.TypeAnthropic, APIKeyEnv: "ANTHROPIC_API_KEY", APIKey: "sk-ant"},
 			},
 		},
 		{
 			name: "an anthropic provider in the file needs no base_url",
 			file: "providers:\n  - {name: claude, type: anthropic, api_key_env: MY_ANT_KEY, model: claude-sonnet-4-5}\n",
 			env:  map[string]string{"MY_ANT_KEY": "sk-ant"},
-			want: []providerConfig{{Name: "claude", Type: providerAnthropic, APIKeyEnv: "MY_ANT_KEY", APIKey: "sk-ant", Model: "claude-sonnet-4-5"}},
+			want: []providers.Config{{Name: "claude", Type: providers.TypeAnthropic, APIKeyEnv: "MY_ANT_KEY", APIKey: "sk-ant", Model: "claude-sonnet-4-5"}},
 		},
 		{
 			name: "OPENAI_* when the file lists no provider",
 			file: "listen: 127.0.0.1:9000\nproviders: []\n",
 			env:  map[string]string{"OPENAI_API_KEY": "sk-env"},
-			want: []providerConfig{{Name: "openai", Type: providerOpenAI, APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"}},
+			want: []providers.Config{{Name: "openai", Type: providers.TypeOpenAI, APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"}},
 		},
 	}
 	for _, tt := range tests {
@@ -295,15 +295,24 @@ func TestLoadServeConfigProviders(t *testing.T) {
 	}
 }
 
-// TestSecretNeverPrints: a key in a providerConfig stays out of %v, %+v,
-// %#v, %s and %q.
-func TestSecretNeverPrints(t *testing.T) {
+func TestLoadServeConfigGemini(t *testing.T) {
 	t.Parallel()
-	p := providerConfig{Name: "gpt", APIKey: "sk-very-secret"}
-	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q"} {
-		if out := fmt.Sprintf(verb, p); strings.Contains(out, "sk-very-secret") {
-			t.Errorf("%s shows the key: %s", verb, out)
-		}
+	env := map[string]string{
+		"BRAIN_CONFIG":  writeConfig(t, "providers:\n  - {name: google, type: gemini, api_key_env: MY_GEMINI_KEY, model: gemini-2.5-flash, base_url: \"https://gemini-proxy.example\"}\n"),
+		"MY_GEMINI_KEY": "AIza-file",
+	}
+	got, err := loadServeConfig(nil, envOf(env), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []providers.Config{{Name: "google", Type: providers.TypeGemini, BaseURL: "https://gemini-proxy.example", APIKeyEnv: "MY_GEMINI_KEY", APIKey: "AIza-file", Model: "gemini-2.5-flash"}}
+	if diff := cmp.Diff(want, got.Providers); diff != "" {
+		t.Errorf("providers (-want +got):\n%s", diff)
+	}
+
+	env["BRAIN_CONFIG"] = writeConfig(t, "providers:\n  - {name: google, type: gemni, api_key_env: MY_GEMINI_KEY}\n")
+	if _, err := loadServeConfig(nil, envOf(env), io.Discard); err == nil || !strings.Contains(err.Error(), `unknown provider type "gemni"; want openai`) || !strings.Contains(err.Error(), "anthropic or gemini") {
+		t.Errorf("an unknown type: %v, want an error naming gemini among the types", err)
 	}
 }
 

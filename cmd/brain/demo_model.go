@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"slices"
 
+	"go.uber.org/zap"
+
+	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/providers"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 )
@@ -18,7 +22,7 @@ const demoModelWarning = "no model provider configured: using the scripted demo 
 
 // demoModel returns the scripted demo model, which answers every turn with
 // one respond saying that no provider is configured. It stands for every
-// provider when none is configured (see providerSet).
+// provider when none is configured (see newModels).
 func demoModel() (llm.Model, error) {
 	script, err := scripted.Parse(demoModelScript)
 	if err != nil {
@@ -27,9 +31,26 @@ func demoModel() (llm.Model, error) {
 	return scripted.New(script).WithoutRecording(), nil
 }
 
-// providers returns the provider names lib's recipes use, sorted: those
-// the demo model stands for, as the log says.
-func providers(lib *recipes.Library) []string {
+var _ brain.ModelResolver = (*providers.Set)(nil).Resolve
+
+// newModels returns the models of the configured providers, whose first is
+// the default; with none configured, every recipe gets the demo model
+// (providers.Options.Fallback).
+func newModels(configs []providers.Config, log *zap.Logger) (*providers.Set, error) {
+	opts := providers.Options{Logger: log}
+	if len(configs) == 0 {
+		demo, err := demoModel()
+		if err != nil {
+			return nil, err
+		}
+		opts.Fallback = demo
+	}
+	return providers.New(configs, opts)
+}
+
+// recipeProviders returns the provider names lib's recipes use, sorted:
+// those the demo model stands for, as the log says.
+func recipeProviders(lib *recipes.Library) []string {
 	var out []string
 	for _, name := range lib.Names() {
 		r, err := lib.Get(name)

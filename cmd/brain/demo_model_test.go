@@ -5,10 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+
 	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/engines/chat"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/providers"
+	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 	"github.com/engine-brain/brain/tools/toolset"
@@ -76,5 +80,32 @@ func TestDemoModelAnswers(t *testing.T) {
 	}
 	if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != tools.Respond {
 		t.Errorf("the demo model answered %+v, want one respond call", resp)
+	}
+}
+
+// TestNewModelsDemo: with no provider configured, every recipe gets the
+// demo model, whatever provider it names; with one, no recipe does.
+func TestNewModelsDemo(t *testing.T) {
+	t.Parallel()
+	models, err := newModels(nil, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []recipes.Model{{Provider: "default"}, {}, {Provider: "anthropic"}, {Provider: "openai"}} {
+		got, err := models.Resolve(m)
+		if err != nil {
+			t.Fatalf("Resolve(%+v): %v", m, err)
+		}
+		if _, ok := got.(*scripted.Model); !ok {
+			t.Errorf("Resolve(%+v) = %T, want the demo model", m, got)
+		}
+	}
+
+	models, err = newModels([]providers.Config{{Name: "local", Type: providers.TypeOpenAI, BaseURL: "http://127.0.0.1:1/v1"}}, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := models.Resolve(recipes.Model{Provider: "anthropic"}); err == nil {
+		t.Errorf("Resolve(anthropic) with a provider configured = %T, want an error", got)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/recipes"
 )
 
 func TestRecipeLint(t *testing.T) {
@@ -92,5 +94,15 @@ func TestRecipeSchema(t *testing.T) {
 	}
 	if !bytes.Equal(committed, stdout.Bytes()) {
 		t.Errorf("brain recipe schema differs from recipes/recipe.schema.json; run `go run ./cmd/brain recipe schema > recipes/recipe.schema.json`")
+	}
+}
+
+func TestRecipeBaseURLSchema(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeRecipe(t, dir, "bad.yaml", "name: bad\nextends: default\nmodel:\n  provider: openai\n  base_url: \"http://me:pw@127.0.0.1/v1\"\n")
+	_, err := recipes.LoadDir(dir)
+	if want := "bad.yaml:5:13: model.base_url: must be an http or https URL"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("load: %v, want an error saying %q", err, want)
 	}
 }

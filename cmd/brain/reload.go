@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/engine-brain/brain/llm/providers"
 	"github.com/engine-brain/brain/recipes"
 )
 
@@ -19,7 +20,7 @@ type recipeSetter interface {
 // when an admin asks through the API.
 type reloader struct {
 	dir    string // "" when only the built-in recipes are served
-	models *providerSet
+	models *providers.Set
 	node   recipeSetter
 	log    *zap.Logger
 	mu     sync.Mutex // one reload at a time
@@ -48,7 +49,7 @@ func (r *reloader) Reload(_ context.Context) error {
 	}
 	lib, err := loadRecipes(r.dir)
 	if err == nil {
-		if err = r.models.check(lib); err != nil {
+		if err = r.models.Check(lib); err != nil {
 			err = fmt.Errorf("recipes in %s:\n%w", r.dir, err)
 		}
 	}

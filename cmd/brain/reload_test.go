@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/engine-brain/brain/llm/providers"
 	"github.com/engine-brain/brain/recipes"
 )
 
@@ -28,7 +29,7 @@ func TestReload(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeRecipe(t, dir, "helper.yaml", "name: helper\nextends: default\ndescription: helps\n")
-	models, err := newProviderSet([]providerConfig{{Name: "local", Type: providerOpenAI, BaseURL: "http://127.0.0.1:1/v1"}}, zap.NewNop())
+	models, err := newModels([]providers.Config{{Name: "local", Type: providers.TypeOpenAI, BaseURL: "http://127.0.0.1:1/v1"}}, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestReloadDemo(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeRecipe(t, dir, "other.yaml", "name: other\nextends: default\nmodel:\n  provider: elsewhere\n")
-	models, err := newProviderSet(nil, zap.NewNop())
+	models, err := newModels(nil, zap.NewNop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,14 +83,14 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	models, err := newProviderSet(cfg.Providers, log.Named("models"))
+	models, err := newModels(cfg.Providers, log.Named("models"))
 	if err != nil {
 		return err
 	}
-	if models.demo != nil {
-		log.Warn(demoModelWarning, zap.Strings("providers", providers(lib)))
+	if len(cfg.Providers) == 0 {
+		log.Warn(demoModelWarning, zap.Strings("providers", recipeProviders(lib)))
 	}
-	if err := models.check(lib); err != nil {
+	if err := models.Check(lib); err != nil {
 		return fmt.Errorf("recipes name models this server cannot run:\n%w", err)
 	}
 

@@ -1,11 +1,10 @@
-package main
+package providers
 
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -46,10 +45,10 @@ func ask(t *testing.T, m llm.Model, model string) string {
 func TestProviderSetResolve(t *testing.T) {
 	t.Parallel()
 	first, second, other := newFakeOpenAI(t, "first"), newFakeOpenAI(t, "second"), newFakeOpenAI(t, "other")
-	set, err := newProviderSet([]providerConfig{
-		{Name: "ollama", Type: providerOpenAI, BaseURL: first.URL + "/v1", Model: "llama3.2"},
-		{Name: "vllm", Type: providerOpenAI, BaseURL: second.URL + "/v1", APIKeyEnv: "VLLM_KEY", APIKey: "sk-vllm", MaxAttempts: 1},
-	}, zap.NewNop())
+	set, err := New([]Config{
+		{Name: "ollama", Type: TypeOpenAI, BaseURL: first.URL + "/v1", Model: "llama3.2"},
+		{Name: "vllm", Type: TypeOpenAI, BaseURL: second.URL + "/v1", APIKeyEnv: "VLLM_KEY", APIKey: "sk-vllm", MaxAttempts: 1},
+	}, Options{Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,31 +62,31 @@ func TestProviderSetResolve(t *testing.T) {
 			name:   "default is the first provider, with its default model",
 			model:  recipes.Model{Provider: "default"},
 			answer: "first",
-			want:   fakeRequest{Path: "/v1/chat/completions", Body: chatRequest{Model: "llama3.2"}},
+			want:   fakeRequest{Path: "/v1/chat/completions", Model: "llama3.2"},
 		},
 		{
 			name:   "no provider is the default",
 			model:  recipes.Model{Name: "qwen3"},
 			answer: "first",
-			want:   fakeRequest{Path: "/v1/chat/completions", Body: chatRequest{Model: "qwen3"}},
+			want:   fakeRequest{Path: "/v1/chat/completions", Model: "qwen3"},
 		},
 		{
 			name:   "a named provider, with its key",
 			model:  recipes.Model{Provider: "vllm", Name: "mistral"},
 			answer: "second",
-			want:   fakeRequest{Path: "/v1/chat/completions", Auth: "Bearer sk-vllm", Body: chatRequest{Model: "mistral"}},
+			want:   fakeRequest{Path: "/v1/chat/completions", Auth: "Bearer sk-vllm", Model: "mistral"},
 		},
 		{
 			name:   "a recipe's base_url: the provider's settings, its key included, at that URL",
 			model:  recipes.Model{Provider: "vllm", Name: "mistral", BaseURL: other.URL + "/alt/v1"},
 			answer: "other",
-			want:   fakeRequest{Path: "/alt/v1/chat/completions", Auth: "Bearer sk-vllm", Body: chatRequest{Model: "mistral"}},
+			want:   fakeRequest{Path: "/alt/v1/chat/completions", Auth: "Bearer sk-vllm", Model: "mistral"},
 		},
 		{
 			name:   "openai with a base_url and no such provider: no key",
 			model:  recipes.Model{Provider: "openai", Name: "gpt-oss", BaseURL: other.URL + "/v1"},
 			answer: "other",
-			want:   fakeRequest{Path: "/v1/chat/completions", Body: chatRequest{Model: "gpt-oss"}},
+			want:   fakeRequest{Path: "/v1/chat/completions", Model: "gpt-oss"},
 		},
 	}
 	for _, tt := range tests {
@@ -103,7 +102,6 @@ func TestProviderSetResolve(t *testing.T) {
 			fake := map[string]*fakeOpenAI{"first": first, "second": second, "other": other}[tt.answer]
 			reqs := fake.received()
 			got := reqs[len(reqs)-1]
-			got.Body = chatRequest{Model: got.Body.Model}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}
@@ -113,10 +111,10 @@ func TestProviderSetResolve(t *testing.T) {
 
 func TestProviderSetCachesClients(t *testing.T) {
 	t.Parallel()
-	set, err := newProviderSet([]providerConfig{
-		{Name: "ollama", Type: providerOpenAI, BaseURL: "http://127.0.0.1:11434/v1"},
-		{Name: "vllm", Type: providerOpenAI, BaseURL: "http://127.0.0.1:8000/v1"},
-	}, zap.NewNop())
+	set, err := New([]Config{
+		{Name: "ollama", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:11434/v1"},
+		{Name: "vllm", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:8000/v1"},
+	}, Options{Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,10 +165,10 @@ func TestProviderSetCachesClients(t *testing.T) {
 // recipe's base_url on it included; a provider without one declares none.
 func TestProviderContextWindow(t *testing.T) {
 	t.Parallel()
-	set, err := newProviderSet([]providerConfig{
-		{Name: "ollama", Type: providerOpenAI, BaseURL: "http://127.0.0.1:11434/v1", MaxContextTokens: 6000},
-		{Name: "vllm", Type: providerOpenAI, BaseURL: "http://127.0.0.1:8000/v1"},
-	}, zap.NewNop())
+	set, err := New([]Config{
+		{Name: "ollama", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:11434/v1", MaxContextTokens: 6000},
+		{Name: "vllm", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:8000/v1"},
+	}, Options{Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,10 +196,10 @@ func TestProviderContextWindow(t *testing.T) {
 
 func TestProviderSetErrors(t *testing.T) {
 	t.Parallel()
-	set, err := newProviderSet([]providerConfig{
-		{Name: "ollama", Type: providerOpenAI, BaseURL: "http://127.0.0.1:11434/v1"},
-		{Name: "vllm", Type: providerOpenAI, BaseURL: "http://127.0.0.1:8000/v1", APIKey: "sk-never-shown"},
-	}, zap.NewNop())
+	set, err := New([]Config{
+		{Name: "ollama", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:11434/v1"},
+		{Name: "vllm", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:8000/v1", APIKey: "sk-never-shown"},
+	}, Options{Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,19 +221,25 @@ func TestProviderSetErrors(t *testing.T) {
 	}
 }
 
-func TestProviderSetDemo(t *testing.T) {
+// stubModel stands for a model that is no provider's.
+type stubModel struct{ llm.Model }
+
+// TestProviderSetFallback: with no provider configured, every recipe gets
+// Options.Fallback (brain serve's demo model), but openai at a base_url.
+func TestProviderSetFallback(t *testing.T) {
 	t.Parallel()
-	set, err := newProviderSet(nil, zap.NewNop())
+	fallback := &stubModel{}
+	set, err := New(nil, Options{Fallback: fallback, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range []recipes.Model{{Provider: "default"}, {}, {Provider: "anthropic"}, {Provider: "openai"}} {
 		got, err := set.Resolve(m)
-		if err != nil || got != set.demo {
-			t.Errorf("Resolve(%+v) = %v, %v; want the demo model", m, got, err)
+		if err != nil || got != llm.Model(fallback) {
+			t.Errorf("Resolve(%+v) = %v, %v; want the fallback model", m, got, err)
 		}
 	}
-	// openai at a base URL is a real server, demo or not.
+	// openai at a base URL is a real server, fallback or not.
 	fake := newFakeOpenAI(t, "real")
 	m, err := set.Resolve(recipes.Model{Provider: "openai", BaseURL: fake.URL + "/v1"})
 	if err != nil {
@@ -244,22 +248,37 @@ func TestProviderSetDemo(t *testing.T) {
 	if got := ask(t, m, "any"); got != "real" {
 		t.Errorf("answered %q, want the fake's answer", got)
 	}
+
+	// With a provider configured, the fallback stands for none.
+	withProvider, err := New([]Config{{Name: "ollama", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:11434/v1"}}, Options{Fallback: fallback, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := withProvider.Resolve(recipes.Model{Provider: "anthropic"}); err == nil {
+		t.Errorf("Resolve(anthropic) with a provider configured = %v; want an error", got)
+	}
 }
 
 func TestProviderSetCheck(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeRecipe(t, dir, "good.yaml", "name: good\nextends: default\nmodel: {provider: ollama, base_url: http://127.0.0.1:1/v1}\n")
-	writeRecipe(t, dir, "lost.yaml", "name: lost\nextends: default\nmodel: {provider: gemini}\n")
+	writeRecipe := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeRecipe("good.yaml", "name: good\nextends: default\nmodel: {provider: ollama, base_url: http://127.0.0.1:1/v1}\n")
+	writeRecipe("lost.yaml", "name: lost\nextends: default\nmodel: {provider: gemini}\n")
 	lib, err := recipes.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := newProviderSet([]providerConfig{{Name: "ollama", Type: providerOpenAI, BaseURL: "http://127.0.0.1:11434/v1"}}, zap.NewNop())
+	set, err := New([]Config{{Name: "ollama", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:11434/v1"}}, Options{Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = set.check(lib)
+	err = set.Check(lib)
 	if want := `recipe lost: model: no model provider named "gemini"`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("check: %v, want an error saying %q", err, want)
 	}
@@ -268,19 +287,9 @@ func TestProviderSetCheck(t *testing.T) {
 	}
 }
 
-func TestRecipeBaseURLSchema(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	writeRecipe(t, dir, "bad.yaml", "name: bad\nextends: default\nmodel:\n  provider: openai\n  base_url: \"http://me:pw@127.0.0.1/v1\"\n")
-	_, err := recipes.LoadDir(dir)
-	if want := "bad.yaml:5:13: model.base_url: must be an http or https URL"; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("load: %v, want an error saying %q", err, want)
-	}
-}
-
 func TestAnthropicProvider(t *testing.T) {
 	t.Parallel()
-	p := providerConfig{Name: "claude", Type: providerAnthropic, APIKey: "sk-ant", Model: "claude-sonnet-4-5"}
+	p := Config{Name: "claude", Type: TypeAnthropic, APIKey: "sk-ant", Model: "claude-sonnet-4-5"}
 	m, err := p.newModel("", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -288,57 +297,20 @@ func TestAnthropicProvider(t *testing.T) {
 	if _, ok := clientOf(t, m).(*anthropic.Client); !ok {
 		t.Fatalf("newModel gave %T, want *anthropic.Client", clientOf(t, m))
 	}
-	if err := (providerConfig{Name: "claude", Type: providerAnthropic}).check(); err == nil || !strings.Contains(err.Error(), "api_key is required") {
+	if err := (Config{Name: "claude", Type: TypeAnthropic}).Check(); err == nil || !strings.Contains(err.Error(), "api_key is required") {
 		t.Fatalf("an anthropic provider without a key: %v, want a clear error", err)
 	}
-	if err := (providerConfig{Name: "claude", Type: providerAnthropic, APIKey: "k", BaseURL: "https://api.anthropic.com/v1"}).check(); err == nil || !strings.Contains(err.Error(), "leave out the /v1") {
+	if err := (Config{Name: "claude", Type: TypeAnthropic, APIKey: "k", BaseURL: "https://api.anthropic.com/v1"}).Check(); err == nil || !strings.Contains(err.Error(), "leave out the /v1") {
 		t.Fatalf("an anthropic base_url with /v1: %v, want a clear error", err)
 	}
-}
-
-// fakeGemini is a Gemini API server answering every streamGenerateContent
-// call with one respond call whose message is answer; it records the key
-// and path of each request.
-type fakeGemini struct {
-	*httptest.Server
-	mu    sync.Mutex
-	keys  []string
-	paths []string
-}
-
-func newFakeGemini(t *testing.T, answer string) *fakeGemini {
-	t.Helper()
-	f := &fakeGemini{}
-	args, _ := json.Marshal(map[string]string{"message": answer})
-	chunk := `{"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": "respond", "args": ` + string(args) + `}}]}, "finishReason": "STOP"}], "responseId": "r1"}`
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		f.mu.Lock()
-		f.keys = append(f.keys, r.Header.Get("x-goog-api-key"))
-		f.paths = append(f.paths, r.URL.Path)
-		f.mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, "data: "+chunk+"\r\n\r\n")
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *fakeGemini) last() (key, path string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.keys) == 0 {
-		return "", ""
-	}
-	return f.keys[len(f.keys)-1], f.paths[len(f.paths)-1]
 }
 
 func TestGeminiProvider(t *testing.T) {
 	t.Parallel()
 	fake, other := newFakeGemini(t, "from gemini"), newFakeGemini(t, "from a proxy")
-	set, err := newProviderSet([]providerConfig{
-		{Name: "google", Type: providerGemini, BaseURL: fake.URL, APIKeyEnv: "GEMINI_API_KEY", APIKey: "AIza-test", Model: "gemini-2.5-flash"},
-	}, zap.NewNop())
+	set, err := New([]Config{
+		{Name: "google", Type: TypeGemini, BaseURL: fake.URL, APIKeyEnv: "GEMINI_API_KEY", APIKey: "AIza-test", Model: "gemini-2.5-flash"},
+	}, Options{Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,101 +340,19 @@ func TestGeminiProvider(t *testing.T) {
 		t.Errorf("request with key %q to %s; want the provider's key at the recipe's base_url", key, path)
 	}
 
-	if got := (providerConfig{Type: providerGemini}).endpoint(); got != gemini.DefaultBaseURL {
+	if got := (Config{Type: TypeGemini}).endpoint(); got != gemini.DefaultBaseURL {
 		t.Errorf("endpoint %q, want %q", got, gemini.DefaultBaseURL)
 	}
 	for _, tt := range []struct {
-		p    providerConfig
+		p    Config
 		want string
 	}{
-		{providerConfig{Name: "google", Type: providerGemini}, "provider google: gemini: api_key is required"},
-		{providerConfig{Name: "google", Type: providerGemini, APIKey: "k", BaseURL: "https://generativelanguage.googleapis.com/v1beta"}, "leave out the version path"},
+		{Config{Name: "google", Type: TypeGemini}, "provider google: gemini: api_key is required"},
+		{Config{Name: "google", Type: TypeGemini, APIKey: "k", BaseURL: "https://generativelanguage.googleapis.com/v1beta"}, "leave out the version path"},
 	} {
-		if err := tt.p.check(); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if err := tt.p.Check(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("check(%+v) = %v, want an error saying %q", tt.p, err, tt.want)
 		}
-	}
-}
-
-func TestProviderFromEnvGemini(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		env    map[string]string
-		want   []providerConfig
-		errHas string
-	}{
-		{
-			name: "GEMINI_API_KEY",
-			env:  map[string]string{"GEMINI_API_KEY": "AIza-env"},
-			want: []providerConfig{{Name: "gemini", Type: providerGemini, APIKeyEnv: "GEMINI_API_KEY", APIKey: "AIza-env"}},
-		},
-		{
-			name: "GEMINI_API_KEY and GEMINI_BASE_URL",
-			env:  map[string]string{"GEMINI_API_KEY": "AIza-env", "GEMINI_BASE_URL": "http://127.0.0.1:8080"},
-			want: []providerConfig{{Name: "gemini", Type: providerGemini, BaseURL: "http://127.0.0.1:8080", APIKeyEnv: "GEMINI_API_KEY", APIKey: "AIza-env"}},
-		},
-		{
-			name: "all three keys: openai, anthropic, then gemini",
-			env:  map[string]string{"GEMINI_API_KEY": "AIza-env", "ANTHROPIC_API_KEY": "sk-ant", "OPENAI_API_KEY": "sk-env"},
-			want: []providerConfig{
-				{Name: "openai", Type: providerOpenAI, APIKeyEnv: "OPENAI_API_KEY", APIKey: "sk-env"},
-				{Name: "anthropic", Type: providerAnthropic, APIKeyEnv: "ANTHROPIC_API_KEY", APIKey: "sk-ant"},
-				{Name: "gemini", Type: providerGemini, APIKeyEnv: "GEMINI_API_KEY", APIKey: "AIza-env"},
-			},
-		},
-		{
-			name:   "GEMINI_BASE_URL alone: Gemini needs a key",
-			env:    map[string]string{"GEMINI_BASE_URL": "http://127.0.0.1:8080"},
-			errHas: "GEMINI_API_KEY, GEMINI_BASE_URL: provider gemini: gemini: api_key is required",
-		},
-		{
-			name:   "a key with a newline",
-			env:    map[string]string{"GEMINI_API_KEY": "AIza-env\n"},
-			errHas: "$GEMINI_API_KEY holds white space",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := fromEnv(envOf(tt.env))
-			if tt.errHas != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.errHas) {
-					t.Fatalf("fromEnv: %v, want an error saying %q", err, tt.errHas)
-				}
-				if strings.Contains(err.Error(), "AIza-env") {
-					t.Errorf("the error shows the key: %v", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("providers (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestLoadServeConfigGemini(t *testing.T) {
-	t.Parallel()
-	env := map[string]string{
-		"BRAIN_CONFIG":  writeConfig(t, "providers:\n  - {name: google, type: gemini, api_key_env: MY_GEMINI_KEY, model: gemini-2.5-flash, base_url: \"https://gemini-proxy.example\"}\n"),
-		"MY_GEMINI_KEY": "AIza-file",
-	}
-	got, err := loadServeConfig(nil, envOf(env), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []providerConfig{{Name: "google", Type: providerGemini, BaseURL: "https://gemini-proxy.example", APIKeyEnv: "MY_GEMINI_KEY", APIKey: "AIza-file", Model: "gemini-2.5-flash"}}
-	if diff := cmp.Diff(want, got.Providers); diff != "" {
-		t.Errorf("providers (-want +got):\n%s", diff)
-	}
-
-	env["BRAIN_CONFIG"] = writeConfig(t, "providers:\n  - {name: google, type: gemni, api_key_env: MY_GEMINI_KEY}\n")
-	if _, err := loadServeConfig(nil, envOf(env), io.Discard); err == nil || !strings.Contains(err.Error(), `unknown provider type "gemni"; want openai`) || !strings.Contains(err.Error(), "anthropic or gemini") {
-		t.Errorf("an unknown type: %v, want an error naming gemini among the types", err)
 	}
 }
 
@@ -474,4 +364,53 @@ func clientOf(t *testing.T, m llm.Model) llm.Model {
 		t.Fatalf("the model is a %T, want an *llm.Answered", m)
 	}
 	return a.Unwrap()
+}
+
+// TestNewRefuses: New takes no provider Check refuses, nor two of one name.
+func TestNewRefuses(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		providers []Config
+		want      string
+	}{
+		{
+			[]Config{{Name: "default", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:1/v1"}},
+			`providers[0]: name: "default" is reserved`,
+		},
+		{
+			[]Config{{Name: "local", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:1/v1"}, {Name: "local", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:2/v1"}},
+			`providers[1].name: "local" is already the name of providers[0]; names must be unique`,
+		},
+		{
+			[]Config{{Name: "local", Type: TypeOpenAI, BaseURL: "http://127.0.0.1:1/v1"}, {Name: "claude", Type: TypeAnthropic}},
+			"providers[1]: provider claude: anthropic: api_key is required",
+		},
+	} {
+		set, err := New(tt.providers, Options{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New(%+v) = %v, %v; want an error saying %q", tt.providers, set, err, tt.want)
+		}
+	}
+}
+
+// TestSetWithoutFallback: without a provider nor a fallback, only openai
+// at a base_url resolves; a Set logs nothing without a logger.
+func TestSetWithoutFallback(t *testing.T) {
+	t.Parallel()
+	set, err := New(nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `no model provider named "default"; this server has none`
+	if _, err := set.Resolve(recipes.Model{Provider: "default"}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Resolve: %v, want an error saying %q", err, want)
+	}
+	fake := newFakeOpenAI(t, "real")
+	m, err := set.Resolve(recipes.Model{Provider: "openai", BaseURL: fake.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ask(t, m, "any"); got != "real" {
+		t.Errorf("answered %q, want the fake's answer", got)
+	}
 }
