@@ -20,7 +20,7 @@
 // DONE is terminal: no event leaves it. A self-transition is never allowed.
 //
 // finish from RUNNING is a worker delivering its result. finish from READY,
-// BLOCKED and PAUSED extends the table in ARCHITECTURE.md: it is an operator
+// BLOCKED and PAUSED extends the design's lifecycle table: it is an operator
 // closing a process that is not running a turn. lifecycle does not check who
 // fires an event (by is recorded, not judged): which actor may fire what is
 // the caller's policy.

@@ -1,8 +1,8 @@
 // Package store is the Redis persistence of brain's processes: their
 // records, inboxes and conversation logs, the wake queue, the leases and
 // fencing tokens under which turns run, the atomic turn commit, and
-// durable timers (ARCHITECTURE.md § One wake, § The races that matter,
-// § Redis layout).
+// durable timers (docs/ARCHITECTURE.md: the walk of one message, the
+// races; the keys are below).
 //
 // # Keys
 //
