@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/engine-brain/brain/internal/nodetest"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/store"
@@ -28,12 +29,12 @@ func BenchmarkTwoNodes(b *testing.B) {
 			const processes = 100
 			redisSrv := testutil.StartRedis(b)
 			m := NewMetrics(prometheus.NewRegistry())
-			c := newCommits()
+			c := nodetest.NewCommits()
 			var nodes []*Node
 			for _, id := range []string{"a", "b"} {
 				nodes = append(nodes, startNode(b, Config{Redis: redisSrv.Client(b), NodeID: id, Concurrency: 16,
-					AffinityWait: wait.wait, Metrics: m, OnCommit: c.add,
-					Models: map[string]llm.Model{"default": script(b, `
+					AffinityWait: wait.wait, Metrics: m, OnCommit: c.Add,
+					Models: map[string]llm.Model{"default": nodetest.Script(b, `
 turns:
   - rounds:
       - calls: [{name: tell_user, args: {message: "Looking."}}]
@@ -58,7 +59,7 @@ turns:
 					}
 				}
 				sent += wave
-				c.wait(b, fmt.Sprint(sent, " turns"), func(store.Record) bool { return len(c.records()) >= sent })
+				c.Wait(b, fmt.Sprint(sent, " turns"), func(store.Record) bool { return len(c.Records()) >= sent })
 			}
 			b.StopTimer()
 			b.ReportMetric(promtest.ToFloat64(m.histories.WithLabelValues("read_back"))/float64(b.N), "read_back/op")

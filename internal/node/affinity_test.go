@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/engine-brain/brain/internal/nodetest"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/store"
@@ -30,11 +31,11 @@ func TestWakesFindTheNodeThatKeepsTheLog(t *testing.T) {
 	const processes, turns = 10, 5
 	redisSrv := testutil.StartRedis(t)
 	m := NewMetrics(prometheus.NewRegistry())
-	c := newCommits()
+	c := nodetest.NewCommits()
 	nodes := map[string]*Node{}
 	for _, id := range []string{"a", "b"} {
 		nodes[id] = startNode(t, Config{Redis: redisSrv.Client(t), NodeID: id, Shards: 16, LeaseTTL: 3 * time.Second,
-			Models: map[string]llm.Model{"default": script(t, answering)}, Metrics: m, OnCommit: c.add})
+			Models: map[string]llm.Model{"default": nodetest.Script(t, answering)}, Metrics: m, OnCommit: c.Add})
 	}
 	a, b := nodes["a"], nodes["b"]
 	// a knew no other node when it started: it learns of b at its next beat.
@@ -44,7 +45,7 @@ func TestWakesFindTheNodeThatKeepsTheLog(t *testing.T) {
 	}
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(waitTimeout)
+	deadline := time.After(nodetest.WaitTimeout)
 	for !knowEachOther() {
 		select {
 		case <-tick.C: // a's next beat comes within a second
@@ -64,12 +65,12 @@ func TestWakesFindTheNodeThatKeepsTheLog(t *testing.T) {
 	}
 	answered := func(pid string, k int) func(store.Record) bool {
 		return func(store.Record) bool {
-			return len(slices.DeleteFunc(c.records(), func(r store.Record) bool { return r.ID != pid })) >= k
+			return len(slices.DeleteFunc(c.Records(), func(r store.Record) bool { return r.ID != pid })) >= k
 		}
 	}
 	for k := 1; k <= turns; k++ {
 		for _, pid := range pids {
-			c.wait(t, fmt.Sprintf("%s's answer %d", pid, k), answered(pid, k))
+			c.Wait(t, fmt.Sprintf("%s's answer %d", pid, k), answered(pid, k))
 			if k < turns {
 				if _, err := a.Send(ctx, pid, "user:ada", fmt.Sprint("message ", k), ""); err != nil {
 					t.Fatal(err)
@@ -133,8 +134,8 @@ func TestWakesOfAnAbsentHomeAreTaken(t *testing.T) {
 	if _, err := st.Beat(ctx, "absent", []string{"chat", "worker"}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	c := newCommits()
-	n := startNode(t, Config{Redis: rdb, NodeID: "n", Models: map[string]llm.Model{"default": script(t, answering)}, OnCommit: c.add})
+	c := nodetest.NewCommits()
+	n := startNode(t, Config{Redis: rdb, NodeID: "n", Models: map[string]llm.Model{"default": nodetest.Script(t, answering)}, OnCommit: c.Add})
 	home := n.wakes.streams.Load().home // (the store's sharding: crc32(pid) % 4)
 	absentHome := 0
 	for range 12 {
@@ -145,7 +146,7 @@ func TestWakesOfAnAbsentHomeAreTaken(t *testing.T) {
 		if shard := crc32.ChecksumIEEE([]byte(rec.ID)) % 4; !slices.Contains(home, fmt.Sprint("brain:wake:chat:", shard)) {
 			absentHome++
 		}
-		c.wait(t, "the answer of "+rec.ID, func(r store.Record) bool { return r.ID == rec.ID })
+		c.Wait(t, "the answer of "+rec.ID, func(r store.Record) bool { return r.ID == rec.ID })
 	}
 	if absentHome == 0 {
 		t.Fatal("no process's wake stream was the absent node's: the test shows nothing")

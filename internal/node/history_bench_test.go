@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/nodetest"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
@@ -22,7 +23,7 @@ func BenchmarkColdHistory(b *testing.B) {
 	for _, events := range []int{1_000, 20_000} {
 		b.Run(fmt.Sprint("log=", events), func(b *testing.B) {
 			ctx := context.Background()
-			n, err := New(Config{Redis: testutil.Redis(b), Models: map[string]llm.Model{"default": script(b, "turns: [{rounds: [{text: unused}]}]")},
+			n, err := New(Config{Redis: testutil.Redis(b), Models: map[string]llm.Model{"default": nodetest.Script(b, "turns: [{rounds: [{text: unused}]}]")},
 				Recipes: testRecipes(b), HistoryCache: -1})
 			if err != nil {
 				b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines"
+	"github.com/engine-brain/brain/internal/nodetest"
 	brainutil "github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
@@ -20,15 +21,15 @@ func TestMetrics(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
-	c := newCommits()
-	model := script(t, `
+	c := nodetest.NewCommits()
+	model := nodetest.Script(t, `
 turns:
   - rounds:
       - text: "no tool"
       - calls: [{name: respond, args: {message: "ok"}}]
 `)
 	n := startNode(t, Config{Redis: brainutil.Redis(t), Models: map[string]llm.Model{"default": model},
-		Metrics: m, OnCommit: c.add})
+		Metrics: m, OnCommit: c.Add})
 	if err := n.RegisterStateGauge(reg); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ turns:
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.wait(t, "the turn", func(r store.Record) bool { return r.ID == rec.ID && r.Status.State == lifecycle.Blocked })
+	c.Wait(t, "the turn", func(r store.Record) bool { return r.ID == rec.ID && r.Status.State == lifecycle.Blocked })
 
 	if got := testutil.ToFloat64(m.turns.WithLabelValues("ford", "await_user")); got != 1 {
 		t.Errorf("brain_turns_total{ford,await_user} = %v, want 1", got)

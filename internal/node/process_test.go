@@ -1,0 +1,46 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/engine-brain/brain/internal/nodetest"
+	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/store"
+)
+
+// A create repeated with its idempotency key returns the process the first
+// made; the key is the owner's, and a key used for another recipe is
+// refused.
+func TestIdempotentCreate(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": nodetest.Script(t, "turns: [{rounds: [{text: hi}]}]")}})
+	ctx := context.Background()
+	create := func(owner, recipe, key string) (store.Record, error) {
+		return n.Create(ctx, NewProcess{Recipe: recipe, Owner: owner, IdempotencyKey: key})
+	}
+	first, err := create("ada", "default", "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := create("ada", "default", "k1")
+	if err != nil || again.ID != first.ID {
+		t.Errorf("the create repeated: %s, %v; want %s, the first's", again.ID, err, first.ID)
+	}
+	other, err := create("bob", "default", "k1")
+	if err != nil || other.ID == first.ID {
+		t.Errorf("another owner's create with the same key: %s, %v; want a process of its own", other.ID, err)
+	}
+	if _, err := create("ada", "ford", "k1"); !errors.Is(err, ErrIdempotencyKeyReused) {
+		t.Errorf("the key again for another recipe: %v, want ErrIdempotencyKeyReused", err)
+	}
+	fresh, err := create("ada", "default", "")
+	if err != nil || fresh.ID == first.ID {
+		t.Errorf("a create without a key: %s, %v; want a new process", fresh.ID, err)
+	}
+	if recs, _, err := n.ListOwned(ctx, "ada", "", "", 10); err != nil || len(recs) != 2 {
+		t.Errorf("ada's processes: %d, %v; want 2", len(recs), err)
+	}
+}
