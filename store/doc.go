@@ -56,9 +56,11 @@
 // record's version) and the first wake read of an engine (which creates
 // its consumer groups). Script calls that goroutines make at the same time
 // share one: they go out as one pipeline (batch.go), so a node's
-// concurrent turns cost the server one read and one write between them. The scripts share one prelude (lua/prelude.lua)
-// holding the key layout, the part of the lifecycle table they fire, the
-// wake rule and the post semantics, so each exists once. On Redis 7 they
+// concurrent turns cost the server one read and one write between them.
+// The scripts share one prelude, put together from lua/prelude.lua (the key
+// layout, the record, the events scripts write), lua/lifecycle.lua (the part
+// of the lifecycle table they fire) and lua/inbox.lua (the wake queue, the
+// wake rule and the post semantics), so each exists once. On Redis 7 they
 // are the functions of one library, brain_<hash of the code> (FCALL),
 // loaded on first use and again when the server lost it; each version of
 // brain loads its own, and nodes delete those of versions no node has
