@@ -73,13 +73,15 @@
 //
 // # The wake rule
 //
-// After every change to a process or its inbox: a READY process with
-// anything in its inbox is put on the wake queue; a BLOCKED process with a
-// user or operator message in its inbox fires user_input (by the sender of
-// the first such message), becomes READY and is put on the queue. PAUSED,
-// RUNNING, DONE and FAILED processes never are. A process is on the queue
-// at most once: the queued mark is set with the entry and cleared by the
-// claim that takes it.
+// After every change to a process or its inbox the wake rule of package
+// inbox runs (its doc.go has it as a table, per state and message kind): a
+// READY process with anything in its inbox is put on the wake queue; a
+// BLOCKED process with a user or operator message in its inbox fires
+// user_input (by the sender of the first such message), becomes READY and
+// is put on the queue. PAUSED, RUNNING, DONE and FAILED processes never
+// are. A process is on the queue at most once: the queued mark is set with
+// the entry and cleared by the claim that takes it. lua/inbox.lua is the
+// rule's Redis side.
 //
 // # Turns
 //
@@ -114,8 +116,8 @@
 //
 // # What it must not know
 //
-// store knows Redis, conversation events and the lifecycle table; it runs
-// no engine, calls no model and decides no transition by itself except
-// those of the wake rule (user_input), Claim (wake, recover) and the ones
-// its callers ask for.
+// store knows Redis, conversation events, the lifecycle table and the wake
+// rule of package inbox; it runs no engine, calls no model and decides no
+// transition by itself except those of the wake rule (user_input), Claim
+// (wake, recover) and the ones its callers ask for.
 package store
