@@ -19,6 +19,8 @@
 //	DONE      closed      closed      closed         closed      closed
 //	FAILED    closed      closed      closed         closed      closed
 //
+// What the cells say:
+//
 //   - closed: refused with ErrClosed; nothing is stored.
 //   - stored: kept in the inbox for the process's next turn, which drains
 //     it; nothing else happens.
