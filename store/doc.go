@@ -81,7 +81,9 @@
 // is put on the queue. PAUSED, RUNNING, DONE and FAILED processes never
 // are. A process is on the queue at most once: the queued mark is set with
 // the entry and cleared by the claim that takes it. lua/inbox.lua is the
-// rule's Redis side; TestLuaWakeRule checks it against inbox.OnPost.
+// rule's Redis side; TestLuaWakeRule checks it against inbox.OnPost, and
+// the store passes the conformance suite of package inboxtest
+// (TestInboxConformance).
 //
 // # Turns
 //
