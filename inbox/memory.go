@@ -16,8 +16,8 @@ import (
 // MemoryConfig configures a Memory. Zero values take the defaults named
 // below.
 type MemoryConfig struct {
-	// Limit is the most messages the inbox of a process holds (0: no
-	// limit); see Effect.Bounded.
+	// Limit is the most messages the inbox of a process holds (0 or less:
+	// no limit); see Effect.Bounded.
 	Limit int
 	// Clock stamps the messages posted without a time and the transitions
 	// the memory fires (default time.Now). It is read when one needs it,

@@ -95,6 +95,8 @@ type cell struct {
 	limited bool
 }
 
+// The cells, named for the table of inbox/doc.go: c closed, s stored, w
+// wakes, u unblocks; L counts against the limit.
 var (
 	c_ = cell{do: closed}
 	s_ = cell{do: stored}
