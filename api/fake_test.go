@@ -11,6 +11,7 @@ import (
 
 	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -18,11 +19,16 @@ import (
 )
 
 // fake is a Backend in memory, with the errors of the real one: store and
-// lifecycle sentinels, recipes.ErrNotFound. Log ids are "<n>-0".
+// lifecycle sentinels, recipes.ErrNotFound. Log ids are "<n>-0". Messages
+// go to an inbox.Memory, which holds the processes' statuses too and
+// applies the wake rule to them as the store does.
 type fake struct {
 	lib *recipes.Library
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// inbox has the status, the queued mark and the messages of every
+	// process of procs; it is called with mu held.
+	inbox    *inbox.Memory
 	procs    map[string]*store.Record
 	order    []string // creation order
 	logs     map[string][]conversation.Event
@@ -38,7 +44,9 @@ type fake struct {
 
 func newFake() *fake {
 	return &fake{
-		lib: recipes.Builtin(), procs: make(map[string]*store.Record), logs: make(map[string][]conversation.Event),
+		lib:   recipes.Builtin(),
+		inbox: inbox.NewMemory(inbox.MemoryConfig{Limit: store.DefaultInboxLimit, Clock: func() time.Time { return fakeNow }}),
+		procs: make(map[string]*store.Record), logs: make(map[string][]conversation.Event),
 		idem: make(map[string]string), changed: make(chan struct{}), timers: make(map[string][]store.Timer),
 	}
 }
@@ -49,9 +57,21 @@ var fakeNow = time.UnixMilli(1_700_000_000_000)
 func (f *fake) add(id, owner string, st lifecycle.Status) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.inbox.Create(id, st); err != nil {
+		panic(err) // a test adds a process twice
+	}
 	f.procs[id] = &store.Record{ID: id, Recipe: "default", Engine: "chat", Status: st, Owner: owner, Version: 1,
 		CreatedAt: fakeNow, UpdatedAt: fakeNow}
 	f.order = append(f.order, id)
+}
+
+// sync copies the status, the queued mark and the inbox depth of process
+// pid from the inbox to its record.
+func (f *fake) sync(pid string) {
+	p, err := f.inbox.Get(pid)
+	if rec := f.procs[pid]; err == nil && rec != nil {
+		rec.Status, rec.Queued, rec.Inbox = p.Status, p.Queued, p.Inbox
+	}
 }
 
 // remove deletes a process (its log stays, as a stream key would).
@@ -59,6 +79,7 @@ func (f *fake) remove(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.procs, id)
+	_ = f.inbox.Delete(id)
 	f.broadcast()
 }
 
@@ -93,7 +114,7 @@ func (f *fake) notFound(pid string) error {
 	return fmt.Errorf("%w: process %q", store.ErrNotFound, pid)
 }
 
-func (f *fake) Create(_ context.Context, p brain.NewProcess) (store.Record, error) {
+func (f *fake) Create(ctx context.Context, p brain.NewProcess) (store.Record, error) {
 	if _, err := f.lib.Get(p.Recipe); err != nil {
 		return store.Record{}, fmt.Errorf("brain: %w", err)
 	}
@@ -119,9 +140,18 @@ func (f *fake) Create(_ context.Context, p brain.NewProcess) (store.Record, erro
 		st = lifecycle.Ready
 	}
 	rec := &store.Record{ID: id, Recipe: p.Recipe, Engine: "chat", Status: lifecycle.Status{State: st}, Owner: p.Owner,
-		Version: 1, Metadata: p.Metadata, CreatedAt: fakeNow, UpdatedAt: fakeNow, Queued: p.Input != ""}
+		Version: 1, Metadata: p.Metadata, CreatedAt: fakeNow, UpdatedAt: fakeNow}
+	if err := f.inbox.Create(id, rec.Status); err != nil {
+		return store.Record{}, err
+	}
+	if p.Input != "" {
+		if _, _, err := f.inbox.Post(ctx, id, inbox.Message{Kind: conversation.KindUser, From: "user:" + p.Owner, Content: p.Input}); err != nil {
+			return store.Record{}, err
+		}
+	}
 	f.procs[id] = rec
 	f.order = append(f.order, id)
+	f.sync(id)
 	return *rec, nil
 }
 
@@ -190,41 +220,32 @@ func (f *fake) list(match func(*store.Record) bool, state lifecycle.State, after
 	return recs, next, nil
 }
 
-func (f *fake) Send(_ context.Context, pid, from, content, key string) (string, error) {
-	return f.post(pid, conversation.KindUser, from, content, key)
+func (f *fake) Send(ctx context.Context, pid, from, content, key string) (string, error) {
+	return f.post(ctx, pid, conversation.KindUser, from, content, key)
 }
 
-func (f *fake) Steer(_ context.Context, pid, from, content, key string) (string, error) {
-	return f.post(pid, conversation.KindOperator, from, content, key)
+func (f *fake) Steer(ctx context.Context, pid, from, content, key string) (string, error) {
+	return f.post(ctx, pid, conversation.KindOperator, from, content, key)
 }
 
-// post logs the message at once, as if a turn had drained it.
-func (f *fake) post(pid string, kind conversation.Kind, from, content, key string) (string, error) {
+// post posts the message to the inbox, which applies the wake rule (and
+// the limit, and the idempotency key), and logs a message it takes at
+// once, as if a turn had drained it. No turn runs here: the message stays
+// in the inbox as well. The unblock a message causes is not logged.
+func (f *fake) post(ctx context.Context, pid string, kind conversation.Kind, from, content, key string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failWith != nil {
 		return "", f.failWith
 	}
-	rec, ok := f.procs[pid]
-	if !ok {
+	if _, ok := f.procs[pid]; !ok {
 		return "", f.notFound(pid)
 	}
-	if s := rec.Status.State; s == lifecycle.Done || s == lifecycle.Failed {
-		return "", fmt.Errorf("%w: process %q takes no more messages", store.ErrClosed, pid)
+	id, dup, err := f.inbox.Post(ctx, pid, inbox.Message{Kind: kind, From: from, Content: content, IdempotencyKey: key})
+	if err != nil || dup {
+		return id, err
 	}
-	if key != "" {
-		if id, ok := f.idem[pid+"\x00"+key]; ok {
-			return id, nil
-		}
-	}
-	f.seq++
-	id := fmt.Sprintf("m_%d", f.seq)
-	if key != "" {
-		f.idem[pid+"\x00"+key] = id
-	}
-	if rec.Status.State == lifecycle.Blocked {
-		rec.Status.State = lifecycle.Ready
-	}
+	f.sync(pid)
 	ev := conversation.NewInboxMessage(id, kind, from, content)
 	ev.By = from
 	f.appendLocked(pid, ev)
@@ -241,11 +262,11 @@ func (f *fake) Transition(ctx context.Context, pid string, ev lifecycle.Event, b
 	if !ok {
 		return store.Record{}, f.notFound(pid)
 	}
-	tr, st, err := lifecycle.Fire(ctx, rec.Status, ev, by, fakeNow)
+	tr, err := f.inbox.Fire(ctx, pid, ev, by)
 	if err != nil {
 		return store.Record{}, fmt.Errorf("store: transition %s: %w", pid, err)
 	}
-	rec.Status = st
+	f.sync(pid)
 	rec.Version++
 	change := conversation.NewStateChange(string(tr.From), string(tr.To), string(tr.Event))
 	change.By = by
@@ -288,6 +309,7 @@ func (f *fake) deleteLocked(rec *store.Record) (store.Record, []string, error) {
 	}
 	delete(f.procs, rec.ID)
 	delete(f.logs, rec.ID)
+	_ = f.inbox.Delete(rec.ID)
 	return *rec, deleted, nil
 }
 
@@ -351,14 +373,17 @@ func (f *fake) Follow(ctx context.Context, pid, after string, block time.Duratio
 	}
 }
 
-// Inbox returns nothing: the fake drains every message at once.
-func (f *fake) Inbox(_ context.Context, pid string) ([]store.Message, error) {
+// Inbox returns the messages posted to pid (which no turn drains here).
+func (f *fake) Inbox(ctx context.Context, pid string) ([]inbox.Message, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.procs[pid]; !ok {
 		return nil, f.notFound(pid)
 	}
-	return nil, f.failWith
+	if f.failWith != nil {
+		return nil, f.failWith
+	}
+	return f.inbox.Inbox(ctx, pid)
 }
 
 // Timers returns the timers armed on pid (the fake does not order them).

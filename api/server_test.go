@@ -20,6 +20,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/recipes"
+	"github.com/engine-brain/brain/store"
 )
 
 // The bearer tokens of the tests, one per role (and two users).
@@ -693,6 +694,41 @@ func TestInboxDepthReported(t *testing.T) {
 	w := b.do("POST", "/v1/processes", tokAlice, nil, `{"recipe": "default"}`)
 	if w.Code != 201 || strings.Contains(w.Body.String(), `"inbox"`) {
 		t.Errorf("create: %d %s; want no inbox figure (not read)", w.Code, w.Body)
+	}
+}
+
+// A full inbox answers 429: the fake's holds the store's default limit.
+func TestInboxFullAnswers429(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := range store.DefaultInboxLimit {
+		if _, err := b.fake.Send(context.Background(), "p_alice", "user:alice", fmt.Sprint(i), ""); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	w := b.do("POST", "/v1/processes/p_alice/messages", tokAlice, nil, `{"content": "one more"}`)
+	if w.Code != http.StatusTooManyRequests || errorCode(w.Body.Bytes()) != CodeInboxFull ||
+		!strings.Contains(w.Body.String(), fmt.Sprintf("%d messages waiting", store.DefaultInboxLimit)) {
+		t.Errorf("message to a full inbox: %d %s; want 429 %s", w.Code, w.Body, CodeInboxFull)
+	}
+	w = b.do("GET", "/v1/processes/p_alice", tokAlice, nil, "")
+	if want := fmt.Sprintf(`"inbox":%d`, store.DefaultInboxLimit); !strings.Contains(w.Body.String(), want) || !strings.Contains(w.Body.String(), `"state":"READY"`) {
+		t.Errorf("GET: %s; want the process READY (the first message unblocked it), %s", w.Body, want)
+	}
+}
+
+// A message sent to a paused process waits; resumed, the process is
+// unblocked by it, as the store's wake rule does.
+func TestResumeJudgesTheInbox(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if w := b.do("POST", "/v1/processes/p_paused/messages", tokAlice, nil, `{"content": "still there?"}`); w.Code != 202 {
+		t.Fatalf("message: %d %s", w.Code, w.Body)
+	}
+	w := b.do("POST", "/v1/processes/p_paused/resume", tokOlga, nil, "")
+	var p Process
+	if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || w.Code != 200 || p.State != "READY" || !p.Queued {
+		t.Errorf("resume: %d %s; want READY and queued (the message unblocked it)", w.Code, w.Body)
 	}
 }
 

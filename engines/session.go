@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
 )
 
 // Session plays a process in memory, turn after turn, with no Redis: the
-// bench of `brain recipe test`, golden transcripts and examples. It fires
-// the lifecycle events a node would fire and logs them as state changes.
-// A Session is used by one goroutine.
+// bench of `brain recipe test`, golden transcripts and examples. Its inbox
+// is an inbox.Memory, which applies the wake rule as the store does; the
+// session fires the lifecycle events a node would fire and logs every
+// transition as a state change. A Session is used by one goroutine.
 type Session struct {
 	Engine Engine
 	// Clock stamps the events the session writes (time.Now when nil).
@@ -25,16 +27,27 @@ type Session struct {
 	// Log is the process's whole conversation log.
 	Log []conversation.Event
 
-	inbox []conversation.Event
+	inbox *inbox.Memory
 	turns int
-	msgs  int
+	turn  string // the id of the turn running, if any
 }
+
+// sessionPID names the session's process in its inbox.
+const sessionPID = "session"
 
 // NewSession returns a session of a new process whose turns e plays,
 // BLOCKED until its first message arrives; clock stamps the session's own
 // events (time.Now when nil).
 func NewSession(e Engine, t Turn, clock func() time.Time) *Session {
-	return &Session{Engine: e, Clock: clock, Turn: t, Status: lifecycle.Status{State: lifecycle.Blocked}}
+	s := &Session{Engine: e, Clock: clock, Turn: t, Status: lifecycle.Status{State: lifecycle.Blocked}}
+	s.inbox = inbox.NewMemory(inbox.MemoryConfig{
+		Clock:        s.now,
+		OnTransition: func(_ string, tr lifecycle.Transition) { s.logChange(tr) },
+	})
+	if err := s.inbox.Create(sessionPID, s.Status); err != nil {
+		panic("engines: session: " + err.Error()) // a new memory holds no process
+	}
+	return s
 }
 
 func (s *Session) now() time.Time {
@@ -44,15 +57,14 @@ func (s *Session) now() time.Time {
 	return time.Now()
 }
 
-// Post puts a message into the inbox, and lets it unblock the process when
-// the lifecycle allows (a user or operator message to a BLOCKED process).
+// Post puts a message into the inbox, where the wake rule judges it: a
+// user or operator message unblocks a BLOCKED process, a DONE or FAILED
+// one takes none (inbox.ErrClosed).
 func (s *Session) Post(ctx context.Context, kind conversation.Kind, from, content string) error {
-	s.msgs++
-	msg := conversation.NewInboxMessage(strconv.Itoa(s.msgs), kind, from, content)
-	msg.At, msg.By = s.now(), from
-	s.inbox = append(s.inbox, msg)
-	if s.Status.State == lifecycle.Blocked && (kind == conversation.KindUser || kind == conversation.KindOperator) {
-		return s.fire(ctx, lifecycle.UserInput, from, "")
+	_, _, err := s.inbox.Post(ctx, sessionPID, inbox.Message{Kind: kind, From: from, Content: content})
+	s.sync()
+	if err != nil {
+		return fmt.Errorf("engines: session: %w", err)
 	}
 	return nil
 }
@@ -74,34 +86,47 @@ func StepClock(start time.Time) func() time.Time {
 	}
 }
 
-// Run plays turns while the process is READY with messages in its inbox.
-// It returns the outcomes of the turns it played.
+// Run plays turns while the process is READY and on the wake queue (it has
+// messages in its inbox). It returns the outcomes of the turns it played.
 func (s *Session) Run(ctx context.Context) ([]Outcome, error) {
 	var outs []Outcome
-	for s.Status.State == lifecycle.Ready && len(s.inbox) > 0 {
-		out, err := s.turn(ctx)
+	for {
+		p, err := s.inbox.Get(sessionPID)
+		if err != nil {
+			return outs, fmt.Errorf("engines: session: %w", err)
+		}
+		if p.Status.State != lifecycle.Ready || !p.Queued {
+			return outs, nil
+		}
+		out, err := s.play(ctx)
 		if err != nil {
 			return outs, err
 		}
 		outs = append(outs, out)
 	}
-	return outs, nil
 }
 
-func (s *Session) turn(ctx context.Context) (Outcome, error) {
+// play plays one turn.
+func (s *Session) play(ctx context.Context) (Outcome, error) {
 	s.turns++
 	id := "t" + strconv.Itoa(s.turns)
-	if err := s.fire(ctx, lifecycle.Wake, "node:session", id); err != nil {
-		return Outcome{}, err
+	s.turn = id
+	defer func() { s.turn = "" }()
+	// The claim: wake, and the drain of every pending message.
+	msgs, err := s.inbox.Claim(ctx, sessionPID, "node:session")
+	s.sync()
+	if err != nil {
+		return Outcome{}, fmt.Errorf("engines: session: %w", err)
 	}
-	// The drain: the turn starts with every pending message, as a node's
-	// claim of a wake does.
 	history := s.Log
 	start := conversation.NewTurnStart("wake")
 	start.At, start.By = s.now(), "node:session"
 	s.Log = append(s.Log, start)
-	s.Log = append(s.Log, s.inbox...)
-	s.inbox = nil
+	for _, m := range msgs {
+		e := conversation.NewInboxMessage(m.ID, m.Kind, m.From, m.Content)
+		e.At, e.By = m.At, m.Sender()
+		s.Log = append(s.Log, e)
+	}
 	current := s.Log[len(history):]
 	for i := range current {
 		current[i].Turn = id
@@ -116,20 +141,29 @@ func (s *Session) turn(ctx context.Context) (Outcome, error) {
 		return Outcome{}, err
 	}
 	s.Log = append(s.Log, out.Pending...)
-	if err := s.fire(ctx, out.Next, "engine", id); err != nil {
-		return Outcome{}, err
+	_, err = s.inbox.Fire(ctx, sessionPID, out.Next, "engine")
+	s.sync()
+	if err != nil {
+		return Outcome{}, fmt.Errorf("engines: session: %w", err)
 	}
 	return out, nil
 }
 
-func (s *Session) fire(ctx context.Context, ev lifecycle.Event, by, turn string) error {
-	tr, st, err := lifecycle.Fire(ctx, s.Status, ev, by, s.now())
-	if err != nil {
-		return fmt.Errorf("engines: session: %w", err)
-	}
-	s.Status = st
+// logChange logs a transition of the process as a state change: the wake
+// and the end of a turn in the turn, an unblock (the wake rule's) in none,
+// as the store logs them.
+func (s *Session) logChange(tr lifecycle.Transition) {
 	change := conversation.NewStateChange(string(tr.From), string(tr.To), string(tr.Event))
-	change.At, change.By, change.Turn = tr.At, tr.By, turn
+	change.At, change.By = tr.At, tr.By
+	if tr.Event != lifecycle.UserInput {
+		change.Turn = s.turn
+	}
 	s.Log = append(s.Log, change)
-	return nil
+}
+
+// sync copies the process's status from the inbox.
+func (s *Session) sync() {
+	if p, err := s.inbox.Get(sessionPID); err == nil {
+		s.Status = p.Status
+	}
 }

@@ -36,14 +36,14 @@ func (s *Store) notifyArgs(pid string, n *Notify, now time.Time) ([]string, []an
 	if !validID(n.PID) {
 		return nil, nil, fmt.Errorf("notify: %q is not a process id", n.PID)
 	}
-	m := n.Message.stamped(now)
+	m := stampedMessage(n.Message, now)
 	if m.Kind == "" {
 		m.Kind = conversation.KindProcessEvent
 	}
 	if m.From == "" {
 		m.From = pid
 	}
-	if err := m.validate(); err != nil {
+	if err := m.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("notify: %w", err)
 	}
 	return processKeys(n.PID)[:5], []any{n.PID, s.shard(n.PID), string(m.Kind), m.From, m.Content, m.At.UnixMilli(),

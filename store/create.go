@@ -41,7 +41,7 @@ func (p *NewProcess) validate() error {
 		errs = append(errs, fmt.Errorf("Depth: must not be negative (got %d)", p.Depth))
 	}
 	if p.Input != nil {
-		if err := p.Input.validate(); err != nil {
+		if err := p.Input.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("Input: %w", err))
 		}
 	}
@@ -74,7 +74,7 @@ func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 	in := Message{}
 	hasInput := "0"
 	if p.Input != nil {
-		state, in, hasInput = lifecycle.Ready, p.Input.stamped(now), "1"
+		state, in, hasInput = lifecycle.Ready, stampedMessage(*p.Input, now), "1"
 	}
 	args = append(args, string(state), p.Recipe, p.Engine, p.Parent, p.Depth, p.Owner, meta,
 		hasInput, string(in.Kind), in.From, in.Content, in.At.UnixMilli(), in.IdempotencyKey, idempotencyTTL.Milliseconds(),

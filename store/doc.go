@@ -56,9 +56,11 @@
 // record's version) and the first wake read of an engine (which creates
 // its consumer groups). Script calls that goroutines make at the same time
 // share one: they go out as one pipeline (batch.go), so a node's
-// concurrent turns cost the server one read and one write between them. The scripts share one prelude (lua/prelude.lua)
-// holding the key layout, the part of the lifecycle table they fire, the
-// wake rule and the post semantics, so each exists once. On Redis 7 they
+// concurrent turns cost the server one read and one write between them.
+// The scripts share one prelude, put together from lua/prelude.lua (the key
+// layout, the record, the events scripts write), lua/lifecycle.lua (the part
+// of the lifecycle table they fire) and lua/inbox.lua (the wake queue, the
+// wake rule and the post semantics), so each exists once. On Redis 7 they
 // are the functions of one library, brain_<hash of the code> (FCALL),
 // loaded on first use and again when the server lost it; each version of
 // brain loads its own, and nodes delete those of versions no node has
@@ -71,13 +73,17 @@
 //
 // # The wake rule
 //
-// After every change to a process or its inbox: a READY process with
-// anything in its inbox is put on the wake queue; a BLOCKED process with a
-// user or operator message in its inbox fires user_input (by the sender of
-// the first such message), becomes READY and is put on the queue. PAUSED,
-// RUNNING, DONE and FAILED processes never are. A process is on the queue
-// at most once: the queued mark is set with the entry and cleared by the
-// claim that takes it.
+// After every change to a process or its inbox the wake rule of package
+// inbox runs (its doc.go has it as a table, per state and message kind): a
+// READY process with anything in its inbox is put on the wake queue; a
+// BLOCKED process with a user or operator message in its inbox fires
+// user_input (by the sender of the first such message), becomes READY and
+// is put on the queue. PAUSED, RUNNING, DONE and FAILED processes never
+// are. A process is on the queue at most once: the queued mark is set with
+// the entry and cleared by the claim that takes it. lua/inbox.lua is the
+// rule's Redis side; TestLuaWakeRule checks it against inbox.OnPost, and
+// the store passes the conformance suite of package inboxtest
+// (TestInboxConformance).
 //
 // # Turns
 //
@@ -112,8 +118,8 @@
 //
 // # What it must not know
 //
-// store knows Redis, conversation events and the lifecycle table; it runs
-// no engine, calls no model and decides no transition by itself except
-// those of the wake rule (user_input), Claim (wake, recover) and the ones
-// its callers ask for.
+// store knows Redis, conversation events, the lifecycle table and the wake
+// rule of package inbox; it runs no engine, calls no model and decides no
+// transition by itself except those of the wake rule (user_input), Claim
+// (wake, recover) and the ones its callers ask for.
 package store

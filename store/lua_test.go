@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 )
@@ -57,6 +58,56 @@ func TestLuaLifecycle(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestLuaWakeRule checks the pure parts of the prelude's wake rule against
+// package inbox for every state and every kind of message, as
+// TestLuaLifecycle checks the lifecycle: which states refuse a message
+// (CLOSED), which kinds unblock a BLOCKED process (UNBLOCKS) and which
+// messages count against the inbox limit (bounded). What the rule writes
+// is checked through the store by the conformance suite (inboxtest).
+func TestLuaWakeRule(t *testing.T) {
+	t.Parallel()
+	rdb := testutil.Redis(t)
+	kinds := []conversation.Kind{conversation.KindUser, conversation.KindOperator, conversation.KindProcessEvent,
+		conversation.KindSchedule, conversation.KindSystem}
+	for _, st := range lifecycle.States() {
+		for _, k := range kinds {
+			got := ints(t, evalPrelude(t, rdb, `local state, kind = ARGV[1], ARGV[2]
+local function bit(b) if b then return 1 end return 0 end
+return {bit(CLOSED[state]), bit(bounded(kind, state)), bit(UNBLOCKS[kind])}`, string(st), string(k)))
+			luaClosed, luaBounded, luaUnblocks := got[0] == 1, got[1] == 1, got[2] == 1
+			e := inbox.OnPost(st, k)
+			closed := errors.Is(e.Err, inbox.ErrClosed)
+			if luaClosed != closed {
+				t.Errorf("Lua CLOSED[%s] = %v; inbox.OnPost(%s, %s) refuses with ErrClosed: %v", st, luaClosed, st, k, closed)
+			}
+			if !closed && luaBounded != e.Bounded {
+				t.Errorf("Lua bounded(%s, %s) = %v; inbox.OnPost says Bounded %v", k, st, luaBounded, e.Bounded)
+			}
+			if luaUnblocks != inbox.Unblocks(k) {
+				t.Errorf("Lua UNBLOCKS[%s] = %v; inbox.Unblocks says %v", k, luaUnblocks, inbox.Unblocks(k))
+			}
+			if st == lifecycle.Blocked && luaUnblocks != e.Unblock {
+				t.Errorf("Lua UNBLOCKS[%s] = %v; inbox.OnPost(BLOCKED, %s) says Unblock %v", k, luaUnblocks, k, e.Unblock)
+			}
+		}
+	}
+}
+
+// ints returns the integers of a Lua table reply.
+func ints(t *testing.T, v any) []int64 {
+	t.Helper()
+	vs, _ := v.([]any)
+	out := make([]int64, len(vs))
+	for i, x := range vs {
+		n, ok := x.(int64)
+		if !ok {
+			t.Fatalf("reply %v: element %d is %T, want an integer", v, i, x)
+		}
+		out[i] = n
+	}
+	return out
 }
 
 // TestLuaKeyLayout checks that the prelude names keys as keys.go does, and

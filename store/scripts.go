@@ -27,7 +27,9 @@ type scripts struct {
 }
 
 // prelude is the Lua every script starts with: the event templates as the
-// constant table TPL, then lua/prelude.lua. A template's parts alternate
+// constant table TPL, then lua/prelude.lua, lua/lifecycle.lua and
+// lua/inbox.lua, in this order: each part uses only what those before it
+// define (they are Lua locals). A template's parts alternate
 // literal JSON and placeholders, each the position of its value in
 // templateValues (0: the time).
 func prelude(t templates) string {
@@ -48,7 +50,11 @@ func prelude(t templates) string {
 		b.WriteString("},\n")
 	}
 	b.WriteString("}\n")
-	b.WriteString(mustRead("lua/prelude.lua"))
+	for _, name := range []string{"lua/prelude.lua", "lua/lifecycle.lua", "lua/inbox.lua"} {
+		b.WriteString(mustRead(name))
+		b.WriteString("\n")
+	}
+	b.WriteString("-- ----- end of prelude -----\n")
 	return b.String()
 }
 

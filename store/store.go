@@ -8,17 +8,21 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain/inbox"
 )
 
 // Errors of the store. Returned errors wrap them with the process and the
 // operation; match them with errors.Is.
 var (
-	// ErrNotFound: no process (or timer) by that id.
-	ErrNotFound = errors.New("store: not found")
+	// ErrNotFound: no process (or timer) by that id. It matches
+	// inbox.ErrNotFound as well, as the errors of an inbox.Inbox must.
+	ErrNotFound error = &sentinel{"store: not found", inbox.ErrNotFound}
 	// ErrExists: Create was given the id of an existing process.
 	ErrExists = errors.New("store: process exists")
-	// ErrClosed: the process is DONE or FAILED and takes no messages.
-	ErrClosed = errors.New("store: process closed")
+	// ErrClosed is inbox.ErrClosed: the process is DONE or FAILED and takes
+	// no messages, nor timers.
+	ErrClosed = inbox.ErrClosed
 	// ErrFenced: the claim lost its lease, or a newer claim took the
 	// process; the turn must be dropped, nothing was written.
 	ErrFenced = errors.New("store: fenced")
@@ -28,10 +32,10 @@ var (
 	// ErrRunning: a turn holds the process's lease; Delete waits for no
 	// turn and must be tried again when it has ended.
 	ErrRunning = errors.New("store: process running a turn")
-	// ErrInboxFull: the process's inbox holds Config.InboxLimit messages
-	// already; nothing was stored. Post again once the process has read
-	// them. The error is an *InboxFullError.
-	ErrInboxFull = errors.New("store: inbox full")
+	// ErrInboxFull is inbox.ErrFull: the process's inbox holds
+	// Config.InboxLimit messages already; nothing was stored. Post again
+	// once the process has read them. The error is an *InboxFullError.
+	ErrInboxFull = inbox.ErrFull
 	// ErrOwnerLimit: a create refused because its owner has
 	// Config.OwnerLimit processes already. The error is an
 	// *OwnerLimitError.
@@ -95,18 +99,19 @@ func (e *OwnerLimitError) Error() string {
 
 func (e *OwnerLimitError) Is(target error) bool { return target == ErrOwnerLimit }
 
-// InboxFullError is a message refused because the inbox of process PID
-// holds Limit messages already. It matches ErrInboxFull.
-type InboxFullError struct {
-	PID   string
-	Limit int
+// InboxFullError is inbox.FullError: a message refused because the inbox of
+// process PID holds Limit messages already. It matches ErrInboxFull.
+type InboxFullError = inbox.FullError
+
+// A sentinel is an error of the store's that matches a more general one of
+// another package as well (errors.Is): Unwrap returns that one.
+type sentinel struct {
+	msg  string
+	also error
 }
 
-func (e *InboxFullError) Error() string {
-	return fmt.Sprintf("store: inbox full: process %s has %d messages waiting, its inbox limit", e.PID, e.Limit)
-}
-
-func (e *InboxFullError) Is(target error) bool { return target == ErrInboxFull }
+func (e *sentinel) Error() string { return e.msg }
+func (e *sentinel) Unwrap() error { return e.also }
 
 // DefaultInboxLimit is the inbox limit when Config.InboxLimit is zero:
 // far more than a process reads in one turn, few enough that a runaway

@@ -9,34 +9,16 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/inbox"
 )
 
-// Message is an inbox message.
-type Message struct {
-	// ID is the inbox stream id, set by Post.
-	ID   string
-	Kind conversation.Kind
-	// From names the sender ("user:alice", "operator:bob", a child's id,
-	// "timer:daily"). It becomes the By of the events the message causes;
-	// when empty, the kind stands in.
-	From, Content string
-	// At is when the message was sent (millisecond precision); Post stamps
-	// it with the clock when zero.
-	At time.Time
-	// IdempotencyKey, when set, makes a repeated Post return the first
-	// message's id instead of adding a copy (for 24 hours after its last
-	// use). It is not stored with the message.
-	IdempotencyKey string
-}
+// Message is an inbox message (inbox.Message).
+type Message = inbox.Message
 
-func (m *Message) validate() error {
-	if !m.Kind.Known() {
-		return fmt.Errorf("kind %q: want one of user, operator, process_event, schedule, system", m.Kind)
-	}
-	return nil
-}
+var _ inbox.Inbox = (*Store)(nil)
 
-func (m Message) stamped(now time.Time) Message {
+// stampedMessage returns m with At set to now when zero.
+func stampedMessage(m Message, now time.Time) Message {
 	if m.At.IsZero() {
 		m.At = now
 	}
@@ -44,7 +26,7 @@ func (m Message) stamped(now time.Time) Message {
 }
 
 // Post adds m to the inbox of process pid in one atomic step and applies
-// the wake rule (doc.go): a READY process is put on the wake queue; a
+// the wake rule (package inbox): a READY process is put on the wake queue; a
 // BLOCKED one is unblocked (user_input) and queued by a user or operator
 // message; a PAUSED one keeps the message for when it is resumed; a
 // RUNNING one gets it at the end of its turn.
@@ -57,11 +39,11 @@ func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup
 	if !validID(pid) {
 		return "", false, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
-	if err := m.validate(); err != nil {
+	if err := m.Validate(); err != nil {
 		return "", false, fmt.Errorf("store: post to %s: %w", pid, err)
 	}
 	now := s.now()
-	m = m.stamped(now)
+	m = stampedMessage(m, now)
 	args := s.processArgs(pid, now)
 	args = append(args, string(m.Kind), m.From, m.Content, m.At.UnixMilli(), m.IdempotencyKey, idempotencyTTL.Milliseconds(), s.inboxLimit())
 	status, res, err := s.run(ctx, s.scripts.post, processKeys(pid)[:5], args...)

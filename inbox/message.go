@@ -1,0 +1,46 @@
+package inbox
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/engine-brain/brain/conversation"
+)
+
+// Message is a message to a process: what its inbox holds until a turn
+// drains it into the conversation log.
+type Message struct {
+	// ID is the message's id in its inbox, set by Post.
+	ID   string
+	Kind conversation.Kind
+	// From names the sender ("user:alice", "operator:bob", a child's id,
+	// "timer:daily"). It becomes the By of the events the message causes;
+	// when empty, the kind stands in (Sender).
+	From, Content string
+	// At is when the message was sent (millisecond precision); Post stamps
+	// it with the clock when zero.
+	At time.Time
+	// IdempotencyKey, when set, makes a repeated Post return the first
+	// message's id instead of adding a copy. It is not stored with the
+	// message.
+	IdempotencyKey string
+}
+
+// Validate reports whether m can be posted: its kind must be one of
+// conversation's.
+func (m Message) Validate() error {
+	if !m.Kind.Known() {
+		return fmt.Errorf("kind %q: want one of user, operator, process_event, schedule, system", m.Kind)
+	}
+	return nil
+}
+
+// Sender names who sent m: its From, else its kind. It is the By of the
+// events m causes: the user_input that m unblocks a process with, the
+// inbox_message a turn drains it into.
+func (m Message) Sender() string {
+	if m.From != "" {
+		return m.From
+	}
+	return string(m.Kind)
+}

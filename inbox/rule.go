@@ -1,0 +1,85 @@
+package inbox
+
+import (
+	"slices"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/lifecycle"
+)
+
+// Effect is what the wake rule makes of a message posted to a process (OnPost)
+// or of a change of the process's state (AfterChange).
+type Effect struct {
+	// Err refuses the message: ErrNotFound (no process), ErrClosed (DONE or
+	// FAILED). Nothing else applies. A repeated idempotency key is answered
+	// before the rule is asked: it returns the first message's id, even
+	// from a process closed or full since.
+	Err error
+	// Bounded: the message counts against the inbox limit; when the inbox
+	// holds the limit already, it is refused with a *FullError.
+	Bounded bool
+	// Unblock: the process fires lifecycle.UserInput (BLOCKED → READY), by
+	// the sender of the message that unblocks it, then Wake applies.
+	Unblock bool
+	// Wake: the process is put on the wake queue, unless it is there
+	// already (its queued mark is set).
+	Wake bool
+}
+
+// OnPost returns what a message of kind does when it is posted to a process
+// in state ("" for no process).
+func OnPost(state lifecycle.State, kind conversation.Kind) Effect {
+	switch state {
+	case "":
+		return Effect{Err: ErrNotFound}
+	case lifecycle.Done, lifecycle.Failed:
+		return Effect{Err: ErrClosed}
+	}
+	e := Effect{Bounded: bounded(state, kind)}
+	switch {
+	case state == lifecycle.Ready:
+		e.Wake = true
+	case state == lifecycle.Blocked && Unblocks(kind):
+		e.Unblock, e.Wake = true, true
+	}
+	return e
+}
+
+// bounded reports whether a message of kind posted to a process in state
+// counts against the inbox limit. A worker's result and a system notice
+// never do (nothing may lose them, and a process's workers bound them); a
+// user or operator message to a BLOCKED process does not either: it wakes
+// the process, whose next turn drains the inbox whole, so that timer ticks
+// that piled up meanwhile never lock the user out.
+func bounded(state lifecycle.State, kind conversation.Kind) bool {
+	switch {
+	case kind == conversation.KindProcessEvent, kind == conversation.KindSystem:
+		return false
+	case state == lifecycle.Blocked && Unblocks(kind):
+		return false
+	}
+	return true
+}
+
+// Unblocks reports whether a message of kind unblocks a BLOCKED process: a
+// user's or an operator's does; a worker's result, a timer's tick and a
+// system notice wait for one of them.
+func Unblocks(kind conversation.Kind) bool {
+	return kind == conversation.KindUser || kind == conversation.KindOperator
+}
+
+// AfterChange returns what the wake rule makes of a process that has just
+// changed state (a turn's commit, a resume, a retry) and whose inbox holds
+// messages of the kinds pending, oldest first: a READY process with
+// anything pending wakes; a BLOCKED one with a user or operator message
+// pending is unblocked, by the sender of the first such message, and
+// wakes. Any other state waits as it is.
+func AfterChange(state lifecycle.State, pending []conversation.Kind) Effect {
+	switch {
+	case state == lifecycle.Ready && len(pending) > 0:
+		return Effect{Wake: true}
+	case state == lifecycle.Blocked && slices.ContainsFunc(pending, Unblocks):
+		return Effect{Unblock: true, Wake: true}
+	}
+	return Effect{}
+}

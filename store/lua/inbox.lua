@@ -1,0 +1,114 @@
+-- inbox.lua, the last part of the prelude (scripts.go): the wake queue, the
+-- wake rule and the post semantics, the Redis side of package inbox (its
+-- doc.go has the rule as a table). TestLuaWakeRule checks CLOSED, UNBLOCKS
+-- and bounded against inbox.OnPost; the conformance suite of package
+-- inboxtest checks the rest through the store.
+
+-- The states that take no message, and the kinds of message that unblock a
+-- BLOCKED process.
+local CLOSED = {DONE = true, FAILED = true}
+local UNBLOCKS = {user = true, operator = true}
+
+-- The record's queued is '1' while the process is on its wake stream, and
+-- '0' or missing when not: set rather than deleted, so that it can go in
+-- the HSET of a state change.
+
+-- push adds the process to its wake stream; the caller marks it queued.
+local function push(p)
+  redis.call('XADD', wake_key(rec(p).engine, p.shard), '*', 'pid', p.pid)
+end
+
+-- enqueue puts the process on its wake stream unless it is there already.
+local function enqueue(p)
+  local r = rec(p)
+  if r.queued == '1' then return end
+  redis.call('HSET', p.proc, 'queued', '1')
+  r.queued = '1'
+  push(p)
+end
+
+-- dequeue records that the process is off its wake stream.
+local function dequeue(p)
+  local r = rec(p)
+  if r.queued == '1' then
+    redis.call('HSET', p.proc, 'queued', '0')
+    r.queued = '0'
+  end
+end
+
+-- drop_wake acknowledges a wake entry; Store.TrimWakes deletes it later,
+-- with the others every node is done with.
+local function drop_wake(stream, id)
+  redis.call('XACK', stream, GROUP, id)
+end
+
+-- wake_rule judges the inbox of a process that has just changed: READY with
+-- anything in the inbox is enqueued; BLOCKED with a user or operator message
+-- fires user_input (by the sender of the first such message) and is
+-- enqueued. Other states never are.
+--
+-- added, when given, is the one message just added to the inbox: a BLOCKED
+-- process never holds a user or operator message (every step that leaves
+-- one BLOCKED applies this rule), so only the new message can unblock it
+-- and the inbox need not be scanned.
+local function wake_rule(p, added)
+  local state = rec(p).state
+  if state == 'READY' then
+    if redis.call('XLEN', p.inbox) > 0 then enqueue(p) end
+  elseif state == 'BLOCKED' then
+    local msgs = {added}
+    if added == nil then
+      msgs = {}
+      for _, entry in ipairs(redis.call('XRANGE', p.inbox, '-', '+')) do
+        msgs[#msgs + 1] = message(entry[2])
+      end
+    end
+    for _, msg in ipairs(msgs) do
+      if UNBLOCKS[msg.kind] then
+        local queued = rec(p).queued == '1'
+        set_state(p, state, fire('user_input', state), nil, {'queued', '1'}) -- enqueue, in one HSET
+        write(p, 'unblock', {sender(msg)})
+        if not queued then push(p) end
+        return
+      end
+    end
+  end
+end
+
+-- bounded reports whether a message of kind posted to a process in state
+-- counts against the inbox limit. A worker's result and a system notice
+-- never do (nothing may lose them, and a process's workers bound them); a
+-- user or operator message to a BLOCKED process does not either: it wakes
+-- the process, whose next turn drains the inbox whole, so timer ticks
+-- that piled up meanwhile never lock the user out.
+local function bounded(kind, state)
+  if kind == 'process_event' or kind == 'system' then return false end
+  if state == 'BLOCKED' and UNBLOCKS[kind] then return false end
+  return true
+end
+
+-- post adds a message to the inbox of p and applies the wake rule. It
+-- returns a status (OK, DUP, NOTFOUND, CLOSED, FULL) and the message id.
+-- FULL: the inbox holds limit messages already (limit > 0; see bounded).
+local function post(p, kind, from, content, at, idem_key, idem_ttl, limit)
+  local state = rec(p).state
+  if not state then return 'NOTFOUND', '' end
+  if idem_key ~= '' then
+    local first = redis.call('HGET', p.idem, idem_key)
+    if first then
+      redis.call('PEXPIRE', p.idem, idem_ttl)
+      return 'DUP', first
+    end
+  end
+  if CLOSED[state] then return 'CLOSED', '' end
+  if limit > 0 and bounded(kind, state) and redis.call('XLEN', p.inbox) >= limit then
+    return 'FULL', ''
+  end
+  local id = redis.call('XADD', p.inbox, '*', 'kind', kind, 'from', from, 'content', content, 'at', at)
+  if idem_key ~= '' then
+    redis.call('HSET', p.idem, idem_key, id)
+    redis.call('PEXPIRE', p.idem, idem_ttl)
+  end
+  wake_rule(p, {kind = kind, from = from})
+  return 'OK', id
+end
