@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -85,4 +86,78 @@ func (s *Store) Follow(ctx context.Context, pid string, after string, block time
 		}
 	}
 	return events, nil
+}
+
+// logBetween reads the entries of pid's log after the one with id after
+// and before the one with id before.
+func (s *Store) logBetween(ctx context.Context, pid, after, before string) ([]logEntry, error) {
+	reply, err := s.rdb.Do(ctx, "xrange", eventsKey(pid), "("+after, "("+before).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("read the log: %w", err)
+	}
+	return logEntries(reply), nil
+}
+
+// logPageBefore reads, in log order, the n entries of pid's log that come
+// right before the one with id before, and whether there may be more
+// before them.
+func (s *Store) logPageBefore(ctx context.Context, pid, before string, n int) ([]logEntry, bool, error) {
+	reply, err := s.rdb.Do(ctx, "xrevrange", eventsKey(pid), "("+before, "-", "COUNT", n).Slice()
+	if err != nil {
+		return nil, false, fmt.Errorf("read the log: %w", err)
+	}
+	entries := logEntries(reply)
+	slices.Reverse(entries)
+	return entries, len(entries) == n, nil
+}
+
+// LogBefore returns, oldest first, the at most n events of pid's log that
+// come right before the event with id before, and whether there may be
+// more before them: it reads a log back from a claim's History when
+// HistoryOmitted.
+func (s *Store) LogBefore(ctx context.Context, pid, before string, n int) ([]conversation.Event, bool, error) {
+	if !validID(pid) {
+		return nil, false, fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
+	if n < 1 {
+		return nil, false, fmt.Errorf("store: log of %s before %s: want at least 1 event (got %d)", pid, before, n)
+	}
+	entries, more, err := s.logPageBefore(ctx, pid, before, n)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: log of %s before %s: %w", pid, before, err)
+	}
+	events := make([]conversation.Event, 0, len(entries))
+	for _, e := range entries {
+		ev, err := s.decodeEvent(e.id, e.data)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: log of %s: %w", pid, err)
+		}
+		events = append(events, ev)
+	}
+	return events, more, nil
+}
+
+// A logEntry is an entry of a log as XRANGE returns it: its id and its
+// event's JSON.
+type logEntry struct{ id, data string }
+
+// logEntries reads an XRANGE reply of a log taken as a plain slice, which
+// costs less than go-redis's XMessage (a map per entry).
+func logEntries(reply []any) []logEntry {
+	out := make([]logEntry, 0, len(reply))
+	for _, r := range reply {
+		entry, _ := r.([]any)
+		if len(entry) < 2 {
+			continue
+		}
+		e := logEntry{id: str(entry[0])}
+		fields := strs(entry[1])
+		for i := 0; i+1 < len(fields); i += 2 {
+			if fields[i] == "e" {
+				e.data = fields[i+1]
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }
