@@ -63,7 +63,7 @@ func TestLuaLifecycle(t *testing.T) {
 // TestLuaWakeRule checks the pure parts of the prelude's wake rule against
 // package inbox for every state and every kind of message, as
 // TestLuaLifecycle checks the lifecycle: which states refuse a message
-// (CLOSED), which kinds unblock a BLOCKED process (UNBLOCKS) and which
+// (closed), which kinds unblock a BLOCKED process (unblocks) and which
 // messages count against the inbox limit (bounded). What the rule writes
 // is checked through the store by the conformance suite (inboxtest).
 func TestLuaWakeRule(t *testing.T) {
@@ -75,21 +75,21 @@ func TestLuaWakeRule(t *testing.T) {
 		for _, k := range kinds {
 			got := ints(t, evalPrelude(t, rdb, `local state, kind = ARGV[1], ARGV[2]
 local function bit(b) if b then return 1 end return 0 end
-return {bit(CLOSED[state]), bit(bounded(kind, state)), bit(UNBLOCKS[kind])}`, string(st), string(k)))
+return {bit(closed(state)), bit(bounded(kind, state)), bit(unblocks(kind))}`, string(st), string(k)))
 			luaClosed, luaBounded, luaUnblocks := got[0] == 1, got[1] == 1, got[2] == 1
 			e := inbox.OnPost(st, k)
 			closed := errors.Is(e.Err, inbox.ErrClosed)
 			if luaClosed != closed {
-				t.Errorf("Lua CLOSED[%s] = %v; inbox.OnPost(%s, %s) refuses with ErrClosed: %v", st, luaClosed, st, k, closed)
+				t.Errorf("Lua closed(%s) = %v; inbox.OnPost(%s, %s) refuses with ErrClosed: %v", st, luaClosed, st, k, closed)
 			}
 			if !closed && luaBounded != e.Bounded {
 				t.Errorf("Lua bounded(%s, %s) = %v; inbox.OnPost says Bounded %v", k, st, luaBounded, e.Bounded)
 			}
 			if luaUnblocks != inbox.Unblocks(k) {
-				t.Errorf("Lua UNBLOCKS[%s] = %v; inbox.Unblocks says %v", k, luaUnblocks, inbox.Unblocks(k))
+				t.Errorf("Lua unblocks(%s) = %v; inbox.Unblocks says %v", k, luaUnblocks, inbox.Unblocks(k))
 			}
 			if st == lifecycle.Blocked && luaUnblocks != e.Unblock {
-				t.Errorf("Lua UNBLOCKS[%s] = %v; inbox.OnPost(BLOCKED, %s) says Unblock %v", k, luaUnblocks, k, e.Unblock)
+				t.Errorf("Lua unblocks(%s) = %v; inbox.OnPost(BLOCKED, %s) says Unblock %v", k, luaUnblocks, k, e.Unblock)
 			}
 		}
 	}

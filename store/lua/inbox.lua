@@ -1,13 +1,13 @@
 -- inbox.lua, the last part of the prelude (scripts.go): the wake queue, the
 -- wake rule and the post semantics, the Redis side of package inbox (its
--- doc.go has the rule as a table). TestLuaWakeRule checks CLOSED, UNBLOCKS
+-- doc.go has the rule as a table). TestLuaWakeRule checks closed, unblocks
 -- and bounded against inbox.OnPost; the conformance suite of package
 -- inboxtest checks the rest through the store.
 
--- The states that take no message, and the kinds of message that unblock a
--- BLOCKED process.
-local CLOSED = {DONE = true, FAILED = true}
-local UNBLOCKS = {user = true, operator = true}
+-- closed reports whether a process in state takes no message; unblocks,
+-- whether a message of kind unblocks a BLOCKED process.
+local function closed(state) return state == 'DONE' or state == 'FAILED' end
+local function unblocks(kind) return kind == 'user' or kind == 'operator' end
 
 -- The record's queued is '1' while the process is on its wake stream, and
 -- '0' or missing when not: set rather than deleted, so that it can go in
@@ -64,7 +64,7 @@ local function wake_rule(p, added)
       end
     end
     for _, msg in ipairs(msgs) do
-      if UNBLOCKS[msg.kind] then
+      if unblocks(msg.kind) then
         local queued = rec(p).queued == '1'
         set_state(p, state, fire('user_input', state), nil, {'queued', '1'}) -- enqueue, in one HSET
         write(p, 'unblock', {sender(msg)})
@@ -83,7 +83,7 @@ end
 -- that piled up meanwhile never lock the user out.
 local function bounded(kind, state)
   if kind == 'process_event' or kind == 'system' then return false end
-  if state == 'BLOCKED' and UNBLOCKS[kind] then return false end
+  if state == 'BLOCKED' and unblocks(kind) then return false end
   return true
 end
 
@@ -100,7 +100,7 @@ local function post(p, kind, from, content, at, idem_key, idem_ttl, limit)
       return 'DUP', first
     end
   end
-  if CLOSED[state] then return 'CLOSED', '' end
+  if closed(state) then return 'CLOSED', '' end
   if limit > 0 and bounded(kind, state) and redis.call('XLEN', p.inbox) >= limit then
     return 'FULL', ''
   end
