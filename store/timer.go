@@ -11,21 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-brain/brain/inbox"
 	"github.com/redis/go-redis/v9"
 )
 
-// Timer posts a schedule message to a process when it is due. Cron (a
-// recurring timer) and At (a one-shot) are kept for the scheduler, which
-// computes the next due time; the store only keeps Due.
-type Timer struct {
-	ID, PID, Cron string
-	// At is the time of a one-shot timer.
-	At time.Time
-	// Message is the content of the schedule message.
-	Message string
-	// Due is when the timer fires next (millisecond precision).
-	Due time.Time
-}
+// Timer is an inbox timer (inbox.Timer): the store keeps Due, and the
+// scheduler the rest.
+type Timer = inbox.Timer
 
 // timerSpec is a timer as stored in brain:{pid}:timers.
 type timerSpec struct {
@@ -37,7 +29,8 @@ type timerSpec struct {
 	Due     int64     `json:"due"` // unix ms
 }
 
-func (t Timer) spec() (string, error) {
+// specOf is t as stored.
+func specOf(t Timer) (string, error) {
 	b, err := json.Marshal(timerSpec{ID: t.ID, PID: t.PID, Cron: t.Cron, At: t.At.UTC(), Message: t.Message, Due: t.Due.UnixMilli()})
 	return string(b), err
 }
@@ -50,7 +43,8 @@ func parseTimer(spec string) (Timer, error) {
 	return Timer{ID: sp.ID, PID: sp.PID, Cron: sp.Cron, At: sp.At, Message: sp.Message, Due: time.UnixMilli(sp.Due)}, nil
 }
 
-func (t *Timer) validate() error {
+// validateTimer checks what the store needs of t.
+func validateTimer(t Timer) error {
 	var errs []error
 	if t.ID == "" {
 		errs = append(errs, errors.New("ID: required"))
@@ -83,10 +77,10 @@ func (s *Store) PutTimerOnce(ctx context.Context, t Timer) error {
 var ErrTimerFired = errors.New("store: the timer has fired")
 
 func (s *Store) putTimer(ctx context.Context, t Timer, once bool) error {
-	if err := t.validate(); err != nil {
+	if err := validateTimer(t); err != nil {
 		return fmt.Errorf("store: put timer: %w", err)
 	}
-	spec, err := t.spec()
+	spec, err := specOf(t)
 	if err != nil {
 		return fmt.Errorf("store: put timer %s: %w", t.ID, err)
 	}
@@ -196,14 +190,14 @@ func (s *Store) DueTimers(ctx context.Context, now time.Time, limit int) ([]Time
 // full fires and moves on, but its message is dropped: it returns
 // fired=true and an error wrapping ErrInboxFull.
 func (s *Store) FireTimer(ctx context.Context, t Timer, next time.Time) (fired bool, err error) {
-	if err := t.validate(); err != nil {
+	if err := validateTimer(t); err != nil {
 		return false, fmt.Errorf("store: fire timer: %w", err)
 	}
 	nextMs, spec := int64(0), ""
 	if !next.IsZero() {
 		n := t
 		n.Due = next
-		if spec, err = n.spec(); err != nil {
+		if spec, err = specOf(n); err != nil {
 			return false, fmt.Errorf("store: fire timer %s: %w", t.ID, err)
 		}
 		nextMs = next.UnixMilli()

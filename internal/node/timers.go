@@ -2,17 +2,14 @@ package node
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
@@ -29,27 +26,16 @@ var _ tools.Scheduler = (*Node)(nil)
 // derives from it, so a call made again arms the same timer, and not at
 // all when it was a one-shot that has fired (tools.ErrWakeupFired).
 func (n *Node) ScheduleWakeup(ctx context.Context, c tools.Caller, w tools.Wakeup) (string, time.Time, error) {
-	id := "w_" + rand.Text()[:10]
-	if c.CallKey != "" {
-		sum := sha256.Sum256([]byte(c.ProcessID + "\x00" + c.CallKey))
-		id = "w_" + base32.StdEncoding.EncodeToString(sum[:])[:10] // as rand.Text's
-	}
-	t := store.Timer{ID: id, PID: c.ProcessID, Cron: w.Cron, At: w.At, Message: w.Message}
 	now := n.cfg.Clock()
-	switch {
-	case w.Cron != "":
-		s, err := parseCron(w.Cron)
-		if err != nil {
-			return "", time.Time{}, tools.InvalidArguments(err.Error())
-		}
-		t.Due = s.Next(now)
-	case !w.At.IsZero():
-		t.Due = w.At
-	case w.In > 0:
-		t.Due = now.Add(w.In)
-		t.At = t.Due
-	default:
-		return "", time.Time{}, tools.InvalidArguments(`give one of "in", "at" or "cron"`)
+	t := inbox.Timer{PID: c.ProcessID, Cron: w.Cron, At: w.At, Message: w.Message}
+	if w.In > 0 {
+		t.At = now.Add(w.In)
+	}
+	t, err := inbox.Arm(t, c.CallKey, now)
+	if bad := (*inbox.WakeupError)(nil); errors.As(err, &bad) {
+		return "", time.Time{}, tools.InvalidArguments(bad.Reason)
+	} else if err != nil {
+		return "", time.Time{}, err
 	}
 	put := n.store.PutTimer
 	if c.CallKey != "" {
@@ -80,21 +66,17 @@ func (n *Node) Timers(ctx context.Context, pid string) ([]store.Timer, error) {
 	return n.store.Timers(ctx, pid)
 }
 
-// parseCron parses a cron expression exactly as recipe lint checks it.
-func parseCron(expr string) (cron.Schedule, error) {
-	return recipes.Schedule{Cron: expr}.Parse()
-}
-
 // armSchedules arms the timers of a recipe's wakeup.schedules for a new
 // process; their ids are stable ("recipe-0", ...).
 func (n *Node) armSchedules(ctx context.Context, pid string, r *recipes.Recipe) error {
 	now := n.cfg.Clock()
 	for i, s := range r.Wakeup.Schedules {
-		sched, err := s.Parse()
+		t := inbox.Timer{ID: fmt.Sprintf("recipe-%d", i), PID: pid, Cron: s.Cron, Message: s.Message}
+		due, err := t.Next(now)
 		if err != nil {
 			return fmt.Errorf("wakeup.schedules[%d]: %w", i, err)
 		}
-		t := store.Timer{ID: fmt.Sprintf("recipe-%d", i), PID: pid, Cron: s.Cron, Message: s.Message, Due: sched.Next(now)}
+		t.Due = due
 		if err := n.store.PutTimer(ctx, t); err != nil {
 			return err
 		}
@@ -120,14 +102,9 @@ func (n *Node) FireDueTimers(ctx context.Context) (int, error) {
 	}
 	fired := 0
 	for _, t := range due {
-		var next time.Time
-		if t.Cron != "" {
-			s, err := parseCron(t.Cron)
-			if err != nil {
-				n.log.Warn("dropping a timer with a bad cron", zap.String("process", t.PID), zap.String("timer", t.ID), zap.Error(err))
-			} else {
-				next = s.Next(now)
-			}
+		next, err := t.Next(now)
+		if err != nil {
+			n.log.Warn("dropping a timer with a bad cron", zap.String("process", t.PID), zap.String("timer", t.ID), zap.Error(err))
 		}
 		ok, err := n.store.FireTimer(ctx, t, next)
 		if errors.Is(err, store.ErrInboxFull) {
