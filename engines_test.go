@@ -2,6 +2,8 @@ package brain_test
 
 import (
 	"context"
+	"errors"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,5 +176,28 @@ turns:
 	workers, _, err := n.ListWorkers(context.Background(), rec.ID, "", "", 10)
 	if err != nil || len(workers) != 0 {
 		t.Errorf("workers of the process: %v, %v; want none", workers, err)
+	}
+}
+
+// down is a model whose every call fails.
+type down struct{}
+
+func (down) Generate(context.Context, *llm.Request) iter.Seq2[llm.Part, error] {
+	return func(yield func(llm.Part, error) bool) { yield(llm.Part{}, errors.New("the model is down")) }
+}
+
+// TestWorkerWithoutAParent: a process of a worker recipe started by hand
+// (brain new marvin-worker) runs on the worker engine, whether it has a
+// parent or not: a turn that ends without a result leaves it READY, not
+// BLOCKED waiting for a person who is not there.
+func TestWorkerWithoutAParent(t *testing.T) {
+	t.Parallel()
+	n, commits := startNode(t, brain.Config{Models: map[string]llm.Model{"default": down{}}})
+	rec, err := n.Create(context.Background(), brain.NewProcess{Recipe: "marvin-worker", Input: "count the rows"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec = waitCommit(t, commits, rec.ID); rec.Status.State != lifecycle.Ready {
+		t.Errorf("after a failed model call the worker is %s; want READY", rec.Status.State)
 	}
 }
