@@ -61,21 +61,33 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	n.leases.drop(claim) // the commit or release ends the lease
 	cancel()
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, store.ErrFenced) || store.Unavailable(err) {
-			// Stopping, another node took over, or Redis could not take a
-			// checkpoint just now: the turn is recovered from its last
-			// checkpoint, here or on another node, not failed.
-			log.Info("turn abandoned", zap.Error(err))
-			n.cfg.Metrics.outcome(claim.Record.Recipe, "abandoned")
-			if rerr := n.store.Release(context.WithoutCancel(ctx), claim); rerr != nil && !errors.Is(rerr, store.ErrFenced) {
-				log.Warn("release failed", zap.Error(rerr))
-			}
-			return
-		}
+		n.abandon(ctx, claim, err, log)
+		return
+	}
+	n.commit(ctx, claim, out, log)
+}
+
+// abandon ends a turn whose engine returned err. Stopping, another node
+// having taken over, or Redis unable to take a checkpoint just now: the
+// turn is recovered from its last checkpoint, here or on another node, not
+// failed. Anything else fails the process.
+func (n *Node) abandon(ctx context.Context, claim *store.Claim, err error, log *zap.Logger) {
+	if ctx.Err() == nil && !errors.Is(err, store.ErrFenced) && !store.Unavailable(err) {
 		log.Error("turn failed", zap.Error(err))
 		n.fail(ctx, claim, err.Error(), log)
 		return
 	}
+	log.Info("turn abandoned", zap.Error(err))
+	n.cfg.Metrics.outcome(claim.Record.Recipe, "abandoned")
+	if rerr := n.store.Release(context.WithoutCancel(ctx), claim); rerr != nil && !errors.Is(rerr, store.ErrFenced) {
+		log.Warn("release failed", zap.Error(rerr))
+	}
+}
+
+// commit commits the outcome of claim's turn, with the next day's wake of
+// a spent day budget and a finished worker's report to its parent, and
+// keeps the turn's log.
+func (n *Node) commit(ctx context.Context, claim *store.Claim, out engines.Outcome, log *zap.Logger) {
 	if !out.ResumeAt.IsZero() {
 		n.resumeAt(context.WithoutCancel(ctx), claim, out.ResumeAt, log) // as the commit
 	}
