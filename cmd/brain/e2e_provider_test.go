@@ -11,6 +11,7 @@ import (
 
 	"github.com/engine-brain/brain/api"
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/llm/openai/openaitest"
 	"github.com/engine-brain/brain/tools"
 )
 
@@ -22,7 +23,7 @@ func TestEndToEndProvider(t *testing.T) {
 	t.Parallel()
 	bin := brainBinary(t)
 	const answer = "Six times seven is 42 (from the fake model)."
-	fake := newFakeOpenAI(t, answer)
+	fake := openaitest.New(t, answer)
 
 	dir := t.TempDir()
 	recipeDir := filepath.Join(dir, "recipes")
@@ -71,34 +72,34 @@ func TestEndToEndProvider(t *testing.T) {
 
 	// A provider of brain.yaml.
 	run("localchat", "What is six times seven?")
-	reqs := fake.received()
+	reqs := fake.Received()
 	if len(reqs) != 1 {
 		t.Fatalf("the fake got %d requests, want 1", len(reqs))
 	}
 	got := reqs[0]
-	if got.Path != "/v1/chat/completions" || got.Auth != "Bearer "+key || got.Body.Model != "fake-model" || !got.Body.Stream {
+	if got.Path != "/v1/chat/completions" || got.Auth != "Bearer "+key || got.Model != "fake-model" || !got.Stream {
 		t.Errorf("request: path %s, authorized %t, model %q, stream %t; want /v1/chat/completions, the key, fake-model, a stream",
-			got.Path, got.Auth == "Bearer "+key, got.Body.Model, got.Body.Stream)
+			got.Path, got.Auth == "Bearer "+key, got.Model, got.Stream)
 	}
-	if sys := got.Body.text("system"); !strings.Contains(sys, "You always end your turn with exactly one call to the `respond` tool.") {
+	if sys := got.Text("system"); !strings.Contains(sys, "You always end your turn with exactly one call to the `respond` tool.") {
 		t.Errorf("the system prompt is not the default recipe's:\n%s", sys)
 	}
-	if user := got.Body.text("user"); !strings.Contains(user, "What is six times seven?") {
+	if user := got.Text("user"); !strings.Contains(user, "What is six times seven?") {
 		t.Errorf("the user message is missing: %q", user)
 	}
-	if names := got.Body.toolNames(); !slices.Contains(names, tools.Respond) {
+	if names := got.ToolNames(); !slices.Contains(names, tools.Respond) {
 		t.Errorf("tools %v lack respond", names)
 	}
 
 	// A recipe's own base_url: provider openai, not configured, so no key.
 	run("direct", "hello")
-	reqs = fake.received()
+	reqs = fake.Received()
 	if len(reqs) != 2 {
 		t.Fatalf("the fake got %d requests, want 2", len(reqs))
 	}
-	if got := reqs[1]; got.Path != "/direct/v1/chat/completions" || got.Auth != "" || got.Body.Model != "other-model" {
+	if got := reqs[1]; got.Path != "/direct/v1/chat/completions" || got.Auth != "" || got.Model != "other-model" {
 		t.Errorf("request: path %s, authorized %t, model %q; want /direct/v1/chat/completions, no key, other-model",
-			got.Path, got.Auth != "", got.Body.Model)
+			got.Path, got.Auth != "", got.Model)
 	}
 
 	srv.stop(t)
@@ -124,7 +125,7 @@ func TestEndToEndHostedSearch(t *testing.T) {
 	t.Parallel()
 	bin := brainBinary(t)
 	const answer = "It is 42, says example.org."
-	fake := newFakeOpenAI(t, answer)
+	fake := openaitest.New(t, answer)
 	dir := t.TempDir()
 	config := filepath.Join(dir, "brain.yaml")
 	configText := "providers:\n  - {name: local, type: openai, base_url: " + fake.URL + "/v1, model: fake-search-model}\n"
@@ -141,7 +142,7 @@ func TestEndToEndHostedSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	followUntilBlocked(ctx, t, c, p.ID, "")
-	if reqs := fake.received(); len(reqs) != 1 || reqs[0].Path != "/v1/responses" {
+	if reqs := fake.Received(); len(reqs) != 1 || reqs[0].Path != "/v1/responses" {
 		t.Fatalf("the fake got %+v; want one request to /v1/responses", reqs)
 	}
 
@@ -155,11 +156,11 @@ func TestEndToEndHostedSearch(t *testing.T) {
 			reply = r
 		}
 	}
-	want := []conversation.Citation{{Source: conversation.Source{URL: fakeSourceURL, Title: fakeSourceTitle}}}
+	want := []conversation.Citation{{Source: conversation.Source{URL: openaitest.SourceURL, Title: openaitest.SourceTitle}}}
 	if reply == nil || conversation.TextOf(reply.Content) != answer || !slices.EqualFunc(reply.Citations, want, func(a, b conversation.Citation) bool {
 		return a.Source == b.Source && !a.Incomplete
 	}) {
-		t.Fatalf("the user's answer is %+v; want %q citing %s", reply, answer, fakeSourceURL)
+		t.Fatalf("the user's answer is %+v; want %q citing %s", reply, answer, openaitest.SourceURL)
 	}
 
 	raw, err := c.Events(ctx, p.ID, "raw", "", 0)
@@ -196,7 +197,7 @@ func TestEndToEndHostedSearch(t *testing.T) {
 		t.Fatalf("brain logs --view raw: exit %d: %s", code, errOut.String())
 	}
 	if !strings.Contains(out.String(), "model_usage model: local/fake-search-model: 300 tokens in, 40 out") ||
-		!strings.Contains(out.String(), `hosted_activity model: web_search started {"query":"`+fakeSearchQuery+`"}`) {
+		!strings.Contains(out.String(), `hosted_activity model: web_search started {"query":"`+openaitest.SearchQuery+`"}`) {
 		t.Errorf("brain logs --view raw does not show the usage and the search:\n%s", out.String())
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/anthropic"
 	"github.com/engine-brain/brain/llm/gemini"
+	"github.com/engine-brain/brain/llm/openai/openaitest"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 )
@@ -44,7 +45,7 @@ func ask(t *testing.T, m llm.Model, model string) string {
 
 func TestProviderSetResolve(t *testing.T) {
 	t.Parallel()
-	first, second, other := newFakeOpenAI(t, "first"), newFakeOpenAI(t, "second"), newFakeOpenAI(t, "other")
+	first, second, other := openaitest.New(t, "first"), openaitest.New(t, "second"), openaitest.New(t, "other")
 	set, err := New([]Config{
 		{Name: "ollama", Type: TypeOpenAI, BaseURL: first.URL + "/v1", Model: "llama3.2"},
 		{Name: "vllm", Type: TypeOpenAI, BaseURL: second.URL + "/v1", APIKeyEnv: "VLLM_KEY", APIKey: "sk-vllm", MaxAttempts: 1},
@@ -52,41 +53,43 @@ func TestProviderSetResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// sent is what the cases check of the request the fake received.
+	type sent struct{ Path, Auth, Model string }
 	tests := []struct {
 		name   string
 		model  recipes.Model
 		answer string // which fake answered
-		want   fakeRequest
+		want   sent
 	}{
 		{
 			name:   "default is the first provider, with its default model",
 			model:  recipes.Model{Provider: "default"},
 			answer: "first",
-			want:   fakeRequest{Path: "/v1/chat/completions", Model: "llama3.2"},
+			want:   sent{Path: "/v1/chat/completions", Model: "llama3.2"},
 		},
 		{
 			name:   "no provider is the default",
 			model:  recipes.Model{Name: "qwen3"},
 			answer: "first",
-			want:   fakeRequest{Path: "/v1/chat/completions", Model: "qwen3"},
+			want:   sent{Path: "/v1/chat/completions", Model: "qwen3"},
 		},
 		{
 			name:   "a named provider, with its key",
 			model:  recipes.Model{Provider: "vllm", Name: "mistral"},
 			answer: "second",
-			want:   fakeRequest{Path: "/v1/chat/completions", Auth: "Bearer sk-vllm", Model: "mistral"},
+			want:   sent{Path: "/v1/chat/completions", Auth: "Bearer sk-vllm", Model: "mistral"},
 		},
 		{
 			name:   "a recipe's base_url: the provider's settings, its key included, at that URL",
 			model:  recipes.Model{Provider: "vllm", Name: "mistral", BaseURL: other.URL + "/alt/v1"},
 			answer: "other",
-			want:   fakeRequest{Path: "/alt/v1/chat/completions", Auth: "Bearer sk-vllm", Model: "mistral"},
+			want:   sent{Path: "/alt/v1/chat/completions", Auth: "Bearer sk-vllm", Model: "mistral"},
 		},
 		{
 			name:   "openai with a base_url and no such provider: no key",
 			model:  recipes.Model{Provider: "openai", Name: "gpt-oss", BaseURL: other.URL + "/v1"},
 			answer: "other",
-			want:   fakeRequest{Path: "/v1/chat/completions", Model: "gpt-oss"},
+			want:   sent{Path: "/v1/chat/completions", Model: "gpt-oss"},
 		},
 	}
 	for _, tt := range tests {
@@ -99,10 +102,10 @@ func TestProviderSetResolve(t *testing.T) {
 			if got := ask(t, m, tt.model.Name); got != tt.answer {
 				t.Fatalf("answered by %q, want %q", got, tt.answer)
 			}
-			fake := map[string]*fakeOpenAI{"first": first, "second": second, "other": other}[tt.answer]
-			reqs := fake.received()
+			fake := map[string]*openaitest.Server{"first": first, "second": second, "other": other}[tt.answer]
+			reqs := fake.Received()
 			got := reqs[len(reqs)-1]
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, sent{Path: got.Path, Auth: got.Auth, Model: got.Model}); diff != "" {
 				t.Errorf("request (-want +got):\n%s", diff)
 			}
 		})
@@ -240,7 +243,7 @@ func TestProviderSetFallback(t *testing.T) {
 		}
 	}
 	// openai at a base URL is a real server, fallback or not.
-	fake := newFakeOpenAI(t, "real")
+	fake := openaitest.New(t, "real")
 	m, err := set.Resolve(recipes.Model{Provider: "openai", BaseURL: fake.URL + "/v1"})
 	if err != nil {
 		t.Fatal(err)
@@ -405,7 +408,7 @@ func TestSetWithoutFallback(t *testing.T) {
 	if _, err := set.Resolve(recipes.Model{Provider: "default"}); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Resolve: %v, want an error saying %q", err, want)
 	}
-	fake := newFakeOpenAI(t, "real")
+	fake := openaitest.New(t, "real")
 	m, err := set.Resolve(recipes.Model{Provider: "openai", BaseURL: fake.URL + "/v1"})
 	if err != nil {
 		t.Fatal(err)
