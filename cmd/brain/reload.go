@@ -32,6 +32,9 @@ func loadRecipes(dir string) (*recipes.Library, error) {
 		return recipes.Builtin(), nil
 	}
 	lib, err := recipes.LoadDir(dir)
+	if err == nil {
+		err = builtinEngines.Check(lib)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("recipes in %s:\n%w", dir, err)
 	}

@@ -69,6 +69,16 @@ func TestReload(t *testing.T) {
 		t.Errorf("SetRecipes called after a failed reload")
 	}
 
+	// An engine kind this server does not run.
+	writeRecipe(t, dir, "other.yaml", "name: other\nengine: robot\nmodel:\n  provider: local\nturn_end: natural\n")
+	err = r.Reload(context.Background())
+	if want := `recipe other names engine "robot"; this node runs chat, worker`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("reload naming an unknown engine: %v, want an error saying %q", err, want)
+	}
+	if len(sink.got) != 1 {
+		t.Errorf("SetRecipes called after a failed reload")
+	}
+
 	// A configured provider at a base URL of the recipe's own.
 	writeRecipe(t, dir, "other.yaml", "name: other\nextends: default\nmodel:\n  provider: local\n  base_url: http://127.0.0.1:2/v1\n")
 	if err := r.Reload(context.Background()); err != nil {
