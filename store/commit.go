@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
 )
 
@@ -18,13 +18,10 @@ type Notify struct {
 	Message Message
 }
 
-// ReportTo returns the notification that carries report to parent: a
-// process_event from "process:<child>" whose content is the report's JSON.
+// ReportTo returns the notification that carries report to parent
+// (inbox.Report).
 func ReportTo(parent string, report conversation.ProcessEvent) *Notify {
-	body, _ := json.Marshal(report)
-	return &Notify{PID: parent, Message: Message{
-		Kind: conversation.KindProcessEvent, From: "process:" + report.Child, Content: string(body),
-	}}
+	return &Notify{PID: parent, Message: inbox.Report(report)}
 }
 
 // notifyArgs returns the keys and arguments with which a script of process
