@@ -11,7 +11,6 @@ import (
 	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
-	"github.com/engine-brain/brain/llm/provider"
 	"github.com/engine-brain/brain/tools"
 	"github.com/engine-brain/brain/validators"
 )
@@ -348,7 +347,7 @@ func contextTokens(t *engines.Turn) int {
 // view is a guess, and so is the window a recipe or a provider declares;
 // the provider's refusal is not.
 func (r *run) shrink(err error, refused []conversation.Message) bool {
-	if !errors.Is(err, provider.ErrContextTooLong) {
+	if !errors.Is(err, llm.ErrContextTooLong) {
 		return false
 	}
 	r.tooLong++
@@ -429,19 +428,19 @@ func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error
 		r.add(byEngine, conversation.NewSystemNotice(NoticeTimeout, fmt.Sprintf(
 			"The turn was stopped after %s (limits.turn_timeout). Send a message to continue.",
 			r.t.Recipe.Limits.Timeout())))
-	case errors.Is(err, provider.ErrUnavailable) && resp.Started() && ctx.Err() == nil && toolCtx.Err() == nil && r.cuts < MaxCutRetries:
+	case errors.Is(err, llm.ErrUnavailable) && resp.Started() && ctx.Err() == nil && toolCtx.Err() == nil && r.cuts < MaxCutRetries:
 		// An adapter retries a failure before any output itself; an answer
 		// cut midway is asked again here, from the start of the round, with
 		// what arrived of it kept above for the model to go on from.
 		r.cuts++
 		return "", false
-	case errors.Is(err, provider.ErrAuth):
+	case errors.Is(err, llm.ErrAuth):
 		text := "The model provider refused the credentials: " + err.Error() +
 			". Fix the provider's API key on the server, then retry the process."
 		r.add(byEngine, conversation.NewSystemNotice(NoticeModelAuth, text))
 		r.reportFailure(text)
 		return lifecycle.Fail, true
-	case errors.Is(err, provider.ErrContextTooLong):
+	case errors.Is(err, llm.ErrContextTooLong):
 		r.add(byEngine, conversation.NewSystemNotice(NoticeModelError, "The conversation is too long for the model's context window, "+
 			"even with older parts left out ("+err.Error()+"). Send a shorter message or use a model with a larger window; "+
 			"limits.max_context_tokens (or the provider's max_context_tokens) should be below the window."))

@@ -8,37 +8,27 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/engine-brain/brain/llm"
 )
 
 // Sentinels of failed calls; every error of a failed call wraps one of them,
 // or the context's error when the call was cancelled or timed out. Inside an
 // *Error they read with the adapter's name, e.g. "openai: rate limited".
+// They are llm's (see llm.ErrBadRequest and the others), so that code
+// without HTTP can test for them.
 var (
-	// ErrBadRequest: the provider refused the request (a 4xx other than
-	// 401, 403, 408 and 429: unknown model, context too long, bad schema).
-	// Not retried.
-	ErrBadRequest error = &kind{"request refused"}
-	// ErrAuth: the key is missing, wrong or lacks access (401, 403). Not
-	// retried.
-	ErrAuth error = &kind{"authentication failed"}
-	// ErrRateLimited: too many requests (429). Retried, unless the
-	// Error is Permanent (an exhausted quota).
-	ErrRateLimited error = &kind{"rate limited"}
-	// ErrUnavailable: the provider failed, is overloaded or could not be
-	// reached (5xx, 408, connection errors, a stream cut or garbled
-	// mid-way). Retried while nothing of the answer was yielded.
-	ErrUnavailable error = &kind{"provider unavailable"}
-	// ErrContextTooLong: an ErrBadRequest that says the request does not
-	// fit the model's context window (Error.ContextTooLong). A shorter
-	// view of the conversation may be accepted.
-	ErrContextTooLong = errors.New("provider: context too long")
+	// ErrBadRequest is llm.ErrBadRequest.
+	ErrBadRequest = llm.ErrBadRequest
+	// ErrAuth is llm.ErrAuth.
+	ErrAuth = llm.ErrAuth
+	// ErrRateLimited is llm.ErrRateLimited.
+	ErrRateLimited = llm.ErrRateLimited
+	// ErrUnavailable is llm.ErrUnavailable.
+	ErrUnavailable = llm.ErrUnavailable
+	// ErrContextTooLong is llm.ErrContextTooLong.
+	ErrContextTooLong = llm.ErrContextTooLong
 )
-
-// kind is a sentinel; its text without the package name goes after the
-// adapter's name in an Error.
-type kind struct{ text string }
-
-func (k *kind) Error() string { return "provider: " + k.text }
 
 // MaxMessage bounds the provider's message kept in an error (see Clip).
 const MaxMessage = 1000
@@ -81,8 +71,8 @@ func (e *Error) Error() string {
 		sb.WriteString(e.Provider)
 		sb.WriteString(": ")
 	}
-	if k, ok := e.Kind.(*kind); ok {
-		sb.WriteString(k.text)
+	if k, ok := e.Kind.(*llm.Failure); ok {
+		sb.WriteString(k.Text())
 	} else if e.Kind != nil {
 		sb.WriteString(e.Kind.Error())
 	}
