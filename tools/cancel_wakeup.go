@@ -43,7 +43,7 @@ var _ Tool = cancelWakeupTool{}
 func (cancelWakeupTool) Definition() Definition {
 	// Idempotent: cancelled once, a timer stays cancelled; the Scheduler's
 	// answer to a second cancel says that it is not scheduled.
-	return Definition{Name: CancelWakeup, Description: CancelWakeupDescription, Schema: compact(cancelWakeupSchema), Idempotent: true}
+	return Definition{Name: CancelWakeup, Description: CancelWakeupDescription, Schema: Compact(cancelWakeupSchema), Idempotent: true}
 }
 
 func (t cancelWakeupTool) Call(ctx context.Context, args json.RawMessage) (Result, error) {

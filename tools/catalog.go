@@ -34,7 +34,6 @@ func BuiltinCatalog() Catalog {
 		Respond:        noConfig(Respond, RespondTool),
 		TellUser:       noConfig(TellUser, TellUserTool),
 		FinishTask:     noConfig(FinishTask, FinishTaskTool),
-		HTTPFetch:      HTTPFetchFactory(nil),
 		PresentResults: presentResultsFactory,
 	}
 }

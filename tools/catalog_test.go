@@ -11,7 +11,7 @@ import (
 func TestBuiltinCatalog(t *testing.T) {
 	t.Parallel()
 	c := BuiltinCatalog()
-	if diff := cmp.Diff([]string{FinishTask, HTTPFetch, PresentResults, Respond, TellUser}, c.names()); diff != "" {
+	if diff := cmp.Diff([]string{FinishTask, PresentResults, Respond, TellUser}, c.names()); diff != "" {
 		t.Errorf("built-ins (-want +got):\n%s", diff)
 	}
 	for name := range c {
@@ -53,7 +53,7 @@ func TestCatalogBuild(t *testing.T) {
 		{
 			name:    "unknown",
 			refs:    []Ref{{Name: "respond"}, {Name: "serch"}},
-			wantErr: `tool "serch" is not available (known: finish_task, http_fetch, lookup, misnamed, present_results, respond, tell_user)`,
+			wantErr: `tool "serch" is not available (known: finish_task, lookup, misnamed, present_results, respond, tell_user)`,
 			wantIs:  []error{ErrNotAvailable},
 		},
 		{
@@ -81,7 +81,7 @@ func TestCatalogBuild(t *testing.T) {
 		{
 			name: "every bad entry is reported",
 			refs: []Ref{{Name: "x"}, {Name: "respond"}, {Name: "schedule_wakeup"}},
-			wantErr: `tool "x" is not available (known: finish_task, http_fetch, lookup, misnamed, present_results, respond, tell_user)` + "\n" +
+			wantErr: `tool "x" is not available (known: finish_task, lookup, misnamed, present_results, respond, tell_user)` + "\n" +
 				`tool "schedule_wakeup" is not implemented yet`,
 			wantIs: []error{ErrNotAvailable, ErrNotImplemented},
 		},
@@ -143,6 +143,7 @@ func TestRuntimeFactories(t *testing.T) {
 	if diff := cmp.Diff(BuiltinNames(), slices.Sorted(slices.Values(names))); diff != "" {
 		t.Errorf("the test does not list every built-in (-want +got):\n%s", diff)
 	}
+	names = slices.DeleteFunc(names, func(n string) bool { return n == HTTPFetch }) // package httpfetch's
 	refs := make([]Ref, len(names))
 	for i, n := range names {
 		refs[i] = Ref{Name: n}
@@ -183,20 +184,17 @@ func TestRuntimeFactories(t *testing.T) {
 	}
 }
 
-// TestBuiltinSchemasProviderSafe keeps the built-ins' schemas within what
+// TestBuiltinSchemasProviderSafe keeps the built-ins' schemas (http_fetch's:
+// package httpfetch) within what
 // the providers accept: the OpenAI and Anthropic APIs refuse a tool whose
 // schema has oneOf, anyOf, allOf, not, enum or const at its top level, and
 // fail every request that carries it.
 func TestBuiltinSchemasProviderSafe(t *testing.T) {
 	t.Parallel()
-	fetch, err := HTTPFetchTool(nil, HTTPFetchConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	all := []Tool{
 		RespondTool(), TellUserTool(), FinishTaskTool(),
 		SpawnWorkerTool(&fakeSpawner{}), ScheduleWakeupTool(&fakeScheduler{}), CancelWakeupTool(&fakeScheduler{}),
-		fetch, presentTool(t),
+		presentTool(t),
 	}
 	for _, tool := range all {
 		def := tool.Definition()

@@ -28,9 +28,10 @@
 //   - finish_task ([FinishTaskTool]) ends a worker's task, as respond ends a
 //     chat turn: the engine reads the call with [ParseFinish] and hands the
 //     result to the parent process; the model reads only [FinishAck].
-//   - http_fetch ([HTTPFetchFactory]) GETs a text document; a recipe may
-//     limit it to some hosts (config allow_hosts), which it should for any
-//     process that must not reach internal addresses.
+//   - http_fetch (package tools/httpfetch, so that what imports tools pulls
+//     no HTTP client; toolset.Builtins adds it) GETs a text document; a
+//     recipe may limit it to some hosts (config allow_hosts), which it
+//     should for any process that must not reach internal addresses.
 //   - present_results ([PresentResultsTool]) shows the user a summary and
 //     blocks ([PresentBlock]: metrics, table, chart, links, actions) with a
 //     server-built GFM fallback, through [Result.Presentation], which the

@@ -122,7 +122,7 @@ type finishTaskTool struct{}
 var _ Tool = finishTaskTool{}
 
 func (finishTaskTool) Definition() Definition {
-	return Definition{Name: FinishTask, Description: FinishDescription, Schema: compact(finishSchema), Replayable: true}
+	return Definition{Name: FinishTask, Description: FinishDescription, Schema: Compact(finishSchema), Replayable: true}
 }
 
 func (finishTaskTool) Call(_ context.Context, args json.RawMessage) (Result, error) {

@@ -40,7 +40,7 @@ func clip(s string, max int) (string, bool) {
 	if utf8.RuneCountInString(s) <= max {
 		return s, false
 	}
-	head, _ := cut(s, max-1)
+	head, _ := Cut(s, max-1)
 	return head + "…", true
 }
 
@@ -131,4 +131,21 @@ func share(v, total float64) (float64, string) {
 		tenths = 0 // not -0
 	}
 	return tenths / 1000, strconv.FormatFloat(tenths/10, 'f', 1, 64) + "%"
+}
+
+// Cut returns the first n characters (runes) of s and how many s has: for
+// tools that bound the text they return.
+func Cut(s string, n int) (string, int) {
+	total := utf8.RuneCountInString(s)
+	if total <= n {
+		return s, total
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j], total
+		}
+		i++
+	}
+	return s, total
 }

@@ -197,7 +197,7 @@ func PresentResultsTool(cfg PresentResultsConfig) (Tool, error) {
 		def: Definition{
 			Name:        PresentResults,
 			Description: PresentResultsDescription + " " + links.describe(),
-			Schema:      compact(r.Replace(presentResultsSchema)),
+			Schema:      Compact(r.Replace(presentResultsSchema)),
 			Replayable:  true,
 		},
 	}, nil

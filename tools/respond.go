@@ -115,7 +115,7 @@ type respondTool struct{}
 var _ Tool = respondTool{}
 
 func (respondTool) Definition() Definition {
-	return Definition{Name: Respond, Description: RespondDescription, Schema: compact(respondSchema), Replayable: true}
+	return Definition{Name: Respond, Description: RespondDescription, Schema: Compact(respondSchema), Replayable: true}
 }
 
 func (respondTool) Call(_ context.Context, args json.RawMessage) (Result, error) {

@@ -159,7 +159,7 @@ type scheduleWakeupTool struct{ s Scheduler }
 var _ Tool = scheduleWakeupTool{}
 
 func (scheduleWakeupTool) Definition() Definition {
-	return Definition{Name: ScheduleWakeup, Description: ScheduleWakeupDescription, Schema: compact(scheduleWakeupSchema), Idempotent: true}
+	return Definition{Name: ScheduleWakeup, Description: ScheduleWakeupDescription, Schema: Compact(scheduleWakeupSchema), Idempotent: true}
 }
 
 func (t scheduleWakeupTool) Call(ctx context.Context, args json.RawMessage) (Result, error) {

@@ -77,9 +77,10 @@ func compileSchema(name string, raw json.RawMessage) (*argSchema, error) {
 	return &argSchema{compiled: sch, props: props}, nil
 }
 
-// compact returns the JSON text s without insignificant space. Text that
+// Compact returns the JSON text s without insignificant space, for tool
+// schemas written readably in the source. Text that
 // is not JSON is returned as it is, for NewRegistry to report.
-func compact(s string) json.RawMessage {
+func Compact(s string) json.RawMessage {
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(s)); err != nil {
 		return json.RawMessage(s)

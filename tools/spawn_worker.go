@@ -76,7 +76,7 @@ type spawnWorkerTool struct{ s Spawner }
 var _ Tool = spawnWorkerTool{}
 
 func (spawnWorkerTool) Definition() Definition {
-	return Definition{Name: SpawnWorker, Description: SpawnWorkerDescription, Schema: compact(spawnWorkerSchema), Idempotent: true}
+	return Definition{Name: SpawnWorker, Description: SpawnWorkerDescription, Schema: Compact(spawnWorkerSchema), Idempotent: true}
 }
 
 func (t spawnWorkerTool) Call(ctx context.Context, args json.RawMessage) (Result, error) {

@@ -65,7 +65,7 @@ type tellUserTool struct{}
 var _ Tool = tellUserTool{}
 
 func (tellUserTool) Definition() Definition {
-	return Definition{Name: TellUser, Description: TellUserDescription, Schema: compact(tellUserSchema), Replayable: true}
+	return Definition{Name: TellUser, Description: TellUserDescription, Schema: Compact(tellUserSchema), Replayable: true}
 }
 
 func (tellUserTool) Call(_ context.Context, args json.RawMessage) (Result, error) {

@@ -31,7 +31,7 @@ func TestDemoModelOnTheDefaultRecipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := toolset.Build(tools.BuiltinCatalog(), r)
+	reg, err := toolset.Build(toolset.Builtins(), r)
 	if err != nil {
 		t.Fatal(err)
 	}

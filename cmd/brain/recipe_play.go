@@ -17,7 +17,6 @@ import (
 	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
-	"github.com/engine-brain/brain/tools"
 	"github.com/engine-brain/brain/tools/mcp"
 	"github.com/engine-brain/brain/tools/toolset"
 )
@@ -97,7 +96,7 @@ func playRecipe(ctx context.Context, recipeArg, scriptPath string) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	builder := toolset.Builder{Catalog: tools.BuiltinCatalog()}
+	builder := toolset.Builder{Catalog: toolset.Builtins()}
 	if len(r.MCPServers) > 0 {
 		// The script's calls of MCP tools reach the recipe's servers.
 		pool, err := mcp.NewPool(mcp.Config{})

@@ -77,7 +77,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("brain: %w", err)
 	}
 	n.leases = newLeaseKeeper(st, cfg.LeaseTTL)
-	catalog := tools.BuiltinCatalog()
+	catalog := toolset.Builtins()
 	catalog[tools.SpawnWorker] = tools.SpawnWorkerFactory(n)
 	catalog[tools.ScheduleWakeup] = tools.ScheduleWakeupFactory(n)
 	catalog[tools.CancelWakeup] = tools.CancelWakeupFactory(n)

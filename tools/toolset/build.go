@@ -10,6 +10,7 @@ import (
 
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
+	"github.com/engine-brain/brain/tools/httpfetch"
 	"github.com/engine-brain/brain/tools/mcp"
 )
 
@@ -139,4 +140,14 @@ func builtinRef(r *recipes.Recipe, ref recipes.ToolRef) tools.Ref {
 		out.Config = map[string]any{"links": maps.Clone(r.Presentation.Links)}
 	}
 	return out
+}
+
+// Builtins is the catalog of every built-in tool that needs no runtime:
+// tools.BuiltinCatalog's and http_fetch (package httpfetch, kept out of
+// tools so that what imports tools pulls no HTTP client). A node adds the
+// ones that act through it (spawn_worker, schedule_wakeup, cancel_wakeup).
+func Builtins() tools.Catalog {
+	c := tools.BuiltinCatalog()
+	c[tools.HTTPFetch] = httpfetch.Factory(nil)
+	return c
 }

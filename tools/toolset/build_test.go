@@ -1,11 +1,14 @@
 package toolset
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestBuildPresentationLinks checks that present_results gets the
@@ -40,5 +43,19 @@ func TestBuildPresentationLinks(t *testing.T) {
 	r := &recipes.Recipe{Tools: []recipes.ToolRef{{Name: tools.PresentResults}}, Presentation: recipes.Presentation{Links: map[string]string{"away": "//evil.example/{x}"}}}
 	if _, err := Build(tools.BuiltinCatalog(), r); err == nil || !strings.Contains(err.Error(), "links.away") {
 		t.Errorf("Build with a template leaving the site: %v", err)
+	}
+}
+
+// Builtins, with the three tools a node adds, is every built-in tool.
+func TestBuiltins(t *testing.T) {
+	t.Parallel()
+	names := slices.Collect(maps.Keys(Builtins()))
+	names = append(names, tools.SpawnWorker, tools.ScheduleWakeup, tools.CancelWakeup)
+	slices.Sort(names)
+	if diff := cmp.Diff(tools.BuiltinNames(), names); diff != "" {
+		t.Errorf("built-in tools (-want +got):\n%s", diff)
+	}
+	if _, err := Builtins().Build([]tools.Ref{{Name: tools.HTTPFetch}}); err != nil {
+		t.Errorf("http_fetch from Builtins: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package tools
+package httpfetch
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/engine-brain/brain/tools"
 	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/unicode"
@@ -39,8 +40,8 @@ const (
 	fetchUserAgent = "brain-http-fetch/1"
 )
 
-// HTTPFetchDescription is the model-visible description of http_fetch.
-const HTTPFetchDescription = "Fetch a URL with an HTTP GET and return the response body as text. " +
+// Description is the model-visible description of http_fetch.
+const Description = "Fetch a URL with an HTTP GET and return the response body as text. " +
 	"'url' must be an absolute http:// or https:// URL. Only text is returned: text/* (plain text, " +
 	"HTML, CSV, ...), JSON and XML. An HTML page comes back as its text, not its markup: the title on " +
 	"the first line, then one line per paragraph, heading, list item or table row, list items starting " +
@@ -68,9 +69,9 @@ const httpFetchSchema = `{
 	"additionalProperties": false
 }`
 
-// HTTPFetchConfig is the settings of http_fetch. The zero value fetches
+// Config is the settings of http_fetch. The zero value fetches
 // from any host at a public address with [DefaultHTTPFetchTimeout].
-type HTTPFetchConfig struct {
+type Config struct {
 	// AllowHosts, when not empty, are the only host names (without port)
 	// http_fetch fetches from, redirects included; matching is exact and
 	// case-insensitive ("example.com" does not allow "www.example.com").
@@ -94,8 +95,8 @@ var httpFetchKeys = []string{"allow_hosts", "timeout"}
 //	    config: {allow_hosts: [api.github.com], timeout: 10s}
 //
 // It reports every problem it finds, in one error.
-func parseHTTPFetchConfig(config map[string]any) (HTTPFetchConfig, error) {
-	var cfg HTTPFetchConfig
+func parseHTTPFetchConfig(config map[string]any) (Config, error) {
+	var cfg Config
 	var problems []string
 	var unknown []string
 	for _, k := range slices.Sorted(maps.Keys(config)) {
@@ -137,7 +138,7 @@ func parseHTTPFetchConfig(config map[string]any) (HTTPFetchConfig, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return HTTPFetchConfig{}, fmt.Errorf("%s: %s", HTTPFetch, strings.Join(problems, "; "))
+		return Config{}, fmt.Errorf("%s: %s", tools.HTTPFetch, strings.Join(problems, "; "))
 	}
 	return cfg, nil
 }
@@ -163,15 +164,15 @@ func hostList(v any) ([]string, string) {
 }
 
 // validate checks cfg; its message is written for the recipe author.
-func (cfg HTTPFetchConfig) validate() error {
+func (cfg Config) validate() error {
 	if ps := cfg.problems(); len(ps) > 0 {
-		return fmt.Errorf("%s: %s", HTTPFetch, strings.Join(ps, "; "))
+		return fmt.Errorf("%s: %s", tools.HTTPFetch, strings.Join(ps, "; "))
 	}
 	return nil
 }
 
 // problems returns what is wrong with cfg, if anything.
-func (cfg HTTPFetchConfig) problems() []string {
+func (cfg Config) problems() []string {
 	var ps []string
 	for i, h := range cfg.AllowHosts {
 		if _, err := hostName(h); err != nil {
@@ -194,12 +195,12 @@ func hostName(h string) (string, error) {
 	return strings.ToLower(u.Hostname()), nil
 }
 
-// HTTPFetchTool returns the http_fetch tool, which fetches with a copy of
+// New returns the http_fetch tool, which fetches with a copy of
 // client (nil: a client with Go's default transport) whose CheckRedirect
 // first applies http_fetch's rules (at most 5 redirects, each to an http or
 // https URL of an allowed host) and then client's own, if any. It fails on
-// a config that [HTTPFetchConfig] does not allow.
-func HTTPFetchTool(client *http.Client, cfg HTTPFetchConfig) (Tool, error) {
+// a config that [Config] does not allow.
+func New(client *http.Client, cfg Config) (tools.Tool, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -241,17 +242,17 @@ func HTTPFetchTool(client *http.Client, cfg HTTPFetchConfig) (Tool, error) {
 	return t, nil
 }
 
-// HTTPFetchFactory returns the catalog entry of http_fetch, which fetches
-// with client (nil: a default client; see [HTTPFetchTool]). Its optional
+// Factory returns the catalog entry of http_fetch, which fetches
+// with client (nil: a default client; see [New]). Its optional
 // settings are allow_hosts, a list of host names, and timeout, a Go
 // duration such as "10s"; other keys are an error.
-func HTTPFetchFactory(client *http.Client) Factory {
-	return func(config map[string]any) (Tool, error) {
+func Factory(client *http.Client) tools.Factory {
+	return func(config map[string]any) (tools.Tool, error) {
 		cfg, err := parseHTTPFetchConfig(config)
 		if err != nil {
 			return nil, err
 		}
-		return HTTPFetchTool(client, cfg)
+		return New(client, cfg)
 	}
 }
 
@@ -266,10 +267,10 @@ type httpFetchTool struct {
 	allow   []string // sorted host names; empty: any host
 }
 
-var _ Tool = (*httpFetchTool)(nil)
+var _ tools.Tool = (*httpFetchTool)(nil)
 
-func (*httpFetchTool) Definition() Definition {
-	return Definition{Name: HTTPFetch, Description: HTTPFetchDescription, Schema: compact(httpFetchSchema)}
+func (*httpFetchTool) Definition() tools.Definition {
+	return tools.Definition{Name: tools.HTTPFetch, Description: Description, Schema: tools.Compact(httpFetchSchema)}
 }
 
 // fetchArgs are the arguments of an http_fetch call. MaxChars is an
@@ -290,10 +291,10 @@ func (t *httpFetchTool) check(u *url.URL) error {
 	return nil
 }
 
-func (t *httpFetchTool) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+func (t *httpFetchTool) Call(ctx context.Context, args json.RawMessage) (tools.Result, error) {
 	var a fetchArgs
 	if err := json.Unmarshal(args, &a); err != nil {
-		return Result{}, reason(ErrInvalidArguments, `invalid arguments for http_fetch (%v); send {"url": "https://..."}`, err)
+		return tools.Result{}, invalidArguments(`invalid arguments for http_fetch (%v); send {"url": "https://..."}`, err)
 	}
 	maxChars := defaultFetchChars
 	if a.MaxChars != nil {
@@ -301,28 +302,28 @@ func (t *httpFetchTool) Call(ctx context.Context, args json.RawMessage) (Result,
 	}
 	u, err := url.Parse(strings.TrimSpace(a.URL))
 	if err != nil {
-		return Result{}, reason(ErrInvalidArguments, `http_fetch "url": %q is not a URL; write an absolute URL such as "https://example.com/page"`, a.URL)
+		return tools.Result{}, invalidArguments(`http_fetch "url": %q is not a URL; write an absolute URL such as "https://example.com/page"`, a.URL)
 	}
 	if err := t.check(u); err != nil {
-		return Result{}, reason(ErrInvalidArguments, `http_fetch "url": %v`, err)
+		return tools.Result{}, invalidArguments(`http_fetch "url": %v`, err)
 	}
 	return t.fetch(ctx, u, maxChars)
 }
 
 // fetch GETs u and returns its body as text (an HTML page's text, not
 // its markup), cut to maxChars characters.
-func (t *httpFetchTool) fetch(ctx context.Context, u *url.URL, maxChars int) (Result, error) {
+func (t *httpFetchTool) fetch(ctx context.Context, u *url.URL, maxChars int) (tools.Result, error) {
 	shown := u.Redacted()
 	tctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(tctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return Result{}, reason(ErrInvalidArguments, `http_fetch "url": %s: %v`, shown, err)
+		return tools.Result{}, invalidArguments(`http_fetch "url": %s: %v`, shown, err)
 	}
 	req.Header.Set("User-Agent", fetchUserAgent)
 	resp, err := t.client.Do(req)
 	if err != nil {
-		return Result{}, t.failed(ctx, tctx, shown, err)
+		return tools.Result{}, t.failed(ctx, tctx, shown, err)
 	}
 	defer resp.Body.Close()
 
@@ -331,21 +332,21 @@ func (t *httpFetchTool) fetch(ctx context.Context, u *url.URL, maxChars int) (Re
 		msg := fmt.Sprintf("GET %s: %s", shown, resp.Status)
 		if ct == "" || isText(ct) {
 			b, _ := io.ReadAll(io.LimitReader(resp.Body, maxFetchErrorChars*utf8.UTFMax))
-			if s, n := cut(strings.TrimSpace(text(b)), maxFetchErrorChars); s != "" {
+			if s, n := tools.Cut(strings.TrimSpace(text(b)), maxFetchErrorChars); s != "" {
 				msg += "\n" + s
 				if n > maxFetchErrorChars {
 					msg += "…"
 				}
 			}
 		}
-		return ErrorResult("%s", msg), nil
+		return tools.ErrorResult("%s", msg), nil
 	}
 	if ct != "" && !isText(ct) {
 		return notText(shown, ct), nil
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxFetchBody+1))
 	if err != nil {
-		return Result{}, t.failed(ctx, tctx, shown, err)
+		return tools.Result{}, t.failed(ctx, tctx, shown, err)
 	}
 	if ct == "" {
 		if ct = mediaType(http.DetectContentType(b)); !isText(ct) {
@@ -359,22 +360,22 @@ func (t *httpFetchTool) fetch(ctx context.Context, u *url.URL, maxChars int) (Re
 	}
 	body := decode(b, resp.Header.Get("Content-Type"), isHTML(ct))
 	if body == "" {
-		return TextResult(fmt.Sprintf("GET %s: %s, with an empty body", shown, resp.Status)), nil
+		return tools.TextResult(fmt.Sprintf("GET %s: %s, with an empty body", shown, resp.Status)), nil
 	}
 	if isHTML(ct) {
 		// Links are resolved against the URL after redirects.
 		if body = htmlText(body, resp.Request.URL); body == "" {
-			return TextResult(fmt.Sprintf("GET %s: %s, an HTML page with no text", shown, resp.Status)), nil
+			return tools.TextResult(fmt.Sprintf("GET %s: %s, an HTML page with no text", shown, resp.Status)), nil
 		}
 	}
-	s, total := cut(body, maxChars)
+	s, total := tools.Cut(body, maxChars)
 	switch {
 	case over:
 		s += fmt.Sprintf("\n\n[truncated: %d of more than %d characters shown]", utf8.RuneCountInString(s), total)
 	case total > maxChars:
 		s += fmt.Sprintf("\n\n[truncated: %d of %d characters shown]", maxChars, total)
 	}
-	return TextResult(s), nil
+	return tools.TextResult(s), nil
 }
 
 // failed returns the error of a fetch that got no complete response: the
@@ -389,14 +390,11 @@ func (t *httpFetchTool) failed(ctx, tctx context.Context, shown string, err erro
 	case ctx.Err() != nil:
 		return fmt.Errorf("GET %s: %w", shown, ctx.Err())
 	case errors.Is(tctx.Err(), context.DeadlineExceeded):
-		return &reasonError{
-			msg:  fmt.Sprintf("GET %s: no complete response within %s; try again later or a smaller resource", shown, t.timeout),
-			kind: context.DeadlineExceeded,
-		}
+		return timeoutError(fmt.Sprintf("GET %s: no complete response within %s; try again later or a smaller resource", shown, t.timeout))
 	case errors.As(err, &re):
 		return fmt.Errorf("GET %s: %w", shown, re)
 	case errors.As(err, &blocked):
-		return reason(ErrInvalidArguments, "GET %s: %v", shown, blocked)
+		return invalidArguments("GET %s: %v", shown, blocked)
 	case errors.As(err, &ue):
 		return fmt.Errorf("GET %s: %w", shown, ue.Err)
 	}
@@ -404,8 +402,8 @@ func (t *httpFetchTool) failed(ctx, tctx context.Context, shown string, err erro
 }
 
 // notText is the error result of a body that is not text.
-func notText(shown, ct string) Result {
-	return ErrorResult("GET %s: content type %s is not text; http_fetch returns only text (text/*, JSON, XML)", shown, ct)
+func notText(shown, ct string) tools.Result {
+	return tools.ErrorResult("GET %s: content type %s is not text; http_fetch returns only text (text/*, JSON, XML)", shown, ct)
 }
 
 // mediaType returns the lower-case media type of a Content-Type header
@@ -467,18 +465,15 @@ func lastRuneStart(b []byte) int {
 	return len(b)
 }
 
-// cut returns the first n characters of s and how many s has.
-func cut(s string, n int) (string, int) {
-	total := utf8.RuneCountInString(s)
-	if total <= n {
-		return s, total
-	}
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j], total
-		}
-		i++
-	}
-	return s, total
+// invalidArguments is an error matching tools.ErrInvalidArguments whose
+// message is the formatted text.
+func invalidArguments(format string, a ...any) error {
+	return tools.InvalidArguments(fmt.Sprintf(format, a...))
 }
+
+// timeoutError is a fetch that ran out of its time: its message says so,
+// and it matches context.DeadlineExceeded.
+type timeoutError string
+
+func (e timeoutError) Error() string { return string(e) }
+func (e timeoutError) Unwrap() error { return context.DeadlineExceeded }

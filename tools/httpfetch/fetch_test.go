@@ -1,4 +1,4 @@
-package tools
+package httpfetch
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engine-brain/brain/tools"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -92,7 +93,7 @@ func port(hostport string) string {
 // fetches through srv's client (closed with srv). A config without
 // allow_hosts gets 127.0.0.1, where srv is: without it, http_fetch keeps to
 // public addresses (TestHTTPFetchPublicOnly).
-func fetchRegistry(t *testing.T, srv *httptest.Server, config map[string]any) *Registry {
+func fetchRegistry(t *testing.T, srv *httptest.Server, config map[string]any) *tools.Registry {
 	t.Helper()
 	if _, ok := config["allow_hosts"]; !ok {
 		config = maps.Clone(config)
@@ -101,9 +102,9 @@ func fetchRegistry(t *testing.T, srv *httptest.Server, config map[string]any) *R
 		}
 		config["allow_hosts"] = []any{"127.0.0.1"}
 	}
-	tool, err := HTTPFetchFactory(srv.Client())(config)
+	tool, err := Factory(srv.Client())(config)
 	if err != nil {
-		t.Fatalf("HTTPFetchFactory: %v", err)
+		t.Fatalf("Factory: %v", err)
 	}
 	return mustRegistry(t, tool)
 }
@@ -117,7 +118,7 @@ func TestHTTPFetch(t *testing.T) {
 		name   string
 		config map[string]any
 		args   string
-		want   Result
+		want   tools.Result
 		// wantErr is whether the tool returned a Go error, which the
 		// registry made the error result; wantIs, what it matches.
 		wantErr bool
@@ -126,248 +127,248 @@ func TestHTTPFetch(t *testing.T) {
 		{
 			name: "text",
 			args: `{"url":"` + u + `/text"}`,
-			want: TextResult("Hello, world."),
+			want: tools.TextResult("Hello, world."),
 		},
 		{
 			name: "latin-1 declared in the header",
 			args: `{"url":"` + u + `/latin1"}`,
-			want: TextResult("café crème"),
+			want: tools.TextResult("café crème"),
 		},
 		{
 			name: "html without a charset, not UTF-8: windows-1252",
 			args: `{"url":"` + u + `/cp1252-html"}`,
-			want: TextResult("café € 5"),
+			want: tools.TextResult("café € 5"),
 		},
 		{
 			name: "html declaring shift_jis in a meta tag",
 			args: `{"url":"` + u + `/sjis-meta"}`,
-			want: TextResult("日本"),
+			want: tools.TextResult("日本"),
 		},
 		{
 			name: "html without a charset, valid UTF-8",
 			args: `{"url":"` + u + `/utf8-html"}`,
-			want: TextResult("café"),
+			want: tools.TextResult("café"),
 		},
 		{
 			name: "json",
 			args: `{"url":"` + u + `/json"}`,
-			want: TextResult(`{"answer": 42}`),
+			want: tools.TextResult(`{"answer": 42}`),
 		},
 		{
 			name: "+json",
 			args: `{"url":"` + u + `/problem"}`,
-			want: TextResult(`{"title": "x"}`),
+			want: tools.TextResult(`{"title": "x"}`),
 		},
 		{
 			name: "+xml",
 			args: `{"url":"` + u + `/feed"}`,
-			want: TextResult(`<feed/>`),
+			want: tools.TextResult(`<feed/>`),
 		},
 		{
 			name: "xml",
 			args: `{"url":"` + u + `/xml"}`,
-			want: TextResult(`<a/>`),
+			want: tools.TextResult(`<a/>`),
 		},
 		{
 			name: "html is returned as text",
 			args: `{"url":"` + u + `/html"}`,
-			want: TextResult("Hi"),
+			want: tools.TextResult("Hi"),
 		},
 		{
 			name: "no content type, sniffed as text",
 			args: `{"url":"` + u + `/sniff-text"}`,
-			want: TextResult("plain words"),
+			want: tools.TextResult("plain words"),
 		},
 		{
 			name: "method and user agent",
 			args: `{"url":"` + u + `/ua"}`,
-			want: TextResult("GET brain-http-fetch/1"),
+			want: tools.TextResult("GET brain-http-fetch/1"),
 		},
 		{
 			name: "empty body",
 			args: `{"url":"` + u + `/empty"}`,
-			want: TextResult("GET " + u + "/empty: 200 OK, with an empty body"),
+			want: tools.TextResult("GET " + u + "/empty: 200 OK, with an empty body"),
 		},
 		{
 			name: "truncated to max_chars characters, not bytes",
 			args: `{"url":"` + u + `/unicode","max_chars":5}`,
-			want: TextResult("héllo\n\n[truncated: 5 of 11 characters shown]"),
+			want: tools.TextResult("héllo\n\n[truncated: 5 of 11 characters shown]"),
 		},
 		{
 			name: "max_chars as a float with no fraction",
 			args: `{"url":"` + u + `/unicode","max_chars":5.0}`,
-			want: TextResult("héllo\n\n[truncated: 5 of 11 characters shown]"),
+			want: tools.TextResult("héllo\n\n[truncated: 5 of 11 characters shown]"),
 		},
 		{
 			name: "exactly max_chars",
 			args: `{"url":"` + u + `/unicode","max_chars":11}`,
-			want: TextResult("héllo wörld"),
+			want: tools.TextResult("héllo wörld"),
 		},
 		{
 			name: "default max_chars",
 			args: `{"url":"` + u + `/long"}`,
-			want: TextResult(strings.Repeat("a", 20000) + "\n\n[truncated: 20000 of 20001 characters shown]"),
+			want: tools.TextResult(strings.Repeat("a", 20000) + "\n\n[truncated: 20000 of 20001 characters shown]"),
 		},
 		{
 			name: "body over 2 MB",
 			args: `{"url":"` + u + `/huge","max_chars":3}`,
-			want: TextResult("aaa\n\n[truncated: 3 of more than 2097152 characters shown]"),
+			want: tools.TextResult("aaa\n\n[truncated: 3 of more than 2097152 characters shown]"),
 		},
 		{
 			name: "body over 2 MB cut between whole characters",
 			args: `{"url":"` + u + `/huge-euro","max_chars":3}`,
-			want: TextResult("€€€\n\n[truncated: 3 of more than 699050 characters shown]"),
+			want: tools.TextResult("€€€\n\n[truncated: 3 of more than 699050 characters shown]"),
 		},
 		{
 			name: "not found",
 			args: `{"url":"` + u + `/missing"}`,
-			want: errorResult("GET " + u + "/missing: 404 Not Found\nno such page"),
+			want: tools.ErrorResult("%s", "GET "+u+"/missing: 404 Not Found\nno such page"),
 		},
 		{
 			name: "server error quotes 500 characters of the body",
 			args: `{"url":"` + u + `/broken"}`,
-			want: errorResult("GET " + u + "/broken: 500 Internal Server Error\n" + strings.Repeat("x", 500) + "…"),
+			want: tools.ErrorResult("%s", "GET "+u+"/broken: 500 Internal Server Error\n"+strings.Repeat("x", 500)+"…"),
 		},
 		{
 			name: "error status with a binary body",
 			args: `{"url":"` + u + `/unavailable"}`,
-			want: errorResult("GET " + u + "/unavailable: 503 Service Unavailable"),
+			want: tools.ErrorResult("%s", "GET "+u+"/unavailable: 503 Service Unavailable"),
 		},
 		{
 			name: "error status with an empty body",
 			args: `{"url":"` + u + `/gone"}`,
-			want: errorResult("GET " + u + "/gone: 410 Gone"),
+			want: tools.ErrorResult("%s", "GET "+u+"/gone: 410 Gone"),
 		},
 		{
 			name: "binary refused",
 			args: `{"url":"` + u + `/png"}`,
-			want: errorResult("GET " + u + "/png: content type image/png is not text; http_fetch returns only text (text/*, JSON, XML)"),
+			want: tools.ErrorResult("%s", "GET "+u+"/png: content type image/png is not text; http_fetch returns only text (text/*, JSON, XML)"),
 		},
 		{
 			name: "pdf refused",
 			args: `{"url":"` + u + `/pdf"}`,
-			want: errorResult("GET " + u + "/pdf: content type application/pdf is not text; http_fetch returns only text (text/*, JSON, XML)"),
+			want: tools.ErrorResult("%s", "GET "+u+"/pdf: content type application/pdf is not text; http_fetch returns only text (text/*, JSON, XML)"),
 		},
 		{
 			name: "no content type, sniffed as binary",
 			args: `{"url":"` + u + `/sniff-png"}`,
-			want: errorResult("GET " + u + "/sniff-png: content type image/png is not text; http_fetch returns only text (text/*, JSON, XML)"),
+			want: tools.ErrorResult("%s", "GET "+u+"/sniff-png: content type image/png is not text; http_fetch returns only text (text/*, JSON, XML)"),
 		},
 		{
 			name: "5 redirects followed",
 			args: `{"url":"` + u + `/redirect/5"}`,
-			want: TextResult("arrived"),
+			want: tools.TextResult("arrived"),
 		},
 		{
 			name:    "6 redirects refused",
 			args:    `{"url":"` + u + `/redirect/6"}`,
-			want:    errorResult("GET " + u + "/redirect/6: stopped after 5 redirects (the next to " + u + "/redirect/0); fetch the final URL directly"),
+			want:    tools.ErrorResult("%s", "GET "+u+"/redirect/6: stopped after 5 redirects (the next to "+u+"/redirect/0); fetch the final URL directly"),
 			wantErr: true,
 		},
 		{
 			name:   "allowed host",
 			config: local,
 			args:   `{"url":"` + u + `/text"}`,
-			want:   TextResult("Hello, world."),
+			want:   tools.TextResult("Hello, world."),
 		},
 		{
 			name:    "host not allowed",
 			config:  map[string]any{"allow_hosts": []any{"Example.com", "api.github.com"}},
 			args:    `{"url":"` + u + `/text"}`,
-			want:    errorResult(`http_fetch "url": host 127.0.0.1 is not allowed; http_fetch may fetch only from api.github.com, example.com`),
+			want:    tools.ErrorResult("%s", `http_fetch "url": host 127.0.0.1 is not allowed; http_fetch may fetch only from api.github.com, example.com`),
 			wantErr: true,
-			wantIs:  ErrInvalidArguments,
+			wantIs:  tools.ErrInvalidArguments,
 		},
 		{
 			name:    "redirect to a host not allowed",
 			config:  local,
 			args:    `{"url":"` + u + `/away"}`,
-			want:    errorResult("GET " + u + "/away: redirected to http://localhost:" + port(strings.TrimPrefix(u, "http://")) + "/text, which http_fetch refuses: host localhost is not allowed; http_fetch may fetch only from 127.0.0.1"),
+			want:    tools.ErrorResult("%s", "GET "+u+"/away: redirected to http://localhost:"+port(strings.TrimPrefix(u, "http://"))+"/text, which http_fetch refuses: host localhost is not allowed; http_fetch may fetch only from 127.0.0.1"),
 			wantErr: true,
 		},
 		{
 			name:    "timeout",
 			config:  map[string]any{"timeout": "20ms"},
 			args:    `{"url":"` + u + `/hang"}`,
-			want:    errorResult("GET " + u + "/hang: no complete response within 20ms; try again later or a smaller resource"),
+			want:    tools.ErrorResult("%s", "GET "+u+"/hang: no complete response within 20ms; try again later or a smaller resource"),
 			wantErr: true,
 			wantIs:  context.DeadlineExceeded,
 		},
 		{
 			name:    "ftp",
 			args:    `{"url":"ftp://example.com/file.txt"}`,
-			want:    errorResult(`http_fetch "url": ftp://example.com/file.txt is not an http or https URL; write an absolute URL such as "https://example.com/page"`),
+			want:    tools.ErrorResult("%s", `http_fetch "url": ftp://example.com/file.txt is not an http or https URL; write an absolute URL such as "https://example.com/page"`),
 			wantErr: true,
-			wantIs:  ErrInvalidArguments,
+			wantIs:  tools.ErrInvalidArguments,
 		},
 		{
 			name:    "file",
 			args:    `{"url":"file:///etc/passwd"}`,
-			want:    errorResult(`http_fetch "url": file:///etc/passwd is not an http or https URL; write an absolute URL such as "https://example.com/page"`),
+			want:    tools.ErrorResult("%s", `http_fetch "url": file:///etc/passwd is not an http or https URL; write an absolute URL such as "https://example.com/page"`),
 			wantErr: true,
-			wantIs:  ErrInvalidArguments,
+			wantIs:  tools.ErrInvalidArguments,
 		},
 		{
 			name:    "no scheme",
 			args:    `{"url":"example.com/page"}`,
-			want:    errorResult(`http_fetch "url": example.com/page is not an http or https URL; write an absolute URL such as "https://example.com/page"`),
+			want:    tools.ErrorResult("%s", `http_fetch "url": example.com/page is not an http or https URL; write an absolute URL such as "https://example.com/page"`),
 			wantErr: true,
-			wantIs:  ErrInvalidArguments,
+			wantIs:  tools.ErrInvalidArguments,
 		},
 		{
 			name:    "no host",
 			args:    `{"url":"http:///page"}`,
-			want:    errorResult(`http_fetch "url": http:///page is not an http or https URL; write an absolute URL such as "https://example.com/page"`),
+			want:    tools.ErrorResult("%s", `http_fetch "url": http:///page is not an http or https URL; write an absolute URL such as "https://example.com/page"`),
 			wantErr: true,
-			wantIs:  ErrInvalidArguments,
+			wantIs:  tools.ErrInvalidArguments,
 		},
 		{
 			name:    "not a URL",
 			args:    `{"url":"::nope"}`,
-			want:    errorResult(`http_fetch "url": "::nope" is not a URL; write an absolute URL such as "https://example.com/page"`),
+			want:    tools.ErrorResult("%s", `http_fetch "url": "::nope" is not a URL; write an absolute URL such as "https://example.com/page"`),
 			wantErr: true,
-			wantIs:  ErrInvalidArguments,
+			wantIs:  tools.ErrInvalidArguments,
 		},
 		{
 			name:    "missing url",
 			args:    `{"max_chars":10}`,
-			want:    errorResult("invalid arguments for http_fetch: /url: missing required property"),
+			want:    tools.ErrorResult("%s", "invalid arguments for http_fetch: /url: missing required property"),
 			wantErr: true,
-			wantIs:  ErrInvalidArguments,
+			wantIs:  tools.ErrInvalidArguments,
 		},
 		{
 			name:    "max_chars 0",
 			args:    `{"url":"` + u + `/text","max_chars":0}`,
-			want:    errorResult("invalid arguments for http_fetch: /max_chars: is 0, want at least 1"),
+			want:    tools.ErrorResult("%s", "invalid arguments for http_fetch: /max_chars: is 0, want at least 1"),
 			wantErr: true,
-			wantIs:  ErrInvalidArguments,
+			wantIs:  tools.ErrInvalidArguments,
 		},
 		{
 			name:    "max_chars over 100000",
 			args:    `{"url":"` + u + `/text","max_chars":100001}`,
-			want:    errorResult("invalid arguments for http_fetch: /max_chars: is 100001, want at most 100000"),
+			want:    tools.ErrorResult("%s", "invalid arguments for http_fetch: /max_chars: is 100001, want at most 100000"),
 			wantErr: true,
-			wantIs:  ErrInvalidArguments,
+			wantIs:  tools.ErrInvalidArguments,
 		},
 		{
 			name:    "max_chars with a fraction",
 			args:    `{"url":"` + u + `/text","max_chars":2.5}`,
-			want:    errorResult("invalid arguments for http_fetch: /max_chars: got number, want integer"),
+			want:    tools.ErrorResult("%s", "invalid arguments for http_fetch: /max_chars: got number, want integer"),
 			wantErr: true,
-			wantIs:  ErrInvalidArguments,
+			wantIs:  tools.ErrInvalidArguments,
 		},
 		{
 			name:    "unknown property",
 			args:    `{"url":"` + u + `/text","headers":{}}`,
-			want:    errorResult("invalid arguments for http_fetch: /headers: unknown property (allowed: max_chars, url)"),
+			want:    tools.ErrorResult("%s", "invalid arguments for http_fetch: /headers: unknown property (allowed: max_chars, url)"),
 			wantErr: true,
-			wantIs:  ErrInvalidArguments,
+			wantIs:  tools.ErrInvalidArguments,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := fetchRegistry(t, srv, tt.config).Invoke(context.Background(), call(HTTPFetch, tt.args))
+			got, err := fetchRegistry(t, srv, tt.config).Invoke(context.Background(), call(tools.HTTPFetch, tt.args))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Call (-want +got):\n%s", diff)
 			}
@@ -398,11 +399,11 @@ func TestHTTPFetchCancelled(t *testing.T) {
 		<-started
 		cancel()
 	}()
-	got, err := r.Invoke(ctx, call(HTTPFetch, `{"url":"`+srv.URL+`"}`))
+	got, err := r.Invoke(ctx, call(tools.HTTPFetch, `{"url":"`+srv.URL+`"}`))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Invoke error = %v, want it to match context.Canceled", err)
 	}
-	if want := ErrorResult("GET %s: context canceled", srv.URL); !cmp.Equal(want, got) {
+	if want := tools.ErrorResult("GET %s: context canceled", srv.URL); !cmp.Equal(want, got) {
 		t.Errorf("Call = %+v, want %+v", got, want)
 	}
 }
@@ -414,8 +415,8 @@ func TestHTTPFetchUnreachable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	r := fetchRegistry(t, srv, nil)
 	srv.Close() // nothing listens on its port any more
-	got, err := r.Invoke(context.Background(), call(HTTPFetch, `{"url":"`+srv.URL+`/text"}`))
-	if err == nil || errors.Is(err, ErrInvalidArguments) {
+	got, err := r.Invoke(context.Background(), call(tools.HTTPFetch, `{"url":"`+srv.URL+`/text"}`))
+	if err == nil || errors.Is(err, tools.ErrInvalidArguments) {
 		t.Errorf("Invoke error = %v, want a transport error", err)
 	}
 	if !got.IsError || !strings.HasPrefix(got.Text(), "GET "+srv.URL+"/text: ") {
@@ -432,19 +433,19 @@ func TestHTTPFetchClient(t *testing.T) {
 	client.CheckRedirect = func(*http.Request, []*http.Request) error {
 		return errors.New("this client follows no redirects")
 	}
-	tool, err := HTTPFetchFactory(&client)(map[string]any{"allow_hosts": []any{"127.0.0.1"}})
+	tool, err := Factory(&client)(map[string]any{"allow_hosts": []any{"127.0.0.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := client.CheckRedirect(nil, nil); err == nil || err.Error() != "this client follows no redirects" {
 		t.Errorf("the client's CheckRedirect was replaced")
 	}
-	got := mustRegistry(t, tool).Call(context.Background(), call(HTTPFetch, `{"url":"`+srv.URL+`/redirect/1"}`))
-	if want := ErrorResult("GET %s/redirect/1: this client follows no redirects", srv.URL); !cmp.Equal(want, got) {
+	got := mustRegistry(t, tool).Call(context.Background(), call(tools.HTTPFetch, `{"url":"`+srv.URL+`/redirect/1"}`))
+	if want := tools.ErrorResult("GET %s/redirect/1: this client follows no redirects", srv.URL); !cmp.Equal(want, got) {
 		t.Errorf("Call = %+v, want %+v", got, want)
 	}
-	got = mustRegistry(t, tool).Call(context.Background(), call(HTTPFetch, `{"url":"`+srv.URL+`/text"}`))
-	if want := TextResult("Hello, world."); !cmp.Equal(want, got) {
+	got = mustRegistry(t, tool).Call(context.Background(), call(tools.HTTPFetch, `{"url":"`+srv.URL+`/text"}`))
+	if want := tools.TextResult("Hello, world."); !cmp.Equal(want, got) {
 		t.Errorf("Call = %+v, want %+v", got, want)
 	}
 }
@@ -533,7 +534,7 @@ func TestHTTPFetchConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			tool, err := HTTPFetchFactory(nil)(tt.config)
+			tool, err := Factory(nil)(tt.config)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("factory = %v, %v\nwant error: %s", tool, err, tt.wantErr)
@@ -558,12 +559,12 @@ func TestHTTPFetchConfig(t *testing.T) {
 // recipe's config error names the tool.
 func TestHTTPFetchToolConfig(t *testing.T) {
 	t.Parallel()
-	_, err := HTTPFetchTool(nil, HTTPFetchConfig{AllowHosts: []string{"a.com/b"}, Timeout: -time.Second})
+	_, err := New(nil, Config{AllowHosts: []string{"a.com/b"}, Timeout: -time.Second})
 	want := `http_fetch: allow_hosts[0]: "a.com/b" is not a host name; write just the host, such as "api.github.com"; timeout must be positive (got -1s)`
 	if err == nil || err.Error() != want {
-		t.Errorf("HTTPFetchTool error = %v\nwant: %s", err, want)
+		t.Errorf("New error = %v\nwant: %s", err, want)
 	}
-	_, err = BuiltinCatalog().Build([]Ref{{Name: HTTPFetch, Config: map[string]any{"timeout": "soon"}}})
+	_, err = tools.Catalog{tools.HTTPFetch: Factory(nil)}.Build([]tools.Ref{{Name: tools.HTTPFetch, Config: map[string]any{"timeout": "soon"}}})
 	want = `tool "http_fetch": http_fetch: timeout: "soon" is not a duration; write one such as "10s" or "1m"`
 	if err == nil || err.Error() != want {
 		t.Errorf("Build error = %v\nwant: %s", err, want)
@@ -572,12 +573,12 @@ func TestHTTPFetchToolConfig(t *testing.T) {
 
 func TestHTTPFetchDefinition(t *testing.T) {
 	t.Parallel()
-	tool, err := HTTPFetchTool(nil, HTTPFetchConfig{})
+	tool, err := New(nil, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	def := tool.Definition()
-	if def.Name != HTTPFetch {
+	if def.Name != tools.HTTPFetch {
 		t.Errorf("Name = %q", def.Name)
 	}
 	for _, s := range []string{"GET", "http://", "https://", "HTML page comes back as its text", "binary", "2xx", "'max_chars'", "20000"} {
@@ -618,7 +619,7 @@ func TestHTTPFetchRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword("marvin", "s3cret")
-	got := fetchRegistry(t, srv, nil).Call(context.Background(), call(HTTPFetch, `{"url":"`+u.String()+`"}`))
+	got := fetchRegistry(t, srv, nil).Call(context.Background(), call(tools.HTTPFetch, `{"url":"`+u.String()+`"}`))
 	if !got.IsError || strings.Contains(got.Text(), "s3cret") || !strings.Contains(got.Text(), "marvin:xxxxx@") {
 		t.Errorf("Call = %q, want an error result with the password redacted", got.Text())
 	}
@@ -711,69 +712,69 @@ func TestHTTPFetchHTML(t *testing.T) {
 	tests := []struct {
 		name string
 		args string
-		want Result
+		want tools.Result
 	}{
 		{
 			name: "page",
 			args: `{"url":"` + u + `/docs/guide"}`,
-			want: TextResult(guideText),
+			want: tools.TextResult(guideText),
 		},
 		{
 			name: "links resolved against the URL after redirects",
 			args: `{"url":"` + u + `/moved"}`,
-			want: TextResult(guideText),
+			want: tools.TextResult(guideText),
 		},
 		{
 			name: "truncation applies to the text",
 			args: `{"url":"` + u + `/docs/guide","max_chars":12}`,
-			want: TextResult(guideText[:12] + fmt.Sprintf("\n\n[truncated: 12 of %d characters shown]", len([]rune(guideText)))),
+			want: tools.TextResult(guideText[:12] + fmt.Sprintf("\n\n[truncated: 12 of %d characters shown]", len([]rune(guideText)))),
 		},
 		{
 			name: "xhtml",
 			args: `{"url":"` + u + `/xhtml"}`,
-			want: TextResult("X\n\nStrict y (" + u + "/y)"),
+			want: tools.TextResult("X\n\nStrict y (" + u + "/y)"),
 		},
 		{
 			name: "malformed page",
 			args: `{"url":"` + u + `/malformed"}`,
-			want: TextResult("Broken\n\nUnclosed bold both text\n- item\nafter & c z (" + u + "/z)"),
+			want: tools.TextResult("Broken\n\nUnclosed bold both text\n- item\nafter & c z (" + u + "/z)"),
 		},
 		{
 			name: "inline elements",
 			args: `{"url":"` + u + `/inline"}`,
-			want: TextResult("ab c de link (" + u + "/l) next, more (" + u + "/m)."),
+			want: tools.TextResult("ab c de link (" + u + "/l) next, more (" + u + "/m)."),
 		},
 		{
 			name: "base element",
 			args: `{"url":"` + u + `/base"}`,
-			want: TextResult("rel (https://example.org/root/a)"),
+			want: tools.TextResult("rel (https://example.org/root/a)"),
 		},
 		{
 			name: "page with no text",
 			args: `{"url":"` + u + `/no-text"}`,
-			want: TextResult("GET " + u + "/no-text: 200 OK, an HTML page with no text"),
+			want: tools.TextResult("GET " + u + "/no-text: 200 OK, an HTML page with no text"),
 		},
 		{
 			name: "sniffed as html",
 			args: `{"url":"` + u + `/sniffed"}`,
-			want: TextResult("Sniffed q (" + u + "/q)"),
+			want: tools.TextResult("Sniffed q (" + u + "/q)"),
 		},
 		{
 			name: "text/plain markup unchanged",
 			args: `{"url":"` + u + `/plain-markup"}`,
-			want: TextResult(`<p>not <a href="/a">HTML</a></p>`),
+			want: tools.TextResult(`<p>not <a href="/a">HTML</a></p>`),
 		},
 		{
 			name: "xml markup unchanged",
 			args: `{"url":"` + u + `/xml-markup"}`,
-			want: TextResult(`<p>not <a href="/a">HTML</a></p>`),
+			want: tools.TextResult(`<p>not <a href="/a">HTML</a></p>`),
 		},
 	}
 	r := fetchRegistry(t, srv, nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := r.Call(context.Background(), call(HTTPFetch, tt.args))
+			got := r.Call(context.Background(), call(tools.HTTPFetch, tt.args))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Call (-want +got):\n%s", diff)
 			}
@@ -792,14 +793,14 @@ func TestHTTPFetchPublicOnly(t *testing.T) {
 		fmt.Fprint(w, "internal secret")
 	}))
 	t.Cleanup(srv.Close)
-	tool, err := HTTPFetchFactory(srv.Client())(nil)
+	tool, err := Factory(srv.Client())(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := mustRegistry(t, tool)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	for _, u := range []string{srv.URL + "/", "http://localhost:" + port + "/", "http://[::ffff:127.0.0.1]:" + port + "/"} {
-		got := r.Call(context.Background(), call(HTTPFetch, `{"url":"`+u+`"}`))
+		got := r.Call(context.Background(), call(tools.HTTPFetch, `{"url":"`+u+`"}`))
 		if !got.IsError || !strings.Contains(got.Text(), "allow_hosts") || strings.Contains(got.Text(), "secret") {
 			t.Errorf("GET %s = %+v; want an error result naming allow_hosts", u, got)
 		}
@@ -807,7 +808,7 @@ func TestHTTPFetchPublicOnly(t *testing.T) {
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the inner server was reached %d times", n)
 	}
-	if _, err := HTTPFetchFactory(&http.Client{Transport: roundTripFunc(nil)})(nil); err == nil {
+	if _, err := Factory(&http.Client{Transport: roundTripFunc(nil)})(nil); err == nil {
 		t.Error("a transport the guard cannot wrap was accepted without allow_hosts")
 	}
 }
