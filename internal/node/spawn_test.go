@@ -89,19 +89,7 @@ turns:
 		t.Fatal(err)
 	}
 	c.Wait(t, "the parent to answer", func(r store.Record) bool { return r.ID == parent.ID && r.Status.State == lifecycle.Blocked })
-	evs, err := n.Store().Log(context.Background(), parent.ID, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, e := range evs {
-		if m := e.InboxMessage; m != nil && m.Kind == conversation.KindProcessEvent {
-			found = strings.Contains(m.Content, `"status":"failed"`) && strings.Contains(m.Content, "source unreachable")
-		}
-	}
-	if !found {
-		t.Fatal("the parent's log has no process_event with status failed")
-	}
+	reportedFailure(t, n, parent.ID, "source unreachable")
 }
 
 // A worker whose provider refuses the key, and whose fallback is down,
@@ -138,19 +126,7 @@ turns:
 	if got, _ := asked.Load().(string); got != "backup-model" {
 		t.Errorf("the fallback was asked for %q, want backup-model", got)
 	}
-	evs, err := n.Store().Log(context.Background(), parent.ID, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, e := range evs {
-		if m := e.InboxMessage; m != nil && m.Kind == conversation.KindProcessEvent {
-			found = strings.Contains(m.Content, `"status":"failed"`) && strings.Contains(m.Content, "refused the credentials")
-		}
-	}
-	if !found {
-		t.Fatal("the parent's log has no process_event with status failed and the reason")
-	}
+	reportedFailure(t, n, parent.ID, "refused the credentials")
 }
 
 // The sources a worker's result cites reach its parent, in the report and
@@ -270,5 +246,24 @@ func TestSpawnThatCannotBeConfirmed(t *testing.T) {
 	}
 	if workers, _, err := n.ListWorkers(ctx, parent.ID, "", "", 10); err != nil || len(workers) != 1 {
 		t.Errorf("workers: %d, %v; want the one the tries made", len(workers), err)
+	}
+}
+
+// reportedFailure checks that the last process_event in the log of parent
+// is a worker's report of a failed task whose result says why.
+func reportedFailure(t *testing.T, n *Node, parent, why string) {
+	t.Helper()
+	evs, err := n.Store().Log(context.Background(), parent, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range evs {
+		if m := e.InboxMessage; m != nil && m.Kind == conversation.KindProcessEvent {
+			found = strings.Contains(m.Content, `"status":"failed"`) && strings.Contains(m.Content, why)
+		}
+	}
+	if !found {
+		t.Fatalf("the parent's log has no process_event with status failed saying %q", why)
 	}
 }
