@@ -73,7 +73,7 @@ func samples() []Event {
 		stamp(NewSystemNotice("max_rounds", "The turn reached 20 rounds."), "1-7", "system"),
 		stamp(Event{Type: TypeHostedActivity, HostedActivity: &HostedActivity{
 			ActivityID: "ws_1", Name: "web_search", State: ActivityCompleted,
-			Input: json.RawMessage(`{"query":"brain"}`), Summary: "3 results", Payload: payload,
+			Input: json.RawMessage(`{"query":"brain"}`), Summary: "3 results", Payload: payload, TextAt: 12,
 		}}, "1-8", "model"),
 		stamp(Event{Type: TypePresentation, Presentation: &Presentation{
 			CallID: "call_2", Summary: "Two sources.",

@@ -188,8 +188,9 @@ func ViewTokens(msgs []Message) int {
 }
 
 // EstimateTokens estimates what m costs of a model's context window:
-// [BytesPerToken] bytes of its text, tool calls and replayed reasoning a
-// token, an image a fixed amount, plus a little per message.
+// [BytesPerToken] bytes of its text, tool calls, replayed reasoning, hosted
+// activity and citations a token, an image a fixed amount, plus a little per
+// message.
 func EstimateTokens(m *Message) int {
 	n := 0
 	for i := range m.Content {
@@ -203,6 +204,13 @@ func EstimateTokens(m *Message) int {
 	for i := range m.ToolCalls {
 		c := &m.ToolCalls[i]
 		bytes += len(c.ID) + len(c.Name) + len(c.Arguments) + payloadBytes(c.Payload)
+	}
+	for i := range m.Hosted { // sent back to the provider that ran them
+		h := &m.Hosted[i]
+		bytes += len(h.Input) + payloadBytes(h.Payload)
+	}
+	for i := range m.Citations {
+		bytes += payloadBytes(m.Citations[i].Replay)
 	}
 	bytes += len(m.ToolCallID) + len(m.ToolName)
 	return messageTokens + n + ceilDiv(bytes, BytesPerToken)

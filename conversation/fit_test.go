@@ -216,6 +216,15 @@ func TestEstimateTokens(t *testing.T) {
 			},
 			want: 4 + (3+3+3+2+6+7)/3,
 		},
+		{
+			name: "hosted activity and citations sent back count",
+			m: Message{
+				Role:      MessageAssistant,
+				Hosted:    []HostedActivity{{Input: json.RawMessage(`{"q":1}`), Payload: &ProviderPayload{Value: json.RawMessage(`"abcdefgh"`)}}},
+				Citations: []Citation{{Replay: &ProviderPayload{Value: json.RawMessage(`"xy"`)}}},
+			},
+			want: 4 + (7+10+4)/3,
+		},
 		{name: "a tool result names its call", m: tool("c1", "get", false, TextBlock("ok")), want: 4 + 3},
 	}
 	for _, tt := range tests {

@@ -237,6 +237,7 @@ func (w *jsonWriter) event(e *Event) {
 		w.optRaw("input", p.Input)
 		w.optStr("summary", p.Summary)
 		w.payload("payload", p.Payload)
+		w.optInt("text_at", p.TextAt)
 		w.close()
 	}
 	if p := e.Presentation; p != nil {

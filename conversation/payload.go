@@ -199,6 +199,11 @@ type HostedActivity struct {
 	Input      json.RawMessage  `json:"input,omitempty"`
 	Summary    string           `json:"summary,omitempty"`
 	Payload    *ProviderPayload `json:"payload,omitempty"`
+	// TextAt is how many bytes of its model response's text (the text
+	// deltas joined) came before this state: where the activity sits in the
+	// answer, so that the provider that ran it can be sent it back in its
+	// place.
+	TextAt int `json:"text_at,omitempty"`
 }
 
 // ModelUsage counts the tokens of one model call (a round). Provider-hosted

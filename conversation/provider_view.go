@@ -42,6 +42,15 @@ type Message struct {
 	ToolName   string `json:"tool_name,omitempty"`
 	// IsError marks a failed tool result.
 	IsError bool `json:"is_error,omitempty"`
+	// Hosted are the states of the work a provider ran itself while it
+	// wrote an assistant message (web searches), in order, each placed in
+	// the message's text by its TextAt. Only the adapter whose payloads
+	// they carry sends them back; any other sends the text alone.
+	Hosted []HostedActivity `json:"hosted,omitempty"`
+	// Citations are the sources an assistant message's text cites, their
+	// ranges in the bytes of Text(), with the provider data that sends
+	// them back (Replay).
+	Citations []Citation `json:"citations,omitempty"`
 }
 
 // ToolCall is a tool call of an assistant message.
@@ -86,15 +95,19 @@ func (m Message) ResultText() string {
 //     message whose header says how many, e.g. "[schedule from daily, 288
 //     times]": the log keeps each;
 //   - consecutive parts of one model response (chat responses of any variant
-//     and tool call requests) form one assistant message; hosted activities
-//     model usage and chat responses addressed to the user only are not sent
-//     and do not split it, any other event does;
+//     and tool call requests) form one assistant message, with the
+//     citations of its text (their ranges moved to the message's text) and
+//     the hosted activities of the response (those logged just before its
+//     parts, or among them), each TextAt moved likewise; model usage and
+//     chat responses addressed to the user only are not sent; none of
+//     these splits the message, any other event does;
 //   - a tool result is a tool message with the blocks addressed to the
 //     assistant, or [PlaceholderSuccess] / [PlaceholderFailure] when none is;
 //   - a validation correction is a system message, unless it reached the
 //     model as a tool call's result (CallID set);
 //   - nothing else is sent (turn starts, state changes, system notices,
-//     hosted activities, presentations, events of unknown types).
+//     presentations, events of unknown types, hosted activities of a
+//     response with no part the model is sent).
 //
 // The messages share block and payload values with events: treat both as
 // read-only. Malformed events (no payload) are skipped, never fatal.
@@ -102,6 +115,7 @@ func ProviderView(events []Event) []Message {
 	msgs := make([]Message, 0, len(events))
 	open := false // msgs' last message is an assistant message still growing
 	ticks := 0    // the inbox messages msgs' last message stands for, when it is one
+	var hosted []HostedActivity // of a response whose first part is still to come
 	for i := range events {
 		e := &events[i]
 		if e.fromModel() {
@@ -109,12 +123,21 @@ func ProviderView(events []Event) []Message {
 				msgs = append(msgs, Message{Role: MessageAssistant})
 				open = true
 			}
-			addPart(&msgs[len(msgs)-1], e)
+			m := &msgs[len(msgs)-1]
+			hosted = addHosted(m, hosted)
+			addPart(m, e)
+			continue
+		}
+		if e.Type == TypeHostedActivity && e.HostedActivity != nil {
+			if hosted = append(hosted, *e.HostedActivity); open {
+				hosted = addHosted(&msgs[len(msgs)-1], hosted)
+			}
 			continue
 		}
 		if unseen(e) {
 			continue
 		}
+		hosted = hosted[:0] // a response the model is sent nothing of
 		if open {
 			msgs = dropEmpty(msgs)
 			open = false
@@ -183,10 +206,44 @@ func addPart(m *Message, e *Event) {
 			m.Content = append(m.Content, Block{Type: BlockText, Text: string(c.Structured), MimeType: "application/json"})
 		}
 	default: // message, and variants of newer versions: their text is the answer
-		if c.Text != "" {
-			m.Content = append(m.Content, TextBlock(c.Text))
+		if c.Text == "" {
+			break
+		}
+		at := textEnd(m)
+		m.Content = append(m.Content, TextBlock(c.Text))
+		for _, ct := range c.Citations {
+			if ct.Range != nil {
+				moved := Range{Start: ct.Range.Start + at, End: ct.Range.End + at}
+				ct.Range = &moved
+			}
+			m.Citations = append(m.Citations, ct)
 		}
 	}
+}
+
+// addHosted adds the hosted activities of a response to m, the assistant
+// message the response's parts go to, their places moved to m's text; it
+// returns hosted emptied, for reuse.
+func addHosted(m *Message, hosted []HostedActivity) []HostedActivity {
+	if len(hosted) == 0 {
+		return hosted
+	}
+	at := textEnd(m)
+	for _, h := range hosted {
+		h.TextAt += at
+		m.Hosted = append(m.Hosted, h)
+	}
+	return hosted[:0]
+}
+
+// textEnd is where the text of a response added to m starts in m.Text():
+// after m's text and the line break TextOf puts between two blocks.
+func textEnd(m *Message) int {
+	n := len(m.Text())
+	if n > 0 {
+		n++
+	}
+	return n
 }
 
 // dropEmpty removes msgs' last message when it is an assistant message with

@@ -28,6 +28,13 @@ func tool(callID, name string, isError bool, blocks ...Block) Message {
 func TestProviderView(t *testing.T) {
 	t.Parallel()
 	sig := &ProviderPayload{Provider: "anthropic", Format: "redacted_thinking", Value: json.RawMessage(`"x"`)}
+	searchPayload := &ProviderPayload{Provider: "anthropic", Format: "web_search_tool_result", Value: json.RawMessage(`{"type":"web_search_tool_result"}`)}
+	cited := Citation{Source: Source{URL: "https://b.example"}, Range: &Range{Start: 8, End: 26},
+		Replay: &ProviderPayload{Provider: "anthropic", Format: "citation", Value: json.RawMessage(`{}`)}}
+	movedBy := func(c Citation, n int) Citation {
+		c.Range = &Range{Start: c.Range.Start + n, End: c.Range.End + n}
+		return c
+	}
 	tests := []struct {
 		name   string
 		events []Event
@@ -121,11 +128,46 @@ func TestProviderView(t *testing.T) {
 				NewChatMessage("Again."),
 			},
 			want: []Message{
-				{Role: MessageAssistant, Content: []Block{TextBlock("Searching."), TextBlock("Found it.")}},
+				{Role: MessageAssistant, Content: []Block{TextBlock("Searching."), TextBlock("Found it.")},
+					Hosted: []HostedActivity{{ActivityID: "ws1", Name: "web_search", State: ActivityStarted, TextAt: 11}}},
 				msg(MessageSystem, "End your turn with respond."),
 				msg(MessageAssistant, "Sorry."),
 				{Role: MessageAssistant, Content: []Block{{Type: BlockText, Text: `{"ok":true}`, MimeType: "application/json"}}},
 				msg(MessageAssistant, "Again."),
+			},
+		},
+		{
+			name: "a response's hosted activity and citations go with its message, placed in its text; a response with no part sent loses them",
+			events: []Event{
+				NewModelUsage(ModelUsage{InputTokens: 5, OutputTokens: 2}),
+				{Type: TypeHostedActivity, HostedActivity: &HostedActivity{ActivityID: "ws1", Name: "web_search", State: ActivityStarted, TextAt: 7}},
+				{Type: TypeHostedActivity, HostedActivity: &HostedActivity{ActivityID: "ws1", Name: "web_search", State: ActivityCompleted, TextAt: 7, Payload: searchPayload}},
+				NewReasoning("Think.", "sig", nil),
+				NewChatMessage("Before. Brain runs agents.", cited),
+				NewToolCallRequest("c1", "respond", json.RawMessage(`{"message":"ok"}`)),
+				NewToolCallResponse("c1", "respond", []Block{TextBlock("ok")}, false),
+				{Type: TypeHostedActivity, HostedActivity: &HostedActivity{ActivityID: "ws2", Name: "web_search", State: ActivityStarted}},
+				NewValidationCorrection("no_tool_call", 1, "End your turn with respond."),
+				NewChatMessage("Cut", cited),
+				NewChatMessage("Again.", cited),
+			},
+			want: []Message{
+				{
+					Role: MessageAssistant, Content: []Block{TextBlock("Before. Brain runs agents.")},
+					Reasoning: []Reasoning{{Text: "Think.", Signature: "sig"}},
+					ToolCalls: []ToolCall{{ID: "c1", Name: "respond", Arguments: json.RawMessage(`{"message":"ok"}`)}},
+					Hosted: []HostedActivity{
+						{ActivityID: "ws1", Name: "web_search", State: ActivityStarted, TextAt: 7},
+						{ActivityID: "ws1", Name: "web_search", State: ActivityCompleted, TextAt: 7, Payload: searchPayload},
+					},
+					Citations: []Citation{cited},
+				},
+				tool("c1", "respond", false, TextBlock("ok")),
+				msg(MessageSystem, "End your turn with respond."),
+				{
+					Role: MessageAssistant, Content: []Block{TextBlock("Cut"), TextBlock("Again.")},
+					Citations: []Citation{cited, movedBy(cited, 4)},
+				},
 			},
 		},
 		{

@@ -171,6 +171,9 @@ func (e *Event) validatePayload() error {
 			errs = append(errs, &fieldError{"state", fmt.Sprintf("%q is not one of started, completed, failed", h.State)})
 		}
 		errs = append(errs, validJSON("input", h.Input, false), validPayload("payload", h.Payload))
+		if h.TextAt < 0 {
+			errs = append(errs, &fieldError{"text_at", fmt.Sprintf("must not be negative (got %d)", h.TextAt)})
+		}
 	case TypePresentation:
 		p := e.Presentation
 		errs = append(errs, required("summary", p.Summary), validJSON("blocks", p.Blocks, false))

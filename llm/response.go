@@ -14,7 +14,8 @@ type Response struct {
 	ToolCalls []conversation.ToolCall
 	Usage     Usage
 	Finish    FinishReason
-	// Hosted are the states of provider-hosted work, in stream order.
+	// Hosted are the states of provider-hosted work, in stream order, each
+	// with its place in Text (TextAt).
 	Hosted []conversation.HostedActivity
 	// Citations are the sources the text cites.
 	Citations []conversation.Citation
@@ -62,7 +63,9 @@ func Collect(stream iter.Seq2[Part, error]) (Response, error) {
 			}
 		case PartHosted:
 			if p.Hosted != nil {
-				r.Hosted = append(r.Hosted, *p.Hosted)
+				h := *p.Hosted
+				h.TextAt = text.Len()
+				r.Hosted = append(r.Hosted, h)
 			}
 		case PartCitation:
 			if p.Citation != nil {

@@ -52,6 +52,7 @@ func TestCollect(t *testing.T) {
 		Hosted:    []conversation.HostedActivity{search},
 		Citations: []conversation.Citation{cite},
 	}
+	want.Hosted[0].TextAt = len("Hello") // where it came in the text
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Collect (-want +got):\n%s", diff)
 	}

@@ -36,8 +36,8 @@ func webSearchWant() llm.Response {
 	return llm.Response{
 		Text: searchText,
 		Hosted: []conversation.HostedActivity{
-			{ActivityID: id, Name: "web_search", State: conversation.ActivityStarted, Input: input},
-			{ActivityID: id, Name: "web_search", State: conversation.ActivityCompleted, Input: input, Summary: "2 queries, 3 sources"},
+			{ActivityID: id, Name: "web_search", State: conversation.ActivityStarted, Input: input, TextAt: len(searchText)},
+			{ActivityID: id, Name: "web_search", State: conversation.ActivityCompleted, Input: input, Summary: "2 queries, 3 sources", TextAt: len(searchText)},
 		},
 		Citations: []conversation.Citation{
 			{Source: uefa, Range: first},

@@ -18,8 +18,9 @@ func TestStreams(t *testing.T) {
 	ws := webSearchWant()
 	hostedParts := func() []llm.Part {
 		var out []llm.Part
-		for i := range ws.Hosted {
-			out = append(out, llm.Part{Kind: llm.PartHosted, Hosted: &ws.Hosted[i]})
+		for _, h := range ws.Hosted {
+			h.TextAt = 0 // llm.Collect places it; a part does not
+			out = append(out, llm.Part{Kind: llm.PartHosted, Hosted: &h})
 		}
 		for i := range ws.Citations {
 			out = append(out, llm.Part{Kind: llm.PartCitation, Citation: &ws.Citations[i]})
