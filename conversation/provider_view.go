@@ -113,8 +113,8 @@ func (m Message) ResultText() string {
 // read-only. Malformed events (no payload) are skipped, never fatal.
 func ProviderView(events []Event) []Message {
 	msgs := make([]Message, 0, len(events))
-	open := false // msgs' last message is an assistant message still growing
-	ticks := 0    // the inbox messages msgs' last message stands for, when it is one
+	open := false               // msgs' last message is an assistant message still growing
+	ticks := 0                  // the inbox messages msgs' last message stands for, when it is one
 	var hosted []HostedActivity // of a response whose first part is still to come
 	for i := range events {
 		e := &events[i]
