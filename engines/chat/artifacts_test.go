@@ -117,6 +117,52 @@ func TestHostedActivityAndCitationsReachTheAnswer(t *testing.T) {
 	}
 }
 
+// The next model call is shown a round's hosted activity and citations
+// with the assistant message they belong to, placed in its text, so that
+// the provider that ran the search can be sent it back.
+func TestHostedActivityReachesTheNextRequest(t *testing.T) {
+	t.Parallel()
+	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "tell_user"}}}
+	n := 0
+	var reqs []*llm.Request
+	done := searchDone
+	done.Payload = &conversation.ProviderPayload{Provider: "anthropic", Format: "web_search_tool_result", Version: "v1", Value: json.RawMessage(`{"type":"web_search_tool_result"}`)}
+	cite := conversation.Citation{Source: citeA.Source, Range: &conversation.Range{Start: 13, End: 18}}
+	tellUser, _ := json.Marshal(map[string]string{"message": "Found it."})
+	model := callModel{n: &n, reqs: &reqs, parts: [][]llm.Part{
+		{
+			{Kind: llm.PartText, Text: "Let me look. "},
+			{Kind: llm.PartHosted, Hosted: &searchStarted},
+			{Kind: llm.PartHosted, Hosted: &done},
+			{Kind: llm.PartText, Text: "Brain runs agents."},
+			{Kind: llm.PartCitation, Citation: &cite},
+			{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: "c0", Name: tools.TellUser, Arguments: tellUser}},
+		},
+		{respondCall("Brain runs agents."), {Kind: llm.PartFinish, Finish: llm.FinishToolCalls}},
+	}}
+	turn := oneTurn(t, r, model)
+	if _, err := (&Engine{}).Run(context.Background(), &turn, engines.CheckpointFunc(func(context.Context, []conversation.Event) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	msgs := reqs[1].Messages
+	asked := msgs[len(msgs)-2]
+	started, completed := searchStarted, done
+	started.TextAt, completed.TextAt = 13, 13
+	want := conversation.Message{
+		Role:      conversation.MessageAssistant,
+		Content:   []conversation.Block{conversation.TextBlock("Let me look. Brain runs agents.")},
+		ToolCalls: []conversation.ToolCall{{ID: "c0", Name: tools.TellUser, Arguments: tellUser}},
+		Hosted:    []conversation.HostedActivity{started, completed},
+		Citations: []conversation.Citation{cite},
+	}
+	if diff := cmp.Diff(want, asked); diff != "" {
+		t.Errorf("the round's assistant message in the next request (-want +got):\n%s", diff)
+	}
+}
+
 // An answer cut midway keeps its text for the model, with the citations
 // that arrived marked incomplete, and the round is asked again; the model
 // is sent what it had written.
