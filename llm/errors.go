@@ -25,6 +25,13 @@ var (
 	// fit the model's context window. A shorter view of the conversation
 	// may be accepted.
 	ErrContextTooLong = errors.New("provider: context too long")
+	// ErrPayload: an ErrBadRequest an adapter raises itself, before
+	// sending anything, because the conversation holds a payload of its
+	// own provider that it cannot send back (it does not decode, or it was
+	// made under a wire contract the adapter does not continue). It cannot
+	// heal by itself; another provider, which is sent only the portable
+	// text, can take the conversation on.
+	ErrPayload = errors.New("provider: payload cannot be sent back")
 )
 
 // Failure is the kind of a failed model call, one of the sentinels above.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -237,35 +238,45 @@ func TestCutsAreBounded(t *testing.T) {
 	}
 }
 
-// A refused key fails the process (an operator must fix it); a worker's
-// parent is told the task failed.
-func TestAuthErrorFailsTheProcess(t *testing.T) {
+// A refused key, or provider data its adapter cannot send back, fails the
+// process (an operator must act: fix the key, move the recipe to another
+// provider); a worker's parent is told the task failed.
+func TestUnhealableErrorsFailTheProcess(t *testing.T) {
 	t.Parallel()
-	for _, worker := range []bool{false, true} {
-		t.Run(fmt.Sprintf("worker=%v", worker), func(t *testing.T) {
-			t.Parallel()
-			r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}}}
-			n := 0
-			auth := &provider.Error{Provider: "openai", Kind: provider.ErrAuth, StatusCode: 401, Message: "Incorrect API key"}
-			turn := oneTurn(t, r, callModel{n: &n, parts: [][]llm.Part{nil}, errs: []error{auth}})
-			out, err := engineFor(worker, nil).Run(context.Background(), &turn, engines.CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			last := out.Events[len(out.Events)-1].SystemNotice
-			if out.Next != lifecycle.Fail || last == nil || last.Code != rounds.NoticeModelAuth {
-				t.Fatalf("next %q, last event %+v; want fail after a %s notice", out.Next, out.Events[len(out.Events)-1], rounds.NoticeModelAuth)
-			}
-			if worker != (out.Finish != nil) || (worker && out.Finish.Status != tools.FinishFailed) {
-				t.Errorf("finish %+v; a worker reports failed, a chat process nothing", out.Finish)
-			}
-		})
+	failures := map[string]struct {
+		err    error
+		notice string
+	}{
+		"auth": {&provider.Error{Provider: "openai", Kind: provider.ErrAuth, StatusCode: 401, Message: "Incorrect API key"}, rounds.NoticeModelAuth},
+		"payload": {provider.Unsendable("anthropic", "messages[1].hosted[1]: the web_search_tool_result payload does not decode"),
+			rounds.NoticeModelPayload},
+	}
+	for name, f := range failures {
+		for _, worker := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/worker=%v", name, worker), func(t *testing.T) {
+				t.Parallel()
+				r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}}}
+				n := 0
+				turn := oneTurn(t, r, callModel{n: &n, parts: [][]llm.Part{nil}, errs: []error{f.err}})
+				out, err := engineFor(worker, nil).Run(context.Background(), &turn, engines.CheckpointFunc(func(context.Context, []conversation.Event) error { return nil }))
+				if err != nil {
+					t.Fatal(err)
+				}
+				last := out.Events[len(out.Events)-1].SystemNotice
+				if out.Next != lifecycle.Fail || last == nil || last.Code != f.notice {
+					t.Fatalf("next %q, last event %+v; want fail after a %s notice", out.Next, out.Events[len(out.Events)-1], f.notice)
+				}
+				if !strings.Contains(last.Text, f.err.Error()) {
+					t.Errorf("notice %q does not say what failed (%v)", last.Text, f.err)
+				}
+				if worker != (out.Finish != nil) || (worker && out.Finish.Status != tools.FinishFailed) {
+					t.Errorf("finish %+v; a worker reports failed, a chat process nothing", out.Finish)
+				}
+			})
+		}
 	}
 }
 
-// A worker's finished task carries the sources its text cited, in its
-// finish_task result and in the outcome its parent is told of; a parent's
-// turn that drains that report delivers its answer with them.
 func TestWorkerSourcesReachTheParentsAnswer(t *testing.T) {
 	t.Parallel()
 	worker := &recipes.Recipe{Name: "w", Engine: recipes.EngineWorker, Tools: []recipes.ToolRef{{Name: "finish_task"}}}

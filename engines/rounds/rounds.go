@@ -22,7 +22,10 @@ const (
 	NoticeModelError  = "model_error"
 	NoticeEmptyAnswer = "empty_answer"
 	NoticeModelAuth   = "model_auth"
-	NoticeTokenBudget = "token_budget"
+	// NoticeModelPayload: the conversation holds provider data its
+	// provider's adapter cannot send back (llm.ErrPayload).
+	NoticeModelPayload = "model_payload"
+	NoticeTokenBudget  = "token_budget"
 	// NoticeDayTokenBudget: the day's tokens (limits.max_tokens_per_day)
 	// are used; the process goes on the next UTC day.
 	NoticeDayTokenBudget = "day_token_budget"
@@ -415,7 +418,8 @@ func (r *run) spent(limit int64) lifecycle.Event {
 // What the model wrote before the failure is kept for it, with the
 // citations that arrived (marked incomplete). An answer cut midway is asked
 // again, up to MaxCutRetries times a turn. A refused key cannot heal by
-// itself: the process fails, for an operator to fix the key and retry.
+// itself: the process fails, for an operator to fix the key and retry; so
+// does a conversation holding provider data its adapter cannot send back.
 // Anything else ends the turn, waiting for the next message.
 func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error) (lifecycle.Event, bool) {
 	if resp.Text != "" {
@@ -438,6 +442,12 @@ func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error
 		text := "The model provider refused the credentials: " + err.Error() +
 			". Fix the provider's API key on the server, then retry the process."
 		r.add(byEngine, conversation.NewSystemNotice(NoticeModelAuth, text))
+		r.reportFailure(text)
+		return lifecycle.Fail, true
+	case errors.Is(err, llm.ErrPayload):
+		text := "The conversation holds data of the model's provider that this server cannot send back to it: " + err.Error() +
+			". Move the recipe to another provider (or give it a fallback), or run a version of brain that continues it, then retry the process."
+		r.add(byEngine, conversation.NewSystemNotice(NoticeModelPayload, text))
 		r.reportFailure(text)
 		return lifecycle.Fail, true
 	case errors.Is(err, llm.ErrContextTooLong):

@@ -28,6 +28,8 @@ var (
 	ErrUnavailable = llm.ErrUnavailable
 	// ErrContextTooLong is llm.ErrContextTooLong.
 	ErrContextTooLong = llm.ErrContextTooLong
+	// ErrPayload is llm.ErrPayload (see Unsendable).
+	ErrPayload = llm.ErrPayload
 )
 
 // MaxMessage bounds the provider's message kept in an error (see Clip).
@@ -155,6 +157,14 @@ func Clip(s string) string {
 // nil, is wrapped too.
 func Refused(provider string, cause error, format string, args ...any) error {
 	return &Error{Provider: provider, Kind: ErrBadRequest, Message: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// Unsendable is a request an adapter refuses before sending it because the
+// conversation holds a payload of its own provider that it cannot send back:
+// a Refused request that wraps ErrPayload too. The message must name where
+// the payload is, its format, and what is wrong with it.
+func Unsendable(provider string, format string, args ...any) error {
+	return Refused(provider, ErrPayload, format, args...)
 }
 
 // BodyLine is what an error body that is not JSON says: its first line of
