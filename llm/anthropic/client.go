@@ -39,6 +39,8 @@ func New(cfg Config) (*Client, error) {
 		// The Messages API documents x-api-key; this SDK version sends only
 		// a bearer Authorization header, so send the documented one too.
 		option.WithHeader("x-api-key", cfg.APIKey),
+		// The version payloads record (see apiVersion), not the SDK's.
+		option.WithHeader("anthropic-version", apiVersion),
 		// The retry policy is ours (provider.Retry): one attempt per SDK call.
 		option.WithMaxRetries(0),
 	}
@@ -58,13 +60,17 @@ func New(cfg Config) (*Client, error) {
 // Generate streams the model's answer to req: text deltas as they arrive;
 // reasoning blocks, web search states and a text block's citations as their
 // blocks end; then tool calls, usage and the finish reason (see assembler).
+// An answer the API pauses (pause_turn) is continued, at most
+// maxContinuations times, as one answer: each response's usage is yielded,
+// and one finish reason ends the whole (see pause).
 //
 // A failed attempt is retried (see provider.Retry.Stream) only while
-// nothing has been yielded: once a part has gone out, a fresh attempt would
-// produce another answer that cannot be joined to it. Tool calls are
-// yielded only at the end, so an answer of tool calls alone is retried
-// whenever its stream is cut; a web search, once reported started, is not
-// (the consumer has seen it run).
+// nothing of its response has been yielded: once a part has gone out, a
+// fresh attempt would produce another answer that cannot be joined to it.
+// Tool calls are yielded only at the end, so an answer of tool calls alone
+// is retried whenever its stream is cut; a web search, once reported
+// started, is not (the consumer has seen it run). A continuation is
+// retried the same way: the paused answer it continues is the same.
 func (c *Client) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
 	return func(yield func(llm.Part, error) bool) {
 		params, opts, err := c.params(req)
@@ -72,16 +78,31 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.P
 			yield(llm.Part{}, err)
 			return
 		}
-		c.retry.Stream(ctx, c.log, func() (yielded, stopped bool, err error) {
-			return c.attempt(ctx, params, opts, yield)
-		}, yield, zap.String("model", string(params.Model)))
+		var p pause
+		for {
+			var paused *assembler
+			next := p.params(params)
+			c.retry.Stream(ctx, c.log, func() (yielded, stopped bool, err error) {
+				a := p.assembler()
+				yielded, stopped, err = c.attempt(ctx, next, opts, a, yield)
+				if err == nil && !stopped && a.paused() {
+					paused = a
+				}
+				return yielded, stopped, err
+			}, yield, zap.String("model", string(params.Model)))
+			if paused == nil {
+				return
+			}
+			p.add(paused)
+			c.log.Debug("the model paused its answer; continuing it", zap.String("model", string(params.Model)), zap.Int("continuation", p.n))
+		}
 	}
 }
 
-// attempt makes one streamed call, yielding its parts. It reports whether
-// any part was yielded, whether the consumer stopped the stream, and why the
-// attempt failed.
-func (c *Client) attempt(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption, yield func(llm.Part, error) bool) (yielded, stopped bool, err error) {
+// attempt makes one streamed call, yielding its parts as a reads them. It
+// reports whether any part was yielded, whether the consumer stopped the
+// stream, and why the attempt failed.
+func (c *Client) attempt(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption, a *assembler, yield func(llm.Part, error) bool) (yielded, stopped bool, err error) {
 	// The middleware keeps the HTTP status, headers and the start of an
 	// error body, which the SDK's error does not expose as plainly (and a
 	// proxy's page is not Anthropic's JSON).
@@ -90,7 +111,6 @@ func (c *Client) attempt(ctx context.Context, params sdk.MessageNewParams, opts 
 	stream := c.service.NewStreaming(ctx, params, all...)
 	defer func() { _ = stream.Close() }()
 
-	var a assembler
 	// fail ends the attempt with err. When parts went out, the citations of
 	// a text block the failure cut short go out first: they annotate text
 	// the consumer already has (llm.Collect marks them incomplete).

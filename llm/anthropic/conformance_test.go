@@ -52,6 +52,10 @@ func TestConformance(t *testing.T) {
 				Text: "Still here.", Usage: llm.Usage{InputTokens: 2679, OutputTokens: 510}, Finish: llm.FinishStop,
 			}},
 			llmtest.CaseWebSearch: {Body: llmtest.Recording(t, "web_search.sse"), Want: collected(t, webSearchParts(t))},
+			llmtest.CasePaused: {
+				Body: llmtest.Recording(t, pausedFile(1)), Then: []string{llmtest.Recording(t, pausedFile(2)), llmtest.Recording(t, pausedFile(3))},
+				Want: collected(t, pausedParts(t)),
+			},
 			llmtest.CaseMalformed: {Body: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":\n\n"},
 			llmtest.CaseCut:       {Body: cutBody},
 		},
@@ -60,6 +64,8 @@ func TestConformance(t *testing.T) {
 			return apiError(typ, message)
 		},
 		Sentinels: llmtest.Sentinels{Auth: ErrAuth, RateLimited: ErrRateLimited, Unavailable: ErrUnavailable},
+		Provider:  "anthropic",
+		Replay:    llmtest.Stream{Body: text},
 	}
 	llmtest.Conformance(t, func(t *testing.T, srv llmtest.Server) llm.Model {
 		c, err := New(Config{

@@ -28,6 +28,11 @@ var (
 	// be reached (5xx, 408, connection errors, a stream cut or garbled
 	// mid-way). Retried while nothing of the answer was yielded.
 	ErrUnavailable = provider.ErrUnavailable
+	// ErrPayload: an ErrBadRequest of this adapter, before sending, for an
+	// Anthropic payload of the conversation it cannot send back (it does
+	// not decode, or its version is one the adapter does not continue; see
+	// check). Not retried; another provider can take the conversation on.
+	ErrPayload = provider.ErrPayload
 )
 
 // name starts every error and log of this adapter.

@@ -16,18 +16,6 @@ import (
 // (model.hosted_tools), in server_tool_use blocks and in hosted activity.
 const webSearch = "web_search"
 
-// webSearchVersion is the version of the web search tool this adapter
-// requests. Its result payloads record it, so that a later version of the
-// adapter knows under which contract a search ran.
-const webSearchVersion = "web_search_20250305"
-
-// Payload formats of this adapter (conversation.ProviderPayload.Format).
-const (
-	formatSearchResult = "web_search_tool_result" // the result block as sent
-	formatCitation     = "citation"               // one citation as sent
-	formatRedacted     = "redacted_thinking"      // the block's data, a JSON string
-)
-
 // hostedTools maps the request's hosted tool names to server tools. A name
 // it does not know is refused before anything is sent: a recipe asking for
 // a tool must not run without it. A name given twice is asked for once.
@@ -51,15 +39,21 @@ func hostedTools(names []string, tools []llm.ToolDef) ([]sdk.ToolUnionParam, err
 }
 
 // searchStarted is the started state of the web search of a
-// server_tool_use block: its id and the query the model wrote (input, as
-// JSON; a JSON string of the text when the model wrote invalid JSON, which
-// the conversation log would refuse).
-func searchStarted(id, input string) *conversation.HostedActivity {
+// server_tool_use block: its id, the query the model wrote (input, as JSON;
+// a JSON string of the text when the model wrote invalid JSON, which the
+// conversation log would refuse) and the block as received (native), to
+// be sent back in its place; a block that cannot be rebuilt (its input is
+// not JSON) has no payload, and its search is not sent back.
+func searchStarted(id, input string, native json.RawMessage) *conversation.HostedActivity {
 	raw := json.RawMessage(input)
 	if !json.Valid(raw) {
 		raw, _ = json.Marshal(input)
 	}
-	return &conversation.HostedActivity{ActivityID: id, Name: webSearch, State: conversation.ActivityStarted, Input: raw}
+	h := &conversation.HostedActivity{ActivityID: id, Name: webSearch, State: conversation.ActivityStarted, Input: raw}
+	if native != nil {
+		h.Payload = &conversation.ProviderPayload{Provider: name, Format: formatSearchUse, Version: webSearchVersion, Value: native}
+	}
+	return h
 }
 
 // searchEnded is the terminal state of a web search from its

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -160,13 +161,24 @@ func searchPayload(raw string) *conversation.ProviderPayload {
 	return &conversation.ProviderPayload{Provider: "anthropic", Format: "web_search_tool_result", Version: "web_search_20250305", Value: json.RawMessage(raw)}
 }
 
-// citationPayload is the replay payload of a citation, raw.
-func citationPayload(raw string) *conversation.ProviderPayload {
-	return &conversation.ProviderPayload{Provider: "anthropic", Format: "citation", Value: json.RawMessage(raw)}
+// usePayload is the payload of a server_tool_use block, raw.
+func usePayload(raw string) *conversation.ProviderPayload {
+	return &conversation.ProviderPayload{Provider: "anthropic", Format: "server_tool_use", Version: "web_search_20250305", Value: json.RawMessage(raw)}
 }
 
-// webSearch is what testdata/web_search.sse must stream, in order: text,
-// the search started and completed under one id, more text, the cited
+// citationPayload is the replay payload of a citation, raw.
+func citationPayload(raw string) *conversation.ProviderPayload {
+	return &conversation.ProviderPayload{Provider: "anthropic", Format: "citation", Version: "web_search_20250305", Value: json.RawMessage(raw)}
+}
+
+// redactedPayload is the payload of a redacted_thinking block's data.
+func redactedPayload(data string) *conversation.ProviderPayload {
+	return &conversation.ProviderPayload{Provider: "anthropic", Format: "redacted_thinking", Version: "2026-10-21", Value: json.RawMessage(`"` + data + `"`)}
+}
+
+// webSearchParts is what testdata/web_search.sse must stream, in order:
+// text, the search started (its block as received in its payload) and
+// completed under one id, more text, the cited
 // block's text then its two citations anchored to its span, the last text,
 // usage with one search, the finish reason.
 func webSearchParts(t *testing.T) []llm.Part {
@@ -183,7 +195,10 @@ func webSearchParts(t *testing.T) []llm.Part {
 	span := &conversation.Range{Start: len(before), End: len(before) + len(cited)}
 	return []llm.Part{
 		llmtest.TextPart("Let me look"), llmtest.TextPart(" that up."),
-		hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query": "Paris weather today"}`)}),
+		hostedPart(conversation.HostedActivity{
+			ActivityID: id, Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query": "Paris weather today"}`),
+			Payload: usePayload(`{"id":"` + id + `","input":{"query":"Paris weather today"},"name":"web_search","type":"server_tool_use"}`),
+		}),
 		hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityCompleted, Summary: "2 results", Payload: searchPayload(blocks[2])}),
 		llmtest.TextPart("According to the forecast, "),
 		llmtest.TextPart("Paris is sunny"), llmtest.TextPart(" at 18°C today"),
@@ -217,4 +232,74 @@ func collected(t *testing.T, parts []llm.Part) llm.Response {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// The web searches of testdata/web_search_paused_*.sse: the first response
+// runs the first and pauses as the second starts; the next runs the second
+// and the third and pauses; the last ends the answer.
+const (
+	searchToday    = "srvtoolu_01LyonToday7mXcQ4wRb9Ts"
+	searchTomorrow = "srvtoolu_01LyonTomorrowK2pV6nHd3J"
+	searchWeekend  = "srvtoolu_01LyonWeekendR8vT1zGx5N"
+)
+
+// pausedFile is the n-th response of the paused answer.
+func pausedFile(n int) string { return fmt.Sprintf("web_search_paused_%d.sse", n) }
+
+// useBlock is a server_tool_use block of web_search as received, its input
+// assembled.
+func useBlock(id, query string) string {
+	return `{"id":"` + id + `","input":{"query":"` + query + `"},"name":"web_search","type":"server_tool_use"}`
+}
+
+// pausedParts is what the three responses of a paused answer must stream
+// as one answer, in order: each response's parts and usage, text offsets
+// and citation ranges running over the whole answer's text, one finish.
+func pausedParts(t *testing.T) []llm.Part {
+	t.Helper()
+	b1, b2 := recorded(t, pausedFile(1), "content_block_start", "content_block"), recorded(t, pausedFile(2), "content_block_start", "content_block")
+	cite := func(n int) string { return recorded(t, pausedFile(n), "content_block_delta", "delta", "citation")[0] }
+	started := func(id, query string) llm.Part {
+		return hostedPart(conversation.HostedActivity{
+			ActivityID: id, Name: "web_search", State: conversation.ActivityStarted,
+			Input: json.RawMessage(`{"query": "` + query + `"}`), Payload: usePayload(useBlock(id, query)),
+		})
+	}
+	completed := func(id, raw string) llm.Part {
+		return hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityCompleted, Summary: "1 result", Payload: searchPayload(raw)})
+	}
+	const intro, today, tomorrow, weekend = "I'll compare two sources. ", "Lyon is cloudy at 12°C today", "; rain is expected tomorrow", ", and the weekend looks dry"
+	span := func(before, cited string) *conversation.Range {
+		return &conversation.Range{Start: len(before), End: len(before) + len(cited)}
+	}
+	return []llm.Part{
+		reasoningPart("Two searches: today, then tomorrow.", "EqQBCgIYAhIMpause1sigZA2b3hGgx"),
+		llmtest.TextPart("I'll compare"), llmtest.TextPart(" two sources. "),
+		started(searchToday, "Lyon weather today"), completed(searchToday, b1[3]),
+		llmtest.TextPart("Lyon is cloudy"), llmtest.TextPart(" at 12°C today"),
+		citationPart(conversation.Citation{
+			Source: conversation.Source{URL: "https://weather.example.com/lyon", Title: "Lyon weather"}, Excerpt: "Today: cloudy, 12°C.",
+			Range: span(intro, today), Replay: citationPayload(cite(1)),
+		}),
+		started(searchTomorrow, "Lyon forecast tomorrow"),
+		{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 2203, OutputTokens: 96, Hosted: map[string]int{"web_search": 1}}},
+		// The first continuation: the paused search ends.
+		completed(searchTomorrow, b2[0]),
+		llmtest.TextPart(tomorrow),
+		citationPart(conversation.Citation{
+			Source: conversation.Source{URL: "https://forecast.example.org/fr/lyon", Title: "Lyon, France - 10 day forecast"}, Excerpt: "Sun 30: 10° / 4°, rain",
+			Range: span(intro+today, tomorrow), Replay: citationPayload(cite(2)),
+		}),
+		started(searchWeekend, "Lyon weather weekend"), completed(searchWeekend, b2[3]),
+		{Kind: llm.PartUsage, Usage: &llm.Usage{InputTokens: 2487, OutputTokens: 88, Hosted: map[string]int{"web_search": 2}}},
+		// The second continuation ends the answer.
+		llmtest.TextPart(", and the weekend"), llmtest.TextPart(" looks dry"),
+		citationPart(conversation.Citation{
+			Source: conversation.Source{URL: "https://weather.example.com/lyon/weekend", Title: "Lyon weekend outlook"}, Excerpt: "Saturday and Sunday: dry, 14°C.",
+			Range: span(intro+today+tomorrow, weekend), Replay: citationPayload(cite(3)),
+		}),
+		llmtest.TextPart("."),
+		usagePart(2701, 35),
+		finishPart(llm.FinishStop),
+	}
 }

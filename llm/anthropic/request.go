@@ -158,33 +158,6 @@ func resultsFirst(blocks []sdk.ContentBlockParamUnion) []sdk.ContentBlockParamUn
 	return provider.FirstThose(blocks, func(b sdk.ContentBlockParamUnion) bool { return b.OfToolResult != nil })
 }
 
-// assistantBlocks maps the assistant message at index i: reasoning first,
-// in order (the API wants it before the answer it led to; see
-// reasoningBlock), then text, then tool calls.
-//
-// Hosted activity (server_tool_use, web_search_tool_result) is not in the
-// provider view, so it is not replayed: a continued conversation sends the
-// answer's text without the searches behind it.
-func assistantBlocks(i int, m conversation.Message) ([]sdk.ContentBlockParamUnion, error) {
-	var out []sdk.ContentBlockParamUnion
-	for j, r := range m.Reasoning {
-		b, ok, err := reasoningBlock(r)
-		if err != nil {
-			return nil, provider.Refused(name, err, "messages[%d].reasoning[%d]: %v", i, j, err)
-		}
-		if ok {
-			out = append(out, b)
-		}
-	}
-	if text := m.Text(); text != "" {
-		out = append(out, sdk.NewTextBlock(text))
-	}
-	for _, tc := range m.ToolCalls {
-		out = append(out, sdk.NewToolUseBlock(tc.ID, toolInput(tc.Arguments), tc.Name))
-	}
-	return out, nil
-}
-
 // toolInput is a call's arguments as a tool_use input: the object as it was
 // sent, "{}" for none, and anything else (invalid JSON, an array) wrapped as
 // {"_raw": "<text>"} so that the model sees what it wrote.

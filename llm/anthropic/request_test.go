@@ -132,8 +132,8 @@ func TestRequestMapping(t *testing.T) {
 	if diff := cmp.Diff(want, body); diff != "" {
 		t.Errorf("request body (-want +got):\n%s", diff)
 	}
-	if header["anthropic-version"] == "" {
-		t.Error("no anthropic-version header")
+	if header["anthropic-version"] != "2026-10-21" {
+		t.Errorf("anthropic-version = %q, want 2026-10-21, the version redacted thinking payloads record", header["anthropic-version"])
 	}
 	if header["x-api-key"] != testKey {
 		t.Errorf("x-api-key = %q, want the API key (the header the Messages API documents)", header["x-api-key"])
@@ -249,16 +249,6 @@ func TestRequestRefused(t *testing.T) {
 				Params:   llm.Params{HostedTools: []string{"web_search"}},
 			},
 			errHas: `tools[1] "web_search": the name is the hosted web_search tool's; rename the tool or remove web_search from model.hosted_tools`,
-		},
-		{
-			name: "a redacted_thinking payload that does not decode",
-			req: &llm.Request{Messages: []conversation.Message{
-				text(conversation.MessageUser, "hi"),
-				{Role: conversation.MessageAssistant, Content: []conversation.Block{conversation.TextBlock("Hello.")}, Reasoning: []conversation.Reasoning{
-					{Payload: &conversation.ProviderPayload{Provider: "anthropic", Format: "redacted_thinking", Value: json.RawMessage(`{"data":"x"}`)}},
-				}},
-			}},
-			errHas: "messages[1].reasoning[0]: the redacted_thinking payload's value is not a non-empty JSON string",
 		},
 		{
 			name:   "a schema that is not an object",

@@ -29,16 +29,19 @@ const (
 // block is a content block being assembled.
 type block struct {
 	kind      blockKind
+	start     string // the block as content_block_start sent it
 	id, name  string
 	input     strings.Builder // tool_use, server_tool_use: the input_json_delta fragments
 	startJSON string          // tool_use, server_tool_use: the input of content_block_start
 	thinking  strings.Builder
 	signature string
 	data      string // redacted_thinking: the encrypted data
-	raw       string // web_search_tool_result: the block as sent
 	// text: where the block's text starts in the answer's text (in bytes),
-	// and its citations, sent when the block stops and its end is known.
+	// its text, and its citations: every one as sent (cited), and those
+	// sent as parts when the block stops and its end is known.
 	offset    int
+	text      strings.Builder
+	cited     []json.RawMessage
 	citations []conversation.Citation
 }
 
@@ -55,13 +58,22 @@ type block struct {
 // Blocks are tracked by their index. Block, delta, citation and event kinds
 // it does not know (server tools other than web search, their results,
 // newer kinds) are skipped, never fatal.
+//
+// An assembler reads one response. When the API pauses the answer
+// (pause_turn), the next response continues it with a new assembler that
+// starts where this one ended (text), and the blocks of every response so
+// far go back to the API (see pause).
 type assembler struct {
 	blocks map[int64]*block
+	order  []*block // every block, in order of start
 	calls  []*block // tool_use blocks, in order of start
 	usage  llm.Usage
 	sized  bool   // a usage was sent
 	stop   string // the provider's stop reason; "" until message_delta
-	text   int    // bytes of text sent so far: the offset of the next text
+	text   int    // bytes of the answer's text sent so far: the offset of the next text
+	// resumable says a pause_turn stop may be continued: the bound on
+	// continuations is not reached.
+	resumable bool
 }
 
 // add takes one event and returns the parts it completes, in order.
@@ -115,8 +127,9 @@ func (a *assembler) start(index int64, cb *sdk.ContentBlockStartEventContentBloc
 	if a.blocks == nil {
 		a.blocks = make(map[int64]*block)
 	}
-	b := &block{}
+	b := &block{start: cb.RawJSON()}
 	a.blocks[index] = b
+	a.order = append(a.order, b)
 	switch cb.Type {
 	case "text":
 		b.kind, b.offset = blockText, a.text
@@ -124,7 +137,7 @@ func (a *assembler) start(index int64, cb *sdk.ContentBlockStartEventContentBloc
 			b.cite(c.RawJSON())
 		}
 		if cb.Text != "" {
-			return []llm.Part{a.textPart(cb.Text)}
+			return []llm.Part{a.textPart(b, cb.Text)}
 		}
 	case "thinking":
 		b.kind = blockThinking
@@ -142,7 +155,7 @@ func (a *assembler) start(index int64, cb *sdk.ContentBlockStartEventContentBloc
 			b.startJSON = cb.JSON.Input.Raw()
 		}
 	case "web_search_tool_result":
-		b.kind, b.id, b.raw = blockSearchResult, activityID(cb.ToolUseID, index), cb.RawJSON()
+		b.kind, b.id = blockSearchResult, activityID(cb.ToolUseID, index)
 	}
 	// Other server tools, their results and newer kinds stay blockSkipped:
 	// their deltas are dropped.
@@ -156,13 +169,13 @@ func (a *assembler) delta(index int64, d *sdk.MessageStreamEventUnionDelta) []ll
 	b := a.blocks[index]
 	if b == nil {
 		if d.Type == "text_delta" && d.Text != "" {
-			return []llm.Part{a.textPart(d.Text)}
+			return []llm.Part{a.textPart(nil, d.Text)}
 		}
 		return nil
 	}
 	switch {
 	case d.Type == "text_delta" && b.kind == blockText && d.Text != "":
-		return []llm.Part{a.textPart(d.Text)}
+		return []llm.Part{a.textPart(b, d.Text)}
 	case d.Type == "citations_delta" && b.kind == blockText:
 		b.cite(d.Citation.RawJSON())
 	case d.Type == "input_json_delta" && (b.kind == blockToolUse || b.kind == blockSearch):
@@ -188,21 +201,27 @@ func (a *assembler) closeBlock(b *block) []llm.Part {
 	case blockRedacted:
 		return []llm.Part{{Kind: llm.PartReasoning, Reasoning: redacted(b.data)}}
 	case blockSearch:
-		return []llm.Part{{Kind: llm.PartHosted, Hosted: searchStarted(b.id, inputJSON(b))}}
+		native, _ := b.native()
+		return []llm.Part{{Kind: llm.PartHosted, Hosted: searchStarted(b.id, inputJSON(b), native)}}
 	case blockSearchResult:
-		return []llm.Part{{Kind: llm.PartHosted, Hosted: searchEnded(b.id, b.raw)}}
+		return []llm.Part{{Kind: llm.PartHosted, Hosted: searchEnded(b.id, b.start)}}
 	}
 	return nil
 }
 
-// textPart is a text part of s, counted into the answer's length.
-func (a *assembler) textPart(s string) llm.Part {
+// textPart is a text part of s, counted into the answer's length and kept
+// in its block b (nil for text of a block never started).
+func (a *assembler) textPart(b *block, s string) llm.Part {
 	a.text += len(s)
+	if b != nil {
+		b.text.WriteString(s)
+	}
 	return llm.Part{Kind: llm.PartText, Text: s}
 }
 
 // cite adds a citation, raw as sent, to the text block b.
 func (b *block) cite(raw string) {
+	b.cited = append(b.cited, json.RawMessage(raw))
 	if c, ok := citation(raw); ok {
 		b.citations = append(b.citations, c)
 	}
@@ -262,9 +281,18 @@ func inputJSON(b *block) string {
 // then is the answer whole.
 func (a *assembler) finished() bool { return a.stop != "" }
 
-// end returns the parts that close the answer: the tool calls, usage, the
-// finish reason. Thinking of a block that never stopped is dropped: without
-// its signature the provider would refuse it back.
+// paused reports whether the API paused the answer and it is to be
+// continued: a pause_turn stop within the bound. A paused response with
+// tool calls is not continued (their results are the engine's to send)
+// and ends the answer for them.
+func (a *assembler) paused() bool {
+	return a.stop == "pause_turn" && a.resumable && len(a.calls) == 0
+}
+
+// end returns the parts that close the response: the tool calls, usage, and
+// the finish reason unless the answer goes on (paused). Thinking of a block
+// that never stopped is dropped: without its signature the provider would
+// refuse it back.
 func (a *assembler) end() []llm.Part {
 	out := a.unstopped() // none, unless a text block's stop was lost
 	for i, c := range a.calls {
@@ -283,17 +311,17 @@ func (a *assembler) end() []llm.Part {
 		u := a.usage
 		out = append(out, llm.Part{Kind: llm.PartUsage, Usage: &u})
 	}
+	if a.paused() {
+		return out
+	}
 	return append(out, llm.Part{Kind: llm.PartFinish, Finish: finishReason(a.stop, len(a.calls) > 0)})
 }
 
 // finishReason maps the provider's stop reason. An answer with tool calls
 // ends for them; reasons of newer versions count as a normal stop.
 //
-// pause_turn (the API paused a long turn of server tool use, e.g. many
-// searches) is a stop too: what arrived is whole. The API would continue
-// the turn if the paused response were sent back as it was, server tool
-// blocks included; the provider view holds no hosted activity, so the
-// engine's next call starts afresh from the text.
+// A pause_turn that ends the answer is one past the bound on continuations
+// (see pause): a bound cut the answer short, as max_tokens does.
 func finishReason(reason string, calls bool) llm.FinishReason {
 	switch {
 	case reason == "max_tokens" || reason == "model_context_window_exceeded":
@@ -302,6 +330,8 @@ func finishReason(reason string, calls bool) llm.FinishReason {
 		return llm.FinishFiltered
 	case calls || reason == "tool_use":
 		return llm.FinishToolCalls
+	case reason == "pause_turn":
+		return llm.FinishLength
 	}
-	return llm.FinishStop // end_turn, stop_sequence, pause_turn, newer reasons
+	return llm.FinishStop // end_turn, stop_sequence, newer reasons
 }

@@ -74,7 +74,10 @@ func TestStreams(t *testing.T) {
 				const id = "srvtoolu_01Ab9XqLm3kT7pWz2vR8sNcE"
 				result := recorded(t, "web_search_error.sse", "content_block_start", "content_block")[1]
 				return []llm.Part{
-					hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query": "euro exchange rate"}`)}),
+					hostedPart(conversation.HostedActivity{
+						ActivityID: id, Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query": "euro exchange rate"}`),
+						Payload: usePayload(`{"id":"` + id + `","input":{"query":"euro exchange rate"},"name":"web_search","type":"server_tool_use"}`),
+					}),
 					hostedPart(conversation.HostedActivity{ActivityID: id, Name: "web_search", State: conversation.ActivityFailed, Summary: "max_uses_exceeded", Payload: searchPayload(result)}),
 					llmtest.TextPart("I could not search the web just now."),
 					usagePart(2098, 41), finishPart(llm.FinishStop),
@@ -85,10 +88,9 @@ func TestStreams(t *testing.T) {
 			name:  "redacted thinking is reasoning whose payload is its data; thinking beside it keeps its signature",
 			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "redacted_thinking.sse") },
 			want: []llm.Part{
-				{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Payload: &conversation.ProviderPayload{
-					Provider: "anthropic", Format: "redacted_thinking",
-					Value: json.RawMessage(`"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB8URpq+z+"`),
-				}}},
+				{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Payload: redactedPayload(
+					"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB8URpq+z+",
+				)}},
 				reasoningPart("Answer plainly.", "EqQBCgIYAhIMsig2"),
 				llmtest.TextPart("Here is a plain answer."),
 				usagePart(96, 212), finishPart(llm.FinishStop),
@@ -132,13 +134,13 @@ func TestStreams(t *testing.T) {
 			},
 		},
 		{
-			name: "message_start's search count stays when message_delta has none; pause_turn is a stop",
+			name: "message_start's search count stays when message_delta has none",
 			reply: func(*testing.T) reply {
 				return events(
 					`{"type":"message_start","message":{"id":"msg_3","type":"message","role":"assistant","content":[],"model":"claude-test","usage":{"input_tokens":30,"output_tokens":1,"server_tool_use":{"web_search_requests":2}}}}`,
 					`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"Searching more."}}`,
 					`{"type":"content_block_stop","index":0}`,
-					`{"type":"message_delta","delta":{"stop_reason":"pause_turn","stop_sequence":null},"usage":{"output_tokens":5}}`,
+					`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}`,
 					`{"type":"message_stop"}`,
 				)
 			},
@@ -149,7 +151,7 @@ func TestStreams(t *testing.T) {
 			},
 		},
 		{
-			name: "a search query that is not JSON is kept as a JSON string; one sent whole in content_block_start is kept as is",
+			name: "a search query that is not JSON is kept as a JSON string, without a payload; one sent whole in content_block_start is kept as is",
 			reply: func(*testing.T) reply {
 				return events(append([]string{start,
 					`{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_a","name":"web_search","input":{}}}`,
@@ -161,7 +163,10 @@ func TestStreams(t *testing.T) {
 			},
 			want: []llm.Part{
 				hostedPart(conversation.HostedActivity{ActivityID: "srvtoolu_a", Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`"{\"query\": \"unterminated"`)}),
-				hostedPart(conversation.HostedActivity{ActivityID: "srvtoolu_b", Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query":"whole"}`)}),
+				hostedPart(conversation.HostedActivity{
+					ActivityID: "srvtoolu_b", Name: "web_search", State: conversation.ActivityStarted, Input: json.RawMessage(`{"query":"whole"}`),
+					Payload: usePayload(`{"id":"srvtoolu_b","input":{"query":"whole"},"name":"web_search","type":"server_tool_use"}`),
+				}),
 				usagePart(10, 3), finishPart(llm.FinishStop),
 			},
 		},
@@ -193,9 +198,7 @@ func TestStreams(t *testing.T) {
 				}, stop("max_tokens", 4096)...)...)
 			},
 			want: []llm.Part{
-				{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Payload: &conversation.ProviderPayload{
-					Provider: "anthropic", Format: "redacted_thinking", Value: json.RawMessage(`"EmwKAhgBEgy3va3pzix/LafPsn4a"`),
-				}}},
+				{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Payload: redactedPayload("EmwKAhgBEgy3va3pzix/LafPsn4a")}},
 				llmtest.TextPart("Trunc"), llmtest.TextPart("ated"), usagePart(10, 4096), finishPart(llm.FinishLength),
 			},
 		},

@@ -93,6 +93,10 @@ func TestConformance(t *testing.T) {
 			return apiError(status, statusOf(status), message, "")
 		},
 		Sentinels: llmtest.Sentinels{Auth: ErrAuth, RateLimited: ErrRateLimited, Unavailable: ErrUnavailable},
+		Provider:  "gemini",
+		// Every payload is a thought signature, sent back; a search has
+		// none (its grounding metadata has no way back: see doc.go).
+		Replay: llmtest.Stream{Body: text},
 	}
 	llmtest.Conformance(t, func(t *testing.T, srv llmtest.Server) llm.Model {
 		c, err := New(Config{

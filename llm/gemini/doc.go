@@ -35,14 +35,13 @@
 //     of the collected text (Gemini's segment offsets are UTF-8 bytes), and
 //     Usage.Hosted["web_search"], the number of queries;
 //   - signature.go keeps Gemini's thought signatures in provider payloads
-//     {Provider: "gemini", Format: "thought_signature", Value: a base64 JSON
-//     string}: on the tool call or the reasoning they came with, or, for a
-//     signature on answer text, on a reasoning entry without text. They go
-//     back on the same parts when the conversation is replayed; other
-//     providers' payloads and reasoning are not sent;
+//     {Provider: "gemini", Format: "thought_signature", Version: "v1beta",
+//     Value: a base64 JSON string}: on the tool call or the reasoning they
+//     came with, or, for a signature on answer text, on a reasoning entry
+//     without text. They are the adapter's only payloads (see Replay);
 //   - error.go classifies failures into the sentinels shared with the other
 //     adapters (ErrBadRequest, ErrAuth, ErrRateLimited, ErrUnavailable, from
-//     llm/provider), from Google's error object (a 400 API_KEY_INVALID is
+//     llm/provider; ErrPayload, see Replay), from Google's error object (a 400 API_KEY_INVALID is
 //     ErrAuth), with the provider's message and never the API key;
 //   - the retry policy is provider.Retry: 429, 5xx, 503 "overloaded", error
 //     objects of those kinds in the stream, connection errors and streams
@@ -50,6 +49,46 @@
 //     exponential back-off and jitter, honouring Retry-After (or the
 //     retryDelay of Google's RetryInfo), bounded by Config.MaxAttempts and
 //     the context's deadline.
+//
+// # Replay
+//
+// What goes back to Gemini of an earlier answer, natively:
+//
+//   - thought signatures, byte for byte, in thoughtSignature on the part
+//     they came with: a thought part (with its text), a functionCall part,
+//     or the answer's text part;
+//   - the text, tool calls and tool results, as every provider gets them.
+//
+// Nothing else goes back. Another provider's payloads are not sent, nor
+// reasoning without a Gemini signature (Gemini reads nothing from it): the
+// answer's text stands for them. A search cannot go back natively: Gemini
+// reports it in the candidate's groundingMetadata, beside the content, and
+// no field of a request's Content or Part takes grounding metadata or
+// search results (partMetadata is free-form, for a client's own
+// bookkeeping). Its text is what the next request holds, the citations
+// only as the text they cite; the hosted activity and citations of a
+// search carry no payload. (The API's server-side tool invocations,
+// toolCall and toolResponse parts a client echoes back, come only when a
+// request sets toolConfig.includeServerSideToolInvocations, which this
+// adapter does not.)
+//
+// Gemini has no equivalent of Anthropic's pause_turn: a search runs inside
+// the one streamGenerateContent call, and every answer ends with its
+// finishReason; the adapter never continues an answer.
+//
+// Every payload records its wire contract in Version, today "v1beta" (the
+// API version whose thoughtSignature it fills). A payload without a
+// version was logged before versions were recorded, under that same
+// contract, and is taken as v1beta. A Gemini payload the adapter cannot
+// send back as it came is refused before anything is sent, with
+// ErrBadRequest and ErrPayload and an error that names its place, format
+// and fault, e.g. "gemini: request refused: messages[3].tool_calls[0]: a
+// gemini thought_signature payload of version "v2", which this adapter
+// cannot continue (it continues "v1beta" ...)": a version other than
+// v1beta, a format other than thought_signature, a value that is not a
+// base64 string. Dropping it instead would send Gemini a conversation
+// without what it asked to get back, refused or answered worse far from
+// the cause.
 //
 // The package knows llm and conversation types and the SDK; nothing of
 // recipes, Redis or the engines. It reads no environment variables: the

@@ -32,6 +32,11 @@ var (
 	// stream cut or garbled mid-way). Retried while nothing of the answer
 	// was yielded.
 	ErrUnavailable = provider.ErrUnavailable
+	// ErrPayload: an ErrBadRequest of this adapter, before sending, for a
+	// Gemini payload of the conversation it cannot send back (see
+	// signatureOf). Not retried; another provider can take the
+	// conversation on.
+	ErrPayload = provider.ErrPayload
 )
 
 // name starts every error and log of this adapter.

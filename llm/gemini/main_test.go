@@ -130,9 +130,10 @@ func setup(t *testing.T, cfg Config, replies ...reply) bundle {
 	return bundle{fake: f, client: c, logs: logs, waits: waits.All}
 }
 
-// sigPayload is the payload of a thought signature, as base64 on the wire.
+// sigPayload is the payload of a thought signature, as base64 on the wire,
+// made under the v1beta contract.
 func sigPayload(b64 string) *conversation.ProviderPayload {
-	return &conversation.ProviderPayload{Provider: "gemini", Format: "thought_signature", Value: json.RawMessage(`"` + b64 + `"`)}
+	return &conversation.ProviderPayload{Provider: "gemini", Format: "thought_signature", Version: "v1beta", Value: json.RawMessage(`"` + b64 + `"`)}
 }
 
 func callPart(id, name, args string, sig string) llm.Part {

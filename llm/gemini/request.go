@@ -126,7 +126,11 @@ func contents(view []conversation.Message) ([]*genai.Content, error) {
 			for _, tc := range m.ToolCalls {
 				names[tc.ID] = tc.Name
 			}
-			add(roleModel, modelParts(m)...)
+			parts, err := modelParts(m)
+			if err != nil {
+				return nil, provider.Unsendable(name, "messages[%d].%v", i, err)
+			}
+			add(roleModel, parts...)
 		case conversation.MessageTool:
 			tool := m.ToolName
 			if tool == "" {
@@ -155,19 +159,27 @@ func responsesFirst(parts []*genai.Part) []*genai.Part {
 }
 
 // modelParts maps an assistant message: thoughts first, then text, then
-// function calls, each with the thought signature Gemini gave it.
+// function calls, each with the thought signature Gemini gave it. An error
+// names the place of a payload that cannot go back (see signatureOf),
+// relative to the message: "tool_calls[0]: ...".
 //
 // Reasoning is replayed only when it carries a Gemini signature (its
 // payload): other providers' reasoning means nothing to Gemini, and
 // Gemini's own is worth sending only with its signature. A signature
 // without thought text came on the answer's text (see assembler) and goes
 // back on it.
-func modelParts(m conversation.Message) []*genai.Part {
+//
+// Hosted activity and citations go as the text they are part of: Gemini
+// reports a search in the candidate's groundingMetadata, which no request
+// field takes back (see doc.go).
+func modelParts(m conversation.Message) ([]*genai.Part, error) {
 	var out []*genai.Part
 	var textSig []byte
-	for _, r := range m.Reasoning {
-		sig := signatureOf(r.Payload)
+	for j, r := range m.Reasoning {
+		sig, err := signatureOf(r.Payload)
 		switch {
+		case err != nil:
+			return nil, fmt.Errorf("reasoning[%d]: %w", j, err)
 		case sig == nil:
 		case r.Text == "":
 			textSig = sig
@@ -178,13 +190,17 @@ func modelParts(m conversation.Message) []*genai.Part {
 	if text := m.Text(); text != "" {
 		out = append(out, &genai.Part{Text: text, ThoughtSignature: textSig})
 	}
-	for _, tc := range m.ToolCalls {
+	for j, tc := range m.ToolCalls {
+		sig, err := signatureOf(tc.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("tool_calls[%d]: %w", j, err)
+		}
 		out = append(out, &genai.Part{
 			FunctionCall:     &genai.FunctionCall{ID: tc.ID, Name: tc.Name, Args: arguments(tc.Arguments)},
-			ThoughtSignature: signatureOf(tc.Payload),
+			ThoughtSignature: sig,
 		})
 	}
-	return out
+	return out, nil
 }
 
 // arguments is a call's arguments as functionCall.args: the object as it

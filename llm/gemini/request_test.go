@@ -252,35 +252,3 @@ func TestRequestRefused(t *testing.T) {
 		})
 	}
 }
-
-// TestReplayRoundTrip checks that what the stream gives back replays as
-// Gemini sent it: the signatures return on the parts they came with.
-func TestReplayRoundTrip(t *testing.T) {
-	t.Parallel()
-	b := setup(t, Config{}, llmtest.Streamed(t, "function_call.sse"))
-	resp, err := llm.Collect(b.client.Generate(context.Background(), llmtest.UserRequest("Weather in Paris?")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg := conversation.Message{
-		Role: conversation.MessageAssistant, Content: []conversation.Block{conversation.TextBlock(resp.Text)},
-		Reasoning: resp.Reasoning, ToolCalls: resp.ToolCalls,
-	}
-	got := modelParts(msg)
-	raw, err := json.Marshal(got)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var parts []any
-	_ = json.Unmarshal(raw, &parts)
-	want := []any{
-		map[string]any{"text": "I'll check the weather in Paris for you."},
-		map[string]any{
-			"functionCall":     map[string]any{"id": "call_aUJmaZ2qBMfUjMcP1b2Y2Qk_0", "name": "get_weather", "args": map[string]any{"days": 3.0, "location": "Paris, France", "unit": "celsius"}},
-			"thoughtSignature": sigCall,
-		},
-	}
-	if diff := cmp.Diff(want, parts); diff != "" {
-		t.Errorf("replayed parts (-want +got):\n%s", diff)
-	}
-}

@@ -43,8 +43,8 @@ import (
 type Case string
 
 // Recorded streams. Text, ToolCall, TwoToolCalls, UnknownBlock, Malformed
-// and Cut are required; Reasoning and WebSearch are optional (their cases
-// are skipped without them, for providers that lack the feature).
+// and Cut are required; Reasoning, WebSearch and Paused are optional (their
+// cases are skipped without them, for providers that lack the feature).
 const (
 	// CaseText is a plain text answer, ending with the stop finish reason.
 	CaseText Case = "text"
@@ -69,6 +69,12 @@ const (
 	// tool: the provider's search as hosted activity (started, then
 	// completed or failed, one id) and text that cites its sources.
 	CaseWebSearch Case = "web_search"
+	// CasePaused is an answer its provider paused midway (Anthropic's
+	// pause_turn): Stream.Body pauses, each of Stream.Then goes on from
+	// where the one before paused, and the last ends the answer. Want is
+	// the whole answer, as one call collects it: the adapter continues a
+	// paused answer itself, sending back what it had so far.
+	CasePaused Case = "paused"
 )
 
 // Stream is a recorded 200 response body in the provider's event-stream
@@ -79,6 +85,9 @@ type Stream struct {
 	// Path, when set, replaces Wire.Path for this stream's request (an
 	// adapter may use another endpoint for hosted tools).
 	Path string
+	// Then are the bodies of the requests that continue a paused answer
+	// (CasePaused).
+	Then []string
 }
 
 // Sentinels are the adapter's error classes, matched with errors.Is.
@@ -99,6 +108,18 @@ type Wire struct {
 	ErrorBody func(status int, message string) string
 	// Sentinels are the adapter's error classes.
 	Sentinels Sentinels
+	// Provider is the provider name of the adapter's payloads
+	// (conversation.ProviderPayload.Provider): what it sends back of its
+	// own answers is checked against it (see replayConformance).
+	Provider string
+	// NotReplayed are formats of the adapter's payloads that its
+	// provider's API takes no copy of; the adapter's documentation says
+	// why.
+	NotReplayed []string
+	// Replay is a text answer to a request with the hosted web_search tool
+	// (its Path, when set, the path such a request goes to): the answer to
+	// the conversations replayConformance sends.
+	Replay Stream
 }
 
 // Server is the fake provider of one case: the model under test must use
@@ -155,8 +176,8 @@ func Conformance(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model
 			t.Fatalf("llmtest: the wire has no %q stream", c)
 		}
 	}
-	if wire.Path == "" || wire.ErrorBody == nil {
-		t.Fatal("llmtest: the wire needs a Path and an ErrorBody")
+	if wire.Path == "" || wire.ErrorBody == nil || wire.Provider == "" || wire.Replay.Body == "" {
+		t.Fatal("llmtest: the wire needs a Path, an ErrorBody, a Provider and a Replay stream")
 	}
 	ok := func(c Case) reply { return reply{Status: http.StatusOK, Body: wire.Streams[c].Body} }
 	recorded := func(c Case) func(*Wire) llm.Response {
@@ -200,6 +221,19 @@ func Conformance(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model
 			name: "hosted web search with citations", needs: CaseWebSearch, replies: one(CaseWebSearch), want: recorded(CaseWebSearch), requests: 1,
 			hosted: []string{"web_search"},
 			check:  checkWebSearch,
+		},
+		{
+			name: "a paused answer is continued until it ends", needs: CasePaused,
+			replies: func(w *Wire) []reply {
+				s := w.Streams[CasePaused]
+				out := []reply{ok(CasePaused)}
+				for _, b := range s.Then {
+					out = append(out, reply{Status: http.StatusOK, Body: b})
+				}
+				return out
+			},
+			want: recorded(CasePaused), requests: 1 + len(wire.Streams[CasePaused].Then),
+			hosted: []string{"web_search"},
 		},
 		{
 			name: "an unknown block kind is skipped", needs: CaseUnknownBlock, replies: one(CaseUnknownBlock), want: recorded(CaseUnknownBlock), requests: 1,
@@ -256,6 +290,10 @@ func Conformance(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model
 			run(t, newModel, &wire, tc)
 		})
 	}
+	t.Run("replay", func(t *testing.T) {
+		t.Parallel()
+		replayConformance(t, newModel, &wire)
+	})
 }
 
 // run plays one case.

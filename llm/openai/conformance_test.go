@@ -48,19 +48,9 @@ func TestConformance(t *testing.T) {
 			llmtest.CaseUnknownBlock: {Body: read("unknown_fields.sse"), Want: llm.Response{
 				Text: "Still here.", Finish: llm.FinishStop,
 			}},
-			llmtest.CaseWebSearch: {Path: "/v1/responses", Body: read("responses_web_search.sse"), Want: llm.Response{
-				Text: searchText,
-				Hosted: []conversation.HostedActivity{
-					{ActivityID: searchID, Name: "web_search", State: conversation.ActivityStarted},
-					{ActivityID: searchID, Name: "web_search", State: conversation.ActivityCompleted, Input: json.RawMessage(searchQuery)},
-				},
-				Citations: []conversation.Citation{
-					{Source: conversation.Source{URL: url1, Title: title1}, Range: &conversation.Range{Start: 62, End: 158}},
-					{Source: conversation.Source{URL: url2, Title: title2}, Range: &conversation.Range{Start: 199, End: 280}},
-				},
-				Usage:  llm.Usage{InputTokens: 8413, OutputTokens: 74, Hosted: map[string]int{"web_search": 1}},
-				Finish: llm.FinishStop,
-			}},
+			// The search of a reasoning model: its payloads (reasoning, the
+			// search, the citation) are what the replay cases send back.
+			llmtest.CaseWebSearch: {Path: "/v1/responses", Body: read(reasoningSearch), Want: reasoningSearchAnswer(t)},
 			llmtest.CaseMalformed: {Body: "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\n\ndata: [DONE]\n\n"},
 			llmtest.CaseCut:       {Body: cutBody},
 		},
@@ -69,6 +59,10 @@ func TestConformance(t *testing.T) {
 			return string(b)
 		},
 		Sentinels: llmtest.Sentinels{Auth: ErrAuth, RateLimited: ErrRateLimited, Unavailable: ErrUnavailable},
+		Provider:  "openai",
+		// Requests with the hosted search go to the Responses API, which
+		// takes every payload back (Chat Completions takes none: see doc.go).
+		Replay: llmtest.Stream{Path: "/v1/responses", Body: read("responses_text.sse")},
 	}
 	llmtest.Conformance(t, func(t *testing.T, srv llmtest.Server) llm.Model {
 		c, err := New(Config{

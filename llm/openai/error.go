@@ -30,6 +30,12 @@ var (
 	// 408, connection errors, a stream cut or garbled mid-way). Retried
 	// while nothing of the answer was yielded.
 	ErrUnavailable = provider.ErrUnavailable
+	// ErrPayload: an ErrBadRequest of this adapter, before sending, for an
+	// OpenAI payload of the conversation it cannot send back (it does not
+	// decode, or its format or version is one the adapter does not
+	// continue; see ownPayload). Not retried; another provider can take
+	// the conversation on.
+	ErrPayload = provider.ErrPayload
 )
 
 // name starts every error and log of this adapter.

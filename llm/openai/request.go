@@ -106,9 +106,12 @@ func messages(req *llm.Request) ([]oai.ChatCompletionMessageParamUnion, error) {
 
 // assistantMessage maps an assistant message: its text and tool calls.
 // Reasoning is not sent back: Chat Completions has no field for it, and
-// servers that stream reasoning_content refuse it in requests. A message
-// with neither text nor calls (reasoning only) is dropped: providers refuse
-// empty assistant messages.
+// servers that stream reasoning_content refuse it in requests. Nor are the
+// Responses API's items (reasoning, searches, citations; see
+// assistantItems): Chat Completions takes no copy of them, so its payloads
+// are not even read, and a request without hosted tools goes on with the
+// text. A message with neither text nor calls (reasoning only) is dropped:
+// providers refuse empty assistant messages.
 func assistantMessage(m conversation.Message) (oai.ChatCompletionMessageParamUnion, bool) {
 	var a oai.ChatCompletionAssistantMessageParam
 	if text := m.Text(); text != "" {

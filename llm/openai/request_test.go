@@ -150,6 +150,19 @@ func TestRequestParams(t *testing.T) {
 			req: &llm.Request{Messages: []conversation.Message{{Role: "critic", Content: text("x")}}},
 			err: `messages[0] has the unknown role "critic"`,
 		},
+		{
+			// What the Responses API produced has no place here: the text
+			// alone goes, and a payload that would not go back is not read.
+			name: "the Responses API's items are not sent, only the text", client: compatible,
+			req: &llm.Request{Messages: []conversation.Message{{
+				Role: conversation.MessageAssistant, Content: text("Größe (wiki)"),
+				Reasoning: []conversation.Reasoning{{Text: "r", Payload: rsPayload()}},
+				Hosted:    []conversation.HostedActivity{{ActivityID: "ws_1", Name: "web_search", State: conversation.ActivityCompleted, Payload: wsPayload()}},
+				Citations: []conversation.Citation{{Range: &conversation.Range{Start: 7, End: 13}, Replay: own("url_citation", "responses.annotation.v1", `12345`)}},
+			}}},
+			want:    []string{`"content":"Größe (wiki)"`},
+			notWant: []string{`rs_1`, `ws_1`, `12345`, `annotations`},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

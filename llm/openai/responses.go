@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"encoding/json"
 	"slices"
 
 	oai "github.com/openai/openai-go/v3"
@@ -15,19 +14,6 @@ import (
 // hostedWebSearch is the hosted tool this adapter knows, by its name in
 // llm.Params.HostedTools and in the Responses API alike.
 const hostedWebSearch = "web_search"
-
-// payloadReasoning is the Format of the conversation.ProviderPayload that
-// carries a Responses API reasoning item for replay; its Value is a
-// reasoningPayload.
-const payloadReasoning = "reasoning"
-
-// reasoningPayload is the Value of a reasoning payload: what the Responses
-// API needs to take a reasoning item back when nothing is stored on its
-// side (store=false).
-type reasoningPayload struct {
-	ID               string `json:"id"`
-	EncryptedContent string `json:"encrypted_content"`
-}
 
 // responseParams maps req, a request with hosted tools, to a Responses API
 // request. Nothing is stored on OpenAI's side (store=false): every request
@@ -92,8 +78,8 @@ func (c *Client) responseParams(req *llm.Request) (responses.ResponseNewParams, 
 }
 
 // inputItems maps the provider view to input items, in order: user and
-// system messages as input messages, an assistant message as its reasoning,
-// text and function calls, a tool result as a function call output.
+// system messages as input messages, an assistant message as the items it
+// came as (see assistantItems), a tool result as a function call output.
 func inputItems(msgs []conversation.Message) (responses.ResponseInputParam, error) {
 	out := make(responses.ResponseInputParam, 0, len(msgs))
 	for i, m := range msgs {
@@ -104,7 +90,11 @@ func inputItems(msgs []conversation.Message) (responses.ResponseInputParam, erro
 		case conversation.MessageUser:
 			out = append(out, responses.ResponseInputItemParamOfMessage(m.Text(), responses.EasyInputMessageRoleUser))
 		case conversation.MessageAssistant:
-			out = append(out, assistantItems(m)...)
+			items, err := assistantItems(m)
+			if err != nil {
+				return nil, provider.Unsendable(name, "messages[%d].%v", i, err)
+			}
+			out = append(out, items...)
 		case conversation.MessageTool:
 			item := responses.ResponseInputItemParamOfFunctionCallOutput(toolText(m))
 			item.OfFunctionCallOutput.CallID = oai.String(m.ToolCallID)
@@ -114,59 +104,4 @@ func inputItems(msgs []conversation.Message) (responses.ResponseInputParam, erro
 		}
 	}
 	return out, nil
-}
-
-// assistantItems maps an assistant message: the reasoning OpenAI produced
-// (reasoning of other providers, or without its encrypted content, means
-// nothing to it), the text as an output message, the tool calls as function
-// calls. A message of reasoning alone gives nothing: the API refuses a
-// reasoning item without the item that followed it.
-func assistantItems(m conversation.Message) []responses.ResponseInputItemUnionParam {
-	text := m.Text()
-	if text == "" && len(m.ToolCalls) == 0 {
-		return nil
-	}
-	var out []responses.ResponseInputItemUnionParam
-	for _, r := range m.Reasoning {
-		if item, ok := reasoningItem(r); ok {
-			out = append(out, item)
-		}
-	}
-	if text != "" {
-		out = append(out, responses.ResponseInputItemUnionParam{OfOutputMessage: &responses.ResponseOutputMessageParam{
-			Content: []responses.ResponseOutputMessageContentUnionParam{{OfOutputText: &responses.ResponseOutputTextParam{
-				Text:        text,
-				Annotations: []responses.ResponseOutputTextAnnotationUnionParam{},
-			}}},
-			Status: responses.ResponseOutputMessageStatusCompleted,
-		}})
-	}
-	for _, tc := range m.ToolCalls {
-		args := string(tc.Arguments)
-		if args == "" {
-			args = "{}"
-		}
-		out = append(out, responses.ResponseInputItemParamOfFunctionCall(args, tc.ID, tc.Name))
-	}
-	return out
-}
-
-// reasoningItem maps reasoning this adapter received from the Responses
-// API back to a reasoning item; ok is false for any other reasoning.
-func reasoningItem(r conversation.Reasoning) (item responses.ResponseInputItemUnionParam, ok bool) {
-	pl := r.Payload
-	if pl == nil || pl.Provider != name || pl.Format != payloadReasoning {
-		return item, false
-	}
-	var v reasoningPayload
-	if json.Unmarshal(pl.Value, &v) != nil || v.ID == "" || v.EncryptedContent == "" {
-		return item, false
-	}
-	summary := []responses.ResponseReasoningItemSummaryParam{}
-	if r.Text != "" {
-		summary = append(summary, responses.ResponseReasoningItemSummaryParam{Text: r.Text})
-	}
-	item = responses.ResponseInputItemParamOfReasoning(v.ID, summary)
-	item.OfReasoning.EncryptedContent = oai.String(v.EncryptedContent)
-	return item, true
 }

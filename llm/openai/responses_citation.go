@@ -42,8 +42,9 @@ type textSpan struct {
 // annotation is an annotation of a text part, whichever event carried it.
 type annotation struct {
 	kind, url, title string
-	start, end       int64 // character offsets into the part's text
-	ranged           bool  // start and end were sent
+	start, end       int64  // character offsets into the part's text
+	ranged           bool   // start and end were sent
+	raw              string // the annotation as received
 }
 
 func (t *textParts) part(item string, content int64) *textSpan {
@@ -88,7 +89,7 @@ func (t *textParts) done(item string, msg *responses.ResponseOutputItemUnion) []
 		for k, an := range c.Annotations {
 			t.annotate(item, int64(j), int64(k), annotation{
 				kind: an.Type, url: an.URL, title: an.Title, start: an.StartIndex, end: an.EndIndex,
-				ranged: an.JSON.StartIndex.Valid() && an.JSON.EndIndex.Valid(),
+				ranged: an.JSON.StartIndex.Valid() && an.JSON.EndIndex.Valid(), raw: an.RawJSON(),
 			})
 		}
 	}
@@ -123,6 +124,9 @@ func (p *textSpan) citations(out []llm.Part) []llm.Part {
 			start, end := byteOffset(text, a.start), byteOffset(text, a.end)
 			end = max(start, end)
 			c.Range = &conversation.Range{Start: p.base + start, End: p.base + end}
+			// Kept for replay only with its place in the text, where it goes
+			// back (see outputMessage).
+			c.Replay = newPayload(formatURLCitation, versionURLCitation, a.raw)
 		}
 		out = append(out, llm.Part{Kind: llm.PartCitation, Citation: &c})
 	}

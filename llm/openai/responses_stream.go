@@ -16,11 +16,13 @@ import (
 //
 //   - text deltas (and refusals) go out as they arrive;
 //   - a reasoning item goes out whole when it is done, its summary as text
-//     and its encrypted content as a payload for replay;
+//     and the item, with its encrypted content, as a payload for replay;
 //   - a web_search_call item is hosted activity: started when it appears,
-//     completed or failed when it is done;
+//     completed or failed when it is done, that final state keeping the
+//     item for replay;
 //   - url_citation annotations go out as citations when their message is
-//     done, their character offsets turned into byte offsets of the text;
+//     done, their character offsets turned into byte offsets of the text,
+//     each keeping the annotation for replay;
 //   - function calls are gathered from their deltas and go out whole, with
 //     usage and the finish reason, by end.
 //
@@ -64,7 +66,7 @@ func (a *responseAssembler) add(ev *responses.ResponseStreamEventUnion) ([]llm.P
 		an := ev.Annotation
 		a.textParts().annotate(itemKey(ev.ItemID, ev.OutputIndex), ev.ContentIndex, ev.AnnotationIndex, annotation{
 			kind: an.Type, url: an.URL, title: an.Title, start: an.StartIndex, end: an.EndIndex,
-			ranged: an.JSON.StartIndex.Valid() && an.JSON.EndIndex.Valid(),
+			ranged: an.JSON.StartIndex.Valid() && an.JSON.EndIndex.Valid(), raw: an.RawJSON(),
 		})
 	case "response.output_item.added":
 		return a.itemAdded(&ev.Item, ev.OutputIndex), nil
@@ -126,12 +128,17 @@ func (a *responseAssembler) itemDone(item *responses.ResponseOutputItemUnion, in
 		}
 	case "web_search_call":
 		out := a.searchStarted(key, item.ID, item)
-		s := a.searches[key]
 		state := conversation.ActivityCompleted
 		if item.Status == "failed" || item.Status == "incomplete" {
 			state = conversation.ActivityFailed
 		}
-		return append(out, a.searchEnded(s, state))
+		end := a.searchEnded(a.searches[key], state)
+		if item.ID != "" {
+			// The item goes back as it came, in its place (see searchItems);
+			// without its id the API would not take it.
+			end.Hosted.Payload = newPayload(formatWebSearchCall, versionWebSearchCall, item.RawJSON())
+		}
+		return append(out, end)
 	case "reasoning":
 		if p, ok := reasoningOf(item); ok {
 			return []llm.Part{p}
@@ -262,8 +269,9 @@ func responseFinish(incomplete string, calls bool) llm.FinishReason {
 }
 
 // reasoningOf maps a finished reasoning item: its summary (or, from
-// servers that send it, its reasoning text) and its encrypted content, kept
-// for replay. ok is false when the item carries neither.
+// servers that send it, its reasoning text), and the item itself, kept for
+// replay when it has its encrypted content. ok is false when the item
+// carries neither.
 func reasoningOf(item *responses.ResponseOutputItemUnion) (p llm.Part, ok bool) {
 	var texts []string
 	for _, s := range item.Summary {
@@ -280,8 +288,9 @@ func reasoningOf(item *responses.ResponseOutputItemUnion) (p llm.Part, ok bool) 
 	}
 	r := conversation.Reasoning{Text: strings.Join(texts, "\n\n")}
 	if item.EncryptedContent != "" && item.ID != "" {
-		v, _ := json.Marshal(reasoningPayload{ID: item.ID, EncryptedContent: item.EncryptedContent}) // strings always encode
-		r.Payload = &conversation.ProviderPayload{Provider: name, Format: payloadReasoning, Value: v}
+		// With nothing stored on OpenAI's side (store=false), the item goes
+		// back as it came; without its encrypted content it cannot.
+		r.Payload = newPayload(formatReasoning, versionReasoning, item.RawJSON())
 	}
 	if r.Text == "" && r.Payload == nil {
 		return p, false

@@ -46,12 +46,53 @@ func hostedPart(id string, state conversation.ActivityState, input string) llm.P
 	return llm.Part{Kind: llm.PartHosted, Hosted: h}
 }
 
-func citationPart(url, title string, start, end int) llm.Part {
-	c := &conversation.Citation{Source: conversation.Source{URL: url, Title: title}}
-	if start >= 0 {
-		c.Range = &conversation.Range{Start: start, End: end}
+// endedPart is the final state of a search, keeping item, the
+// web_search_call item as received.
+func endedPart(id string, state conversation.ActivityState, input, item string) llm.Part {
+	p := hostedPart(id, state, input)
+	p.Hosted.Payload = &conversation.ProviderPayload{Provider: "openai", Format: "web_search_call", Version: "responses.item.v1", Value: json.RawMessage(item)}
+	return p
+}
+
+// citationPart is a citation keeping raw, the url_citation annotation as
+// received.
+func citationPart(url, title string, start, end int, raw string) llm.Part {
+	return llm.Part{Kind: llm.PartCitation, Citation: &conversation.Citation{
+		Source: conversation.Source{URL: url, Title: title},
+		Range:  &conversation.Range{Start: start, End: end},
+		Replay: &conversation.ProviderPayload{Provider: "openai", Format: "url_citation", Version: "responses.annotation.v1", Value: json.RawMessage(raw)},
+	}}
+}
+
+// reasoningKept is the payload keeping item, a reasoning item as
+// received.
+func reasoningKept(item string) *conversation.ProviderPayload {
+	return &conversation.ProviderPayload{Provider: "openai", Format: "reasoning", Version: "responses.item.v1", Value: json.RawMessage(item)}
+}
+
+// recorded returns, byte for byte, field of the n-th event of type typ in
+// the recording name: an item or an annotation as the API sent it.
+func recorded(t *testing.T, name, typ, field string, n int) string {
+	t.Helper()
+	for _, line := range strings.Split(llmtest.Recording(t, name), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var ev map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if string(ev["type"]) != `"`+typ+`"` {
+			continue
+		}
+		if n == 0 {
+			return string(ev[field])
+		}
+		n--
 	}
-	return llm.Part{Kind: llm.PartCitation, Citation: c}
+	t.Fatalf("%s has no such %s event", name, typ)
+	return ""
 }
 
 func searchUsagePart(in, out, searches int) llm.Part {
@@ -74,10 +115,11 @@ const (
 	url2, title2 = "https://fr.wikipedia.org/wiki/Tour_Eiffel?utm_source=openai", "Tour Eiffel — Wikipédia"
 )
 
-func webSearchParts() []llm.Part {
+func webSearchParts(t *testing.T) []llm.Part {
+	const rec = "responses_web_search.sse"
 	parts := []llm.Part{
 		hostedPart(searchID, conversation.ActivityStarted, ""),
-		hostedPart(searchID, conversation.ActivityCompleted, searchQuery),
+		endedPart(searchID, conversation.ActivityCompleted, searchQuery, recorded(t, rec, "response.output_item.done", "item", 0)),
 	}
 	for _, d := range []string{"The Eiffel", " Tower’s height", " is 330 m — its", " antenna included ",
 		"([toureiffel.paris](https://www.toureiffel.paris/en/the-monument/key-figures?utm_source=openai))",
@@ -88,8 +130,8 @@ func webSearchParts() []llm.Part {
 	// OpenAI's character offsets 58-154 and 193-274; ’, — and € take three
 	// bytes each.
 	return append(parts,
-		citationPart(url1, title1, 62, 158),
-		citationPart(url2, title2, 199, 280),
+		citationPart(url1, title1, 62, 158, recorded(t, rec, "response.output_text.annotation.added", "annotation", 0)),
+		citationPart(url2, title2, 199, 280, recorded(t, rec, "response.output_text.annotation.added", "annotation", 1)),
 		searchUsagePart(8413, 74, 1), finishPart(llm.FinishStop),
 	)
 }
@@ -106,16 +148,15 @@ func TestResponseStreams(t *testing.T) {
 		{
 			name:  "web search with url citations, offsets in bytes",
 			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "responses_web_search.sse") },
-			want:  webSearchParts(),
+			want:  webSearchParts(t),
 		},
 		{
 			name:  "reasoning, then a function call with arguments in many deltas",
 			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "responses_function_call.sse") },
 			want: []llm.Part{
 				{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{
-					Text: "**Checking the weather**\n\nThe user wants Paris weather; I will call get_weather.",
-					Payload: &conversation.ProviderPayload{Provider: "openai", Format: "reasoning", Value: json.RawMessage(
-						`{"id":"rs_68f1c3b1a2b38190c4d5e6f708192a3b","encrypted_content":"gAAAAABo8cOzR3lqYXRhX2VuY3J5cHRlZF9yZWFzb25pbmdfYmxvYl9mb3JfcmVwbGF5X29ubHk="}`)},
+					Text:    "**Checking the weather**\n\nThe user wants Paris weather; I will call get_weather.",
+					Payload: reasoningKept(recorded(t, "responses_function_call.sse", "response.output_item.done", "item", 0)),
 				}},
 				llmtest.CallPart("call_Kx2mVq8RzT4nLp0sWd6yHj1c", "get_weather", `{"location":"Paris, France","unit":"celsius"}`),
 				usagePart(342, 151), finishPart(llm.FinishToolCalls),
@@ -126,7 +167,8 @@ func TestResponseStreams(t *testing.T) {
 			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "responses_search_failed.sse") },
 			want: []llm.Part{
 				hostedPart("ws_68f1c4c1bb228190cc33dd44ee55ff66", conversation.ActivityStarted, ""),
-				hostedPart("ws_68f1c4c1bb228190cc33dd44ee55ff66", conversation.ActivityFailed, `{"query":"brain engine release notes"}`),
+				endedPart("ws_68f1c4c1bb228190cc33dd44ee55ff66", conversation.ActivityFailed, `{"query":"brain engine release notes"}`,
+					recorded(t, "responses_search_failed.sse", "response.output_item.done", "item", 0)),
 				llmtest.TextPart("I could not"), llmtest.TextPart(" search the web"), llmtest.TextPart(" just now."),
 				usagePart(2104, 12), finishPart(llm.FinishStop),
 			},
@@ -154,8 +196,10 @@ func TestResponseStreams(t *testing.T) {
 			want: []llm.Part{
 				llmtest.TextPart("Größe: "),
 				llmtest.TextPart("330 m "), llmtest.TextPart("(wiki)"),
-				citationPart("https://de.wikipedia.org/wiki/Eiffelturm", "Eiffelturm", 9+6, 9+12), // "Größe: " is 9 bytes
-				citationPart("https://example.com/out-of-range", "", 21, 21),                      // clamped to the text
+				citationPart("https://de.wikipedia.org/wiki/Eiffelturm", "Eiffelturm", 9+6, 9+12, // "Größe: " is 9 bytes
+					`{"type":"url_citation","start_index":6,"end_index":12,"url":"https://de.wikipedia.org/wiki/Eiffelturm","title":"Eiffelturm"}`),
+				citationPart("https://example.com/out-of-range", "", 21, 21, // clamped to the text
+					`{"type":"url_citation","start_index":40,"end_index":99,"url":"https://example.com/out-of-range","title":""}`),
 				finishPart(llm.FinishStop),
 			},
 		},
@@ -266,7 +310,7 @@ func TestResponseCollect(t *testing.T) {
 // retried, and the error classes.
 func TestResponseFailures(t *testing.T) {
 	t.Parallel()
-	okParts := webSearchParts()
+	okParts := webSearchParts(t)
 	tests := []struct {
 		name     string
 		replies  func(t *testing.T) []reply
