@@ -22,6 +22,8 @@ const (
 	TypeHostedActivity       EventType = "hosted_activity"
 	TypePresentation         EventType = "presentation"
 	TypeModelUsage           EventType = "model_usage"
+	TypeApprovalRequested    EventType = "approval_requested"
+	TypeApprovalDecided      EventType = "approval_decided"
 )
 
 // Known reports whether t is one of the types above. Events of unknown
@@ -30,7 +32,8 @@ func (t EventType) Known() bool {
 	switch t {
 	case TypeTurnStart, TypeInboxMessage, TypeChatResponse, TypeToolCallRequest,
 		TypeToolCallResponse, TypeValidationCorrection, TypeStateChange,
-		TypeSystemNotice, TypeHostedActivity, TypePresentation, TypeModelUsage:
+		TypeSystemNotice, TypeHostedActivity, TypePresentation, TypeModelUsage,
+		TypeApprovalRequested, TypeApprovalDecided:
 		return true
 	}
 	return false
@@ -64,6 +67,8 @@ type Event struct {
 	HostedActivity       *HostedActivity       `json:"hosted_activity,omitempty"`
 	Presentation         *Presentation         `json:"presentation,omitempty"`
 	ModelUsage           *ModelUsage           `json:"model_usage,omitempty"`
+	ApprovalRequested    *ApprovalRequested    `json:"approval_requested,omitempty"`
+	ApprovalDecided      *ApprovalDecision     `json:"approval_decided,omitempty"`
 }
 
 // fromModel reports whether e is part of a model response: the events that

@@ -81,6 +81,11 @@ func samples() []Event {
 			Markdown: "| a | b |\n|---|---|\n| 1 | 2 |",
 		}}, "1-9", "node:n1"),
 		stamp(NewModelUsage(ModelUsage{Provider: "openai", Model: "gpt-5", InputTokens: 1200, OutputTokens: 85}), "1-10", "model"),
+		stamp(NewApprovalRequested([]PendingCall{{
+			CallID: "call_3", Name: "http_fetch", Arguments: json.RawMessage(`{"url":"https://example.com"}`),
+			By: ApproverOperator, Key: "t-1/2", Deadline: new(time.Date(2026, 3, 14, 10, 26, 53, 0, time.UTC)),
+		}}), "1-11", "engine"),
+		stamp(NewApprovalDecided(ApprovalDecision{CallID: "call_3", Decision: Reject, Reason: "Not that site."}), "1-12", "operator:bob"),
 	}
 }
 

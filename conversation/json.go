@@ -260,7 +260,26 @@ func (w *jsonWriter) event(e *Event) {
 		w.optInt("dropped_messages", p.DroppedMessages)
 		w.close()
 	}
+	// Rare events: encoding/json writes them.
+	if p := e.ApprovalRequested; p != nil {
+		w.key("approval_requested")
+		w.marshal(p)
+	}
+	if p := e.ApprovalDecided; p != nil {
+		w.key("approval_decided")
+		w.marshal(p)
+	}
 	w.close()
+}
+
+// marshal writes v as json.Marshal does.
+func (w *jsonWriter) marshal(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	w.b = append(w.b, b...)
 }
 
 // block writes b as Block.MarshalJSON does: a text block always has its

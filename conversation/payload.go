@@ -27,7 +27,7 @@ const (
 // Known reports whether k is one of the kinds above.
 func (k Kind) Known() bool {
 	switch k {
-	case KindUser, KindOperator, KindProcessEvent, KindSchedule, KindSystem:
+	case KindUser, KindOperator, KindProcessEvent, KindSchedule, KindSystem, KindApproval:
 		return true
 	}
 	return false

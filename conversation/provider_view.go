@@ -105,9 +105,13 @@ func (m Message) ResultText() string {
 //     assistant, or [PlaceholderSuccess] / [PlaceholderFailure] when none is;
 //   - a validation correction is a system message, unless it reached the
 //     model as a tool call's result (CallID set);
+//   - the results of an assistant message's calls follow it: what came
+//     between (the messages drained while calls waited for a person's
+//     approval) is sent after the last of them;
 //   - nothing else is sent (turn starts, state changes, system notices,
-//     presentations, events of unknown types, hosted activities of a
-//     response with no part the model is sent).
+//     presentations, approval decisions, which their calls' results carry,
+//     and approval requests, events of unknown types, hosted activities of
+//     a response with no part the model is sent).
 //
 // The messages share block and payload values with events: treat both as
 // read-only. Malformed events (no payload) are skipped, never fatal.
@@ -116,10 +120,13 @@ func ProviderView(events []Event) []Message {
 	open := false               // msgs' last message is an assistant message still growing
 	ticks := 0                  // the inbox messages msgs' last message stands for, when it is one
 	var hosted []HostedActivity // of a response whose first part is still to come
+	unanswered := 0             // calls of msgs' last assistant message without a result yet
+	var held []Message          // what came while calls waited for their results, sent after them
 	for i := range events {
 		e := &events[i]
 		if e.fromModel() {
 			if !open {
+				msgs, held, unanswered = append(msgs, held...), held[:0], 0
 				msgs = append(msgs, Message{Role: MessageAssistant})
 				open = true
 			}
@@ -141,26 +148,56 @@ func ProviderView(events []Event) []Message {
 		if open {
 			msgs = dropEmpty(msgs)
 			open = false
+			if n := len(msgs); n > 0 && msgs[n-1].Role == MessageAssistant {
+				unanswered = len(msgs[n-1].ToolCalls)
+			}
+		}
+		to := &msgs
+		if unanswered > 0 {
+			to = &held
 		}
 		switch {
-		case e.Type == TypeInboxMessage && e.InboxMessage != nil:
-			if i > 0 && repeats(&events[i-1], e) {
+		case e.Type == TypeInboxMessage && e.InboxMessage != nil && e.InboxMessage.Kind != KindApproval:
+			if i > 0 && repeats(&events[i-1], e) && len(*to) > 0 {
 				ticks++
-				msgs[len(msgs)-1].Content = []Block{TextBlock(ticksText(e.InboxMessage, ticks))}
+				(*to)[len(*to)-1].Content = []Block{TextBlock(ticksText(e.InboxMessage, ticks))}
 				continue
 			}
-			msgs = append(msgs, Message{Role: MessageUser, Content: []Block{TextBlock(inboxText(e.InboxMessage))}})
+			*to = append(*to, Message{Role: MessageUser, Content: []Block{TextBlock(inboxText(e.InboxMessage))}})
 			ticks = 1
 		case e.Type == TypeToolCallResponse && e.ToolCallResponse != nil:
 			msgs = append(msgs, toolMessage(e.ToolCallResponse))
+			if unanswered > 0 {
+				if unanswered--; unanswered == 0 {
+					msgs, held = append(msgs, held...), held[:0]
+				}
+			}
 		case e.Type == TypeValidationCorrection && e.ValidationCorrection != nil && e.ValidationCorrection.CallID == "":
-			msgs = append(msgs, Message{Role: MessageSystem, Content: []Block{TextBlock(e.ValidationCorrection.Text)}})
+			*to = append(*to, Message{Role: MessageSystem, Content: []Block{TextBlock(e.ValidationCorrection.Text)}})
 		}
 	}
 	if open {
 		msgs = dropEmpty(msgs)
 	}
-	return msgs
+	return append(msgs, held...)
+}
+
+// waiting reports whether view ends with an assistant message some of whose
+// calls have no result yet (they wait for approval): what comes next is
+// held back until they have one (see ProviderView).
+func waiting(view []Message) bool {
+	results := 0
+	for i := len(view) - 1; i >= 0; i-- {
+		switch view[i].Role {
+		case MessageTool:
+			results++
+		case MessageAssistant:
+			return results < len(view[i].ToolCalls)
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // unseen reports whether e, not a part of a model response, is neither
@@ -181,7 +218,7 @@ func unseen(e *Event) bool {
 // caller must view the whole log.
 func ProviderViewAppend(view []Message, events []Event) (msgs []Message, ok bool) {
 	if len(events) > 0 && (events[0].fromModel() || unseen(&events[0])) &&
-		len(view) > 0 && view[len(view)-1].Role == MessageAssistant {
+		len(view) > 0 && view[len(view)-1].Role == MessageAssistant || waiting(view) {
 		return view, false
 	}
 	return append(view, ProviderView(events)...), true

@@ -171,6 +171,34 @@ func TestProviderView(t *testing.T) {
 			},
 		},
 		{
+			name: "what comes while calls wait for approval is sent after their results; decisions and requests are not sent",
+			events: []Event{
+				NewToolCallRequest("c1", "lookup", json.RawMessage(`{}`)),
+				NewToolCallRequest("c2", "http_fetch", json.RawMessage(`{"url":"u"}`)),
+				NewToolCallResponse("c1", "lookup", []Block{TextBlock("found")}, false),
+				NewApprovalRequested([]PendingCall{{CallID: "c2", Name: "http_fetch", By: ApproverOperator, Key: "t1/1"}}),
+				NewStateChange("RUNNING", "BLOCKED", "await_user"),
+				NewTurnStart("wake"),
+				NewInboxMessage("m1", KindUser, "user:ada", "Any news?"),
+				NewInboxMessage("m2", KindApproval, "operator:bo", `{"call_id":"c2","decision":"approve"}`),
+				NewInboxMessage("m3", KindOperator, "operator:bo", "Be quick."),
+				NewApprovalDecided(ApprovalDecision{CallID: "c2", Decision: Approve}),
+				NewToolCallResponse("c2", "http_fetch", []Block{TextBlock("page")}, false),
+				NewChatMessage("Done."),
+			},
+			want: []Message{
+				{Role: MessageAssistant, ToolCalls: []ToolCall{
+					{ID: "c1", Name: "lookup", Arguments: json.RawMessage(`{}`)},
+					{ID: "c2", Name: "http_fetch", Arguments: json.RawMessage(`{"url":"u"}`)},
+				}},
+				tool("c1", "lookup", false, TextBlock("found")),
+				tool("c2", "http_fetch", false, TextBlock("page")),
+				msg(MessageUser, "Any news?"),
+				msg(MessageUser, "[operator message from operator:bo]\nBe quick."),
+				msg(MessageAssistant, "Done."),
+			},
+		},
+		{
 			name: "inbox kinds other than user get a header naming the source",
 			events: []Event{
 				NewInboxMessage("m1", KindUser, "user:alice", "hi"),
@@ -362,7 +390,8 @@ func TestResultText(t *testing.T) {
 // TestProviderViewAppend checks that the view of a history, continued with
 // the rest of a log, is the view of the whole log wherever the rest starts
 // with an event that ends a model response or the history's view does not
-// end with one, and that any other split is refused.
+// end with one, and that any other split is refused, as is one after calls
+// still without results (what comes next may be held back).
 func TestProviderViewAppend(t *testing.T) {
 	t.Parallel()
 	log := []Event{
@@ -390,7 +419,7 @@ func TestProviderViewAppend(t *testing.T) {
 		got, ok := ProviderViewAppend(view[:len(view):len(view)], rest)
 		endsResponse := i == len(log) || !(rest[0].fromModel() || unseen(&rest[0]))
 		afterResponse := len(view) > 0 && view[len(view)-1].Role == MessageAssistant
-		if want := endsResponse || !afterResponse; ok != want {
+		if want := (endsResponse || !afterResponse) && !waiting(view); ok != want {
 			t.Errorf("split before event %d (%s): ok = %v, want %v", i, eventType(rest), ok, want)
 		}
 		if !ok {

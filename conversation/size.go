@@ -49,6 +49,14 @@ func (e *Event) Size() int {
 	if p := e.ModelUsage; p != nil {
 		n += structBytes + len(p.Provider) + len(p.Model)
 	}
+	if p := e.ApprovalRequested; p != nil {
+		for _, c := range p.Calls {
+			n += structBytes + len(c.CallID) + len(c.Name) + len(c.Arguments) + len(c.By) + len(c.Key)
+		}
+	}
+	if p := e.ApprovalDecided; p != nil {
+		n += structBytes + len(p.CallID) + len(p.Decision) + len(p.Reason)
+	}
 	return n
 }
 

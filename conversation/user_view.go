@@ -11,6 +11,8 @@ package conversation
 //   - tool results pass reduced to the blocks addressed to the user, and are
 //     dropped when none is;
 //   - presentations pass;
+//   - approval requests pass reduced to the calls a user may decide, and
+//     are dropped when none is (an operator's are not the user's business);
 //   - everything else is dropped, including events of unknown types.
 //
 // The result is a projection, not a valid conversation (a tool result has no
@@ -47,6 +49,23 @@ func UserView(events []Event) []Event {
 				reduced.Content = content
 				c.ToolCallResponse = &reduced
 			}
+			out = append(out, c)
+		case TypeApprovalRequested:
+			r := e.ApprovalRequested
+			if r == nil {
+				continue
+			}
+			var calls []PendingCall
+			for _, c := range r.Calls {
+				if c.By == ApproverUser {
+					calls = append(calls, c)
+				}
+			}
+			if len(calls) == 0 {
+				continue
+			}
+			c := *e
+			c.ApprovalRequested = &ApprovalRequested{Calls: calls}
 			out = append(out, c)
 		}
 	}

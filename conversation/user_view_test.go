@@ -90,6 +90,19 @@ func TestUserView(t *testing.T) {
 			want: []Event{presentation},
 		},
 		{
+			name: "an approval request shows the user the calls they may decide; decisions and approval messages are not shown",
+			events: []Event{
+				NewApprovalRequested([]PendingCall{
+					{CallID: "c1", Name: "pay", By: ApproverUser, Key: "t/0"},
+					{CallID: "c2", Name: "deploy", By: ApproverOperator, Key: "t/1"},
+				}),
+				NewApprovalRequested([]PendingCall{{CallID: "c3", Name: "deploy", By: ApproverOperator, Key: "t/2"}}),
+				NewInboxMessage("m1", KindApproval, "user:ada", `{"call_id":"c1","decision":"approve"}`),
+				NewApprovalDecided(ApprovalDecision{CallID: "c1", Decision: Approve}),
+			},
+			want: []Event{NewApprovalRequested([]PendingCall{{CallID: "c1", Name: "pay", By: ApproverUser, Key: "t/0"}})},
+		},
+		{
 			name:   "malformed events are dropped, not fatal",
 			events: []Event{{Type: TypeInboxMessage}, {Type: TypeChatResponse}, {Type: TypeToolCallResponse}},
 			want:   []Event{},

@@ -67,7 +67,9 @@ func (e *Event) payloads() iter.Seq2[EventType, bool] {
 			yield(TypeSystemNotice, e.SystemNotice != nil) &&
 			yield(TypeHostedActivity, e.HostedActivity != nil) &&
 			yield(TypePresentation, e.Presentation != nil) &&
-			yield(TypeModelUsage, e.ModelUsage != nil)
+			yield(TypeModelUsage, e.ModelUsage != nil) &&
+			yield(TypeApprovalRequested, e.ApprovalRequested != nil) &&
+			yield(TypeApprovalDecided, e.ApprovalDecided != nil)
 	}
 }
 
@@ -180,6 +182,25 @@ func (e *Event) validatePayload() error {
 	case TypeModelUsage:
 		if u := e.ModelUsage; u.InputTokens < 0 || u.OutputTokens < 0 {
 			errs = append(errs, &fieldError{"input_tokens", fmt.Sprintf("counts must not be negative (got %d in, %d out)", u.InputTokens, u.OutputTokens)})
+		}
+	case TypeApprovalRequested:
+		calls := e.ApprovalRequested.Calls
+		if len(calls) == 0 {
+			errs = append(errs, &fieldError{"calls", "must not be empty"})
+		}
+		for i, c := range calls {
+			f := fmt.Sprintf("calls[%d].", i)
+			errs = append(errs, required(f+"call_id", c.CallID), required(f+"name", c.Name), required(f+"key", c.Key),
+				validJSON(f+"arguments", c.Arguments, false))
+			if c.By != ApproverUser && c.By != ApproverOperator {
+				errs = append(errs, &fieldError{f + "by", fmt.Sprintf("%q is not one of user, operator", c.By)})
+			}
+		}
+	case TypeApprovalDecided:
+		d := e.ApprovalDecided
+		errs = append(errs, required("call_id", d.CallID))
+		if !d.Decision.Known() {
+			errs = append(errs, &fieldError{"decision", fmt.Sprintf("%q is not one of approve, reject", d.Decision)})
 		}
 	}
 	return first(errs...)
