@@ -11,13 +11,21 @@
 // A message posted to a process, by the process's state and the message's
 // kind (OnPost):
 //
-//	state     user        operator    process_event  schedule    system
-//	READY     wakes, L    wakes, L    wakes          wakes, L    wakes
-//	RUNNING   stored, L   stored, L   stored         stored, L   stored
-//	BLOCKED   unblocks    unblocks    stored         stored, L   stored
-//	PAUSED    stored, L   stored, L   stored         stored, L   stored
-//	DONE      closed      closed      closed         closed      closed
-//	FAILED    closed      closed      closed         closed      closed
+//	state              user        operator    process_event  schedule    system    approval
+//	READY              wakes, L    wakes, L    wakes          wakes, L    wakes     wakes
+//	RUNNING            stored, L   stored, L   stored         stored, L   stored    stored
+//	BLOCKED            unblocks    unblocks    stored         stored, L   stored    unblocks
+//	BLOCKED, approval  stored, L   unblocks    stored         stored, L   stored    unblocks
+//	PAUSED             stored, L   stored, L   stored         stored, L   stored    stored
+//	DONE               closed      closed      closed         closed      closed    closed
+//	FAILED             closed      closed      closed         closed      closed    closed
+//
+// "BLOCKED, approval" is a BLOCKED process whose tool calls wait for a
+// person's decision (Waiting is WaitingApproval): its turn cannot go on
+// before them, so a user's message waits for them, while an operator's
+// still wakes it. An approval is taken only for a call that waits for a
+// decision and has none yet; any other is refused with ErrNotPending
+// (before the table applies, after a repeated idempotency key).
 //
 // What the cells say:
 //
@@ -43,15 +51,16 @@
 // After a change of state — every turn's commit, an operator's resume or
 // retry — the rule judges what is left in the inbox (AfterChange):
 //
-//	state     pending                          effect
-//	READY     anything                         wakes
-//	BLOCKED   a user or operator message       unblocks, by the first such message's sender
-//	other     anything                         nothing
+//	state              pending                                  effect
+//	READY              anything                                 wakes
+//	BLOCKED            a user, operator or approval message     unblocks, by the first such message's sender
+//	BLOCKED, approval  an operator or approval message          unblocks, by the first such message's sender
+//	other              anything                                 nothing
 //
 // The other transitions (pause, finish, fail) lead to states where the rule
 // does nothing. Because every step that leaves a process BLOCKED applies
-// it, a BLOCKED process never holds a user or operator message, so a post
-// only has its own message to judge.
+// it, a BLOCKED process never holds a message that would unblock it, so a
+// post only has its own message to judge.
 //
 // A PAUSED process keeps what it is sent: resume returns it to the state it
 // left (RUNNING comes back as READY) and the rule judges the inbox then, as

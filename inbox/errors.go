@@ -17,7 +17,28 @@ var (
 	// Post again once the process has read them. The error is a
 	// *FullError.
 	ErrFull = errors.New("inbox: full")
+	// ErrNotPending: an approval decision names a call that waits for no
+	// decision: not one of the process's pending calls, or decided
+	// already. Nothing was stored. The error is a *NotPendingError.
+	ErrNotPending = errors.New("inbox: not pending")
 )
+
+// NotPendingError is an approval decision refused because call CallID of
+// process PID waits for none. Decided says it was decided already.
+type NotPendingError struct {
+	PID, CallID string
+	Decided     bool
+}
+
+func (e *NotPendingError) Error() string {
+	if e.Decided {
+		return fmt.Sprintf("inbox: not pending: call %s of process %s was decided already", e.CallID, e.PID)
+	}
+	return fmt.Sprintf("inbox: not pending: process %s has no call %s waiting for approval", e.PID, e.CallID)
+}
+
+// Is makes errors.Is(err, ErrNotPending) true for a *NotPendingError.
+func (e *NotPendingError) Is(target error) bool { return target == ErrNotPending }
 
 // FullError is a message refused because the inbox of process PID holds
 // Limit messages already. It matches ErrFull.

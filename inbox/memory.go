@@ -54,6 +54,8 @@ var _ Inbox = (*Memory)(nil)
 // memProcess is a process in a Memory.
 type memProcess struct {
 	status  lifecycle.Status
+	waiting Waiting
+	calls   map[string]bool // calls waiting for approval: decided or not
 	queued  bool
 	pending []Message
 	keys    map[string]string // idempotency key → the first message's id
@@ -71,6 +73,8 @@ func NewMemory(cfg MemoryConfig) *Memory {
 // Process is what a Memory holds of a process, besides its messages.
 type Process struct {
 	Status lifecycle.Status
+	// Waiting is what the process waits for when BLOCKED.
+	Waiting Waiting
 	// Queued says the process is on the wake queue.
 	Queued bool
 	// Inbox counts the pending messages.
@@ -111,7 +115,7 @@ func (m *Memory) Get(pid string) (Process, error) {
 	if !ok {
 		return Process{}, notFound(pid)
 	}
-	return Process{Status: p.status, Queued: p.queued, Inbox: len(p.pending)}, nil
+	return Process{Status: p.status, Waiting: p.waiting, Queued: p.queued, Inbox: len(p.pending)}, nil
 }
 
 // Post adds msg to the inbox of process pid and applies the wake rule
@@ -130,12 +134,19 @@ func (m *Memory) Post(ctx context.Context, pid string, msg Message) (string, boo
 	if id, ok := p.keys[msg.IdempotencyKey]; ok {
 		return id, true, nil
 	}
-	e := OnPost(p.status.State, msg.Kind)
+	e := OnPost(p.status.State, p.waiting, msg.Kind)
 	switch {
 	case e.Err != nil:
 		return "", false, fmt.Errorf("%w: process %q takes no more messages", e.Err, pid)
 	case e.Bounded && m.cfg.Limit > 0 && len(p.pending) >= m.cfg.Limit:
 		return "", false, &FullError{PID: pid, Limit: m.cfg.Limit}
+	}
+	if d, ok := msg.Decision(); ok {
+		decided, pending := p.calls[d.CallID]
+		if !pending || decided {
+			return "", false, &NotPendingError{PID: pid, CallID: d.CallID, Decided: decided}
+		}
+		p.calls[d.CallID] = true
 	}
 	if msg.At.IsZero() {
 		msg.At = m.cfg.Clock()
@@ -207,10 +218,41 @@ func (m *Memory) Fire(ctx context.Context, pid string, ev lifecycle.Event, by st
 	}
 	tr, err := m.fire(ctx, pid, p, ev, by)
 	if err == nil {
+		if ev == lifecycle.AwaitUser || ev == lifecycle.Continue { // a turn that left no call waiting
+			p.waiting, p.calls = WaitingUser, nil
+		}
 		err = m.judge(ctx, pid, p)
 	}
 	if err != nil {
 		return lifecycle.Transition{}, fmt.Errorf("inbox: fire %s on %s: %w", ev, pid, err)
+	}
+	return tr, nil
+}
+
+// AwaitApproval ends a turn of process pid as a turn whose tool calls wait
+// for a person's approval does: await_user (by by), the process waiting
+// for the decisions on calls, the ids of the calls the turn saw no
+// decision for, then the wake rule. A decision for one of them is taken
+// once (Post), one that came during the turn included; any other is
+// refused with ErrNotPending.
+func (m *Memory) AwaitApproval(ctx context.Context, pid, by string, calls []string) (lifecycle.Transition, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.procs[pid]
+	if !ok {
+		return lifecycle.Transition{}, notFound(pid)
+	}
+	tr, err := m.fire(ctx, pid, p, lifecycle.AwaitUser, by)
+	if err == nil {
+		decided := make(map[string]bool, len(calls))
+		for _, c := range calls {
+			decided[c] = p.calls[c] // a decision that came during the turn stands
+		}
+		p.waiting, p.calls = WaitingApproval, decided
+		err = m.judge(ctx, pid, p)
+	}
+	if err != nil {
+		return lifecycle.Transition{}, fmt.Errorf("inbox: await approval on %s: %w", pid, err)
 	}
 	return tr, nil
 }
@@ -221,9 +263,9 @@ func (m *Memory) judge(ctx context.Context, pid string, p *memProcess) error {
 	for i, msg := range p.pending {
 		kinds[i] = msg.Kind
 	}
-	e := AfterChange(p.status.State, kinds)
+	e := AfterChange(p.status.State, p.waiting, kinds)
 	var by string
-	if i := slices.IndexFunc(kinds, Unblocks); e.Unblock && i >= 0 {
+	if i := slices.IndexFunc(kinds, func(k conversation.Kind) bool { return Unblocks(k, p.waiting) }); e.Unblock && i >= 0 {
 		by = p.pending[i].Sender()
 	}
 	return m.apply(ctx, pid, p, e, by)

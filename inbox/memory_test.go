@@ -71,6 +71,13 @@ func (h *memoryHarness) Transition(t *testing.T, pid string, ev lifecycle.Event)
 	}
 }
 
+func (h *memoryHarness) AwaitApproval(t *testing.T, pid string, calls []string) {
+	t.Helper()
+	if _, err := h.memory(pid).AwaitApproval(context.Background(), pid, "model", calls); err != nil {
+		t.Fatalf("AwaitApproval(%s, %v): %v", pid, calls, err)
+	}
+}
+
 func (h *memoryHarness) Observe(t *testing.T, pid string) inboxtest.Observation {
 	t.Helper()
 	p, err := h.memory(pid).Get(pid)

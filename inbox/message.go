@@ -1,6 +1,7 @@
 package inbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -27,12 +28,29 @@ type Message struct {
 }
 
 // Validate reports whether m can be posted: its kind must be one of
-// conversation's.
+// conversation's, and an approval must carry a decision (Decision).
 func (m Message) Validate() error {
 	if !m.Kind.Known() {
-		return fmt.Errorf("kind %q: want one of user, operator, process_event, schedule, system", m.Kind)
+		return fmt.Errorf("kind %q: want one of user, operator, process_event, schedule, system, approval", m.Kind)
+	}
+	if m.Kind == conversation.KindApproval {
+		if _, ok := m.Decision(); !ok {
+			return fmt.Errorf(`an approval's content must be {"call_id": "...", "decision": "approve"|"reject", "reason": "..."} (got %q)`, m.Content)
+		}
 	}
 	return nil
+}
+
+// Decision returns the decision an approval message carries.
+func (m Message) Decision() (conversation.ApprovalDecision, bool) {
+	return (&conversation.InboxMessage{Kind: m.Kind, Content: m.Content}).Approval()
+}
+
+// Approval makes the message of a decision on call callID of a process,
+// sent by from ("operator:bob", "user:ada", "system" for a timeout).
+func Approval(d conversation.ApprovalDecision, from string) Message {
+	b, _ := json.Marshal(d)
+	return Message{Kind: conversation.KindApproval, From: from, Content: string(b)}
 }
 
 // Sender names who sent m: its From, else its kind. It is the By of the

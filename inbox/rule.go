@@ -26,20 +26,33 @@ type Effect struct {
 	Wake bool
 }
 
+// Waiting is what a BLOCKED process waits for (the record's waiting_for).
+type Waiting string
+
+// What a BLOCKED process may wait for.
+const (
+	// WaitingUser: a person's message, the answer to its respond; the
+	// zero value.
+	WaitingUser Waiting = ""
+	// WaitingApproval: the decisions on tool calls that need a person's
+	// approval before they run.
+	WaitingApproval Waiting = "approval"
+)
+
 // OnPost returns what a message of kind does when it is posted to a process
-// in state ("" for no process).
-func OnPost(state lifecycle.State, kind conversation.Kind) Effect {
+// in state ("" for no process) that waits for waiting when BLOCKED.
+func OnPost(state lifecycle.State, waiting Waiting, kind conversation.Kind) Effect {
 	switch state {
 	case "":
 		return Effect{Err: ErrNotFound}
 	case lifecycle.Done, lifecycle.Failed:
 		return Effect{Err: ErrClosed}
 	}
-	e := Effect{Bounded: bounded(state, kind)}
+	e := Effect{Bounded: bounded(state, waiting, kind)}
 	switch {
 	case state == lifecycle.Ready:
 		e.Wake = true
-	case state == lifecycle.Blocked && Unblocks(kind):
+	case state == lifecycle.Blocked && Unblocks(kind, waiting):
 		e.Unblock, e.Wake = true, true
 	}
 	return e
@@ -51,34 +64,44 @@ func OnPost(state lifecycle.State, kind conversation.Kind) Effect {
 // user or operator message to a BLOCKED process does not either: it wakes
 // the process, whose next turn drains the inbox whole, so that timer ticks
 // that piled up meanwhile never lock the user out.
-func bounded(state lifecycle.State, kind conversation.Kind) bool {
+func bounded(state lifecycle.State, waiting Waiting, kind conversation.Kind) bool {
 	switch {
-	case kind == conversation.KindProcessEvent, kind == conversation.KindSystem:
+	case kind == conversation.KindProcessEvent, kind == conversation.KindSystem, kind == conversation.KindApproval:
 		return false
-	case state == lifecycle.Blocked && Unblocks(kind):
+	case state == lifecycle.Blocked && Unblocks(kind, waiting):
 		return false
 	}
 	return true
 }
 
-// Unblocks reports whether a message of kind unblocks a BLOCKED process: a
-// user's or an operator's does; a worker's result, a timer's tick and a
-// system notice wait for one of them.
-func Unblocks(kind conversation.Kind) bool {
-	return kind == conversation.KindUser || kind == conversation.KindOperator
+// Unblocks reports whether a message of kind unblocks a BLOCKED process
+// that waits for waiting: an operator's always does, and an approval
+// decision; a user's does unless the process waits for approval (its turn
+// cannot go on before the decisions: the user's message waits for them);
+// a worker's result, a timer's tick and a system notice wait for one of
+// them. (An approval is taken only for a call that waits for one: see
+// Memory.Decide and the store's post.)
+func Unblocks(kind conversation.Kind, waiting Waiting) bool {
+	switch kind {
+	case conversation.KindOperator, conversation.KindApproval:
+		return true
+	case conversation.KindUser:
+		return waiting != WaitingApproval
+	}
+	return false
 }
 
 // AfterChange returns what the wake rule makes of a process that has just
 // changed state (a turn's commit, a resume, a retry) and whose inbox holds
 // messages of the kinds pending, oldest first: a READY process with
-// anything pending wakes; a BLOCKED one with a user or operator message
-// pending is unblocked, by the sender of the first such message, and
-// wakes. Any other state waits as it is.
-func AfterChange(state lifecycle.State, pending []conversation.Kind) Effect {
+// anything pending wakes; a BLOCKED one with a message pending that
+// unblocks it (Unblocks) is unblocked, by the sender of the first such
+// message, and wakes. Any other state waits as it is.
+func AfterChange(state lifecycle.State, waiting Waiting, pending []conversation.Kind) Effect {
 	switch {
 	case state == lifecycle.Ready && len(pending) > 0:
 		return Effect{Wake: true}
-	case state == lifecycle.Blocked && slices.ContainsFunc(pending, Unblocks):
+	case state == lifecycle.Blocked && slices.ContainsFunc(pending, func(k conversation.Kind) bool { return Unblocks(k, waiting) }):
 		return Effect{Unblock: true, Wake: true}
 	}
 	return Effect{}

@@ -15,7 +15,7 @@ import (
 
 var kinds = []conversation.Kind{
 	conversation.KindUser, conversation.KindOperator, conversation.KindProcessEvent,
-	conversation.KindSchedule, conversation.KindSystem,
+	conversation.KindSchedule, conversation.KindSystem, conversation.KindApproval,
 }
 
 // cell renders an effect of OnPost as the package comment's table does.
@@ -80,8 +80,11 @@ func TestDocTable(t *testing.T) {
 	got := map[string][]string{}
 	for _, st := range lifecycle.States() {
 		for _, k := range kinds {
-			got[string(st)] = append(got[string(st)], cell(OnPost(st, k)))
+			got[string(st)] = append(got[string(st)], cell(OnPost(st, WaitingUser, k)))
 		}
+	}
+	for _, k := range kinds {
+		got["BLOCKED, approval"] = append(got["BLOCKED, approval"], cell(OnPost(lifecycle.Blocked, WaitingApproval, k)))
 	}
 	if diff := cmp.Diff(doc, got); diff != "" {
 		t.Errorf("OnPost against the table of doc.go (-doc +OnPost):\n%s", diff)
@@ -91,7 +94,7 @@ func TestDocTable(t *testing.T) {
 func TestOnPostNoProcess(t *testing.T) {
 	t.Parallel()
 	for _, k := range kinds {
-		if e := OnPost("", k); !errors.Is(e.Err, ErrNotFound) || e.Bounded || e.Wake || e.Unblock {
+		if e := OnPost("", WaitingUser, k); !errors.Is(e.Err, ErrNotFound) || e.Bounded || e.Wake || e.Unblock {
 			t.Errorf("OnPost(no process, %s) = %+v, want ErrNotFound alone", k, e)
 		}
 	}
@@ -105,29 +108,36 @@ func TestAfterChange(t *testing.T) {
 		event    = conversation.KindProcessEvent
 		tick     = conversation.KindSchedule
 		system   = conversation.KindSystem
+		approval = conversation.KindApproval
 	)
 	wakes, unblocks := Effect{Wake: true}, Effect{Unblock: true, Wake: true}
 	tests := []struct {
 		state   lifecycle.State
+		waiting Waiting
 		pending []conversation.Kind
 		want    Effect
 	}{
-		{lifecycle.Ready, nil, Effect{}},
-		{lifecycle.Ready, []conversation.Kind{tick}, wakes},
-		{lifecycle.Ready, []conversation.Kind{event, system}, wakes},
-		{lifecycle.Ready, []conversation.Kind{user}, wakes},
-		{lifecycle.Blocked, nil, Effect{}},
-		{lifecycle.Blocked, []conversation.Kind{event, tick, system}, Effect{}},
-		{lifecycle.Blocked, []conversation.Kind{tick, user}, unblocks},
-		{lifecycle.Blocked, []conversation.Kind{operator}, unblocks},
-		{lifecycle.Running, []conversation.Kind{user}, Effect{}},
-		{lifecycle.Paused, []conversation.Kind{user, tick}, Effect{}},
-		{lifecycle.Done, []conversation.Kind{user}, Effect{}},
-		{lifecycle.Failed, []conversation.Kind{user}, Effect{}},
+		{lifecycle.Blocked, WaitingApproval, []conversation.Kind{user, tick}, Effect{}},
+		{lifecycle.Blocked, WaitingApproval, []conversation.Kind{user, approval}, unblocks},
+		{lifecycle.Blocked, WaitingApproval, []conversation.Kind{operator}, unblocks},
+		{lifecycle.Blocked, WaitingUser, []conversation.Kind{approval}, unblocks},
+		{lifecycle.Ready, WaitingApproval, []conversation.Kind{user}, wakes},
+		{lifecycle.Ready, WaitingUser, nil, Effect{}},
+		{lifecycle.Ready, WaitingUser, []conversation.Kind{tick}, wakes},
+		{lifecycle.Ready, WaitingUser, []conversation.Kind{event, system}, wakes},
+		{lifecycle.Ready, WaitingUser, []conversation.Kind{user}, wakes},
+		{lifecycle.Blocked, WaitingUser, nil, Effect{}},
+		{lifecycle.Blocked, WaitingUser, []conversation.Kind{event, tick, system}, Effect{}},
+		{lifecycle.Blocked, WaitingUser, []conversation.Kind{tick, user}, unblocks},
+		{lifecycle.Blocked, WaitingUser, []conversation.Kind{operator}, unblocks},
+		{lifecycle.Running, WaitingUser, []conversation.Kind{user}, Effect{}},
+		{lifecycle.Paused, WaitingUser, []conversation.Kind{user, tick}, Effect{}},
+		{lifecycle.Done, WaitingUser, []conversation.Kind{user}, Effect{}},
+		{lifecycle.Failed, WaitingUser, []conversation.Kind{user}, Effect{}},
 	}
 	for _, tt := range tests {
-		if got := AfterChange(tt.state, tt.pending); got != tt.want {
-			t.Errorf("AfterChange(%s, %v) = %+v, want %+v", tt.state, tt.pending, got, tt.want)
+		if got := AfterChange(tt.state, tt.waiting, tt.pending); got != tt.want {
+			t.Errorf("AfterChange(%s, %q, %v) = %+v, want %+v", tt.state, tt.waiting, tt.pending, got, tt.want)
 		}
 	}
 }

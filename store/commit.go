@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -65,6 +66,11 @@ func (s *Store) notifyArgs(pid string, n *Notify, now time.Time) ([]string, []an
 //   - the wake rule judges what is left in the inbox, so a message that
 //     arrived during the turn is never stranded;
 //   - the log is trimmed to the claim's KeepEvents, if set;
+//   - approvals, when given, are the tool calls the process now waits for
+//     a person's decision on (ev is then await_user): the record says so
+//     (Waiting, Approvals) and an approval for one of them is taken once
+//     (Post); without them it waits for none. A decision that came during
+//     the turn for a call that still waits stands;
 //   - notify, when not nil, is posted to notify.PID with Post's semantics
 //     (the wake rule for that process) under the idempotency key
 //     "child:<pid>", so it is posted once; a parent that is gone, DONE or
@@ -75,13 +81,26 @@ func (s *Store) notifyArgs(pid string, n *Notify, now time.Time) ([]string, []an
 // It returns the record after the commit (the claim's, with what the turn
 // changed), and adds what it wrote to the claim's Appended (see
 // Claim.Gapless).
-func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Event, ev lifecycle.Event, by string, notify *Notify) (Record, error) {
+func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Event, ev lifecycle.Event, by string, notify *Notify,
+	approvals ...conversation.PendingCall) (Record, error) {
 	pid := c.Record.ID
 	switch ev {
 	case lifecycle.AwaitUser, lifecycle.Continue, lifecycle.Finish, lifecycle.Fail:
 	default:
 		return Record{}, fmt.Errorf("store: commit %s: %w: event %q does not end a turn; want await_user, continue, finish or fail",
 			pid, lifecycle.ErrInvalid, ev)
+	}
+	waiting := ""
+	if len(approvals) > 0 {
+		if ev != lifecycle.AwaitUser {
+			return Record{}, fmt.Errorf("store: commit %s: %w: calls wait for approval, so the turn ends with await_user, not %s",
+				pid, lifecycle.ErrInvalid, ev)
+		}
+		b, err := json.Marshal(approvals)
+		if err != nil {
+			return Record{}, fmt.Errorf("store: commit %s: approvals: %w", pid, err)
+		}
+		waiting = string(b)
 	}
 	if by == "" {
 		return Record{}, fmt.Errorf("store: commit %s: by is empty: name who fires %s, e.g. \"model\"", pid, ev)
@@ -97,6 +116,7 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), string(ev), by, c.Wake.Stream, c.Wake.EntryID,
 		c.knownLen(), used.Input, used.Output, max(c.KeepEvents, 0), len(evs))
 	args = append(args, evs...)
+	args = append(args, waiting)
 	if notify != nil {
 		nkeys, nargs, err := s.notifyArgs(pid, notify, now)
 		if err != nil {

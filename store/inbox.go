@@ -34,7 +34,8 @@ func stampedMessage(m Message, now time.Time) Message {
 // A repeated idempotency key returns the first message's id and dup=true,
 // adding nothing. A DONE or FAILED process returns ErrClosed and stores
 // nothing; an unknown one ErrNotFound; a full inbox ErrInboxFull (see
-// Config.InboxLimit).
+// Config.InboxLimit); an approval for a call that waits for no decision an
+// *inbox.NotPendingError.
 func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup bool, err error) {
 	if !validID(pid) {
 		return "", false, fmt.Errorf("%w: process %q", ErrNotFound, pid)
@@ -45,10 +46,14 @@ func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup
 	now := s.now()
 	m = stampedMessage(m, now)
 	args := s.processArgs(pid, now)
-	args = append(args, string(m.Kind), m.From, m.Content, m.At.UnixMilli(), m.IdempotencyKey, idempotencyTTL.Milliseconds(), s.inboxLimit())
+	d, _ := m.Decision() // the call an approval decides
+	args = append(args, string(m.Kind), m.From, m.Content, m.At.UnixMilli(), m.IdempotencyKey, idempotencyTTL.Milliseconds(), s.inboxLimit(), d.CallID)
 	status, res, err := s.run(ctx, s.scripts.post, processKeys(pid)[:5], args...)
 	if err != nil {
 		return "", false, fmt.Errorf("store: post to %s: %w", pid, err)
+	}
+	if status == "NOTPENDING" || status == "DECIDED" {
+		return "", false, &inbox.NotPendingError{PID: pid, CallID: d.CallID, Decided: status == "DECIDED"}
 	}
 	return s.postResult(pid, status, res)
 }

@@ -26,7 +26,8 @@ func TestInboxConformance(t *testing.T) {
 	c := &clock{t: t0}
 	var made atomic.Int64
 	inboxtest.Run(t, func(*testing.T) inboxtest.Harness {
-		return &storeHarness{rdb: rdb, clock: c, made: &made, stores: map[int]*store.Store{}, of: map[string]*store.Store{}}
+		return &storeHarness{rdb: rdb, clock: c, made: &made, stores: map[int]*store.Store{}, of: map[string]*store.Store{},
+			claims: map[string]*store.Claim{}}
 	})
 }
 
@@ -42,6 +43,7 @@ type storeHarness struct {
 	mu     sync.Mutex
 	stores map[int]*store.Store // by inbox limit
 	of     map[string]*store.Store
+	claims map[string]*store.Claim // of the processes made RUNNING
 }
 
 func (h *storeHarness) Make(t *testing.T, st lifecycle.Status, limit int) (inbox.Inbox, string) {
@@ -82,7 +84,7 @@ func (h *storeHarness) bring(t *testing.T, s *store.Store, pid string, st lifecy
 			t.Fatalf("Commit(%s): %v", pid, err)
 		}
 	case lifecycle.Running:
-		h.running(t, s, pid)
+		h.claims[pid] = h.running(t, s, pid)
 	case lifecycle.Paused:
 		h.bring(t, s, pid, lifecycle.Status{State: st.PausedFrom})
 		h.transition(t, s, pid, lifecycle.Pause)
@@ -146,6 +148,22 @@ func (h *storeHarness) storeOf(pid string) *store.Store {
 func (h *storeHarness) Transition(t *testing.T, pid string, ev lifecycle.Event) {
 	t.Helper()
 	h.transition(t, h.storeOf(pid), pid, ev)
+}
+
+// AwaitApproval commits the turn of process pid, made RUNNING, with calls
+// waiting for approval.
+func (h *storeHarness) AwaitApproval(t *testing.T, pid string, calls []string) {
+	t.Helper()
+	h.mu.Lock()
+	c := h.claims[pid]
+	h.mu.Unlock()
+	pending := make([]conversation.PendingCall, len(calls))
+	for i, id := range calls {
+		pending[i] = conversation.PendingCall{CallID: id, Name: "http_fetch", By: conversation.ApproverOperator, Key: fmt.Sprintf("t0/%d", i)}
+	}
+	if _, err := h.storeOf(pid).Commit(context.Background(), c, nil, lifecycle.AwaitUser, "model", nil, pending...); err != nil {
+		t.Fatalf("Commit(%s) with approvals: %v", pid, err)
+	}
 }
 
 // Observe reads the record, and who unblocked the process from the

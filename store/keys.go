@@ -38,6 +38,12 @@ func timersOf(pid string) string  { return keyPrefix + "{" + pid + "}:timers" }
 // creation time.
 func workersKey(pid string) string { return keyPrefix + "{" + pid + "}:workers" }
 
+// approvalsKey holds the calls of process pid that wait for approval, each
+// "0" until decided, then "1"; approvalsIndex, the processes that have some.
+func approvalsKey(pid string) string { return keyPrefix + "{" + pid + "}:approvals" }
+
+const approvalsIndex = keyPrefix + "approvals"
+
 func stateKey(st lifecycle.State) string { return keyPrefix + "state:" + string(st) }
 
 // ownerKey is the index of the processes of owner, scored by creation time.

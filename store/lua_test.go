@@ -70,26 +70,29 @@ func TestLuaWakeRule(t *testing.T) {
 	t.Parallel()
 	rdb := testutil.Redis(t)
 	kinds := []conversation.Kind{conversation.KindUser, conversation.KindOperator, conversation.KindProcessEvent,
-		conversation.KindSchedule, conversation.KindSystem}
+		conversation.KindSchedule, conversation.KindSystem, conversation.KindApproval}
 	for _, st := range lifecycle.States() {
-		for _, k := range kinds {
-			got := ints(t, evalPrelude(t, rdb, `local state, kind = ARGV[1], ARGV[2]
+		for _, waiting := range []inbox.Waiting{inbox.WaitingUser, inbox.WaitingApproval} {
+			for _, k := range kinds {
+				got := ints(t, evalPrelude(t, rdb, `local state, kind, waiting = ARGV[1], ARGV[2], ARGV[3]
+if waiting == '' then waiting = false end -- as rec reads a missing field
 local function bit(b) if b then return 1 end return 0 end
-return {bit(closed(state)), bit(bounded(kind, state)), bit(unblocks(kind))}`, string(st), string(k)))
-			luaClosed, luaBounded, luaUnblocks := got[0] == 1, got[1] == 1, got[2] == 1
-			e := inbox.OnPost(st, k)
-			closed := errors.Is(e.Err, inbox.ErrClosed)
-			if luaClosed != closed {
-				t.Errorf("Lua closed(%s) = %v; inbox.OnPost(%s, %s) refuses with ErrClosed: %v", st, luaClosed, st, k, closed)
-			}
-			if !closed && luaBounded != e.Bounded {
-				t.Errorf("Lua bounded(%s, %s) = %v; inbox.OnPost says Bounded %v", k, st, luaBounded, e.Bounded)
-			}
-			if luaUnblocks != inbox.Unblocks(k) {
-				t.Errorf("Lua unblocks(%s) = %v; inbox.Unblocks says %v", k, luaUnblocks, inbox.Unblocks(k))
-			}
-			if st == lifecycle.Blocked && luaUnblocks != e.Unblock {
-				t.Errorf("Lua unblocks(%s) = %v; inbox.OnPost(BLOCKED, %s) says Unblock %v", k, luaUnblocks, k, e.Unblock)
+return {bit(closed(state)), bit(bounded(kind, state, waiting)), bit(unblocks(kind, waiting))}`, string(st), string(k), string(waiting)))
+				luaClosed, luaBounded, luaUnblocks := got[0] == 1, got[1] == 1, got[2] == 1
+				e := inbox.OnPost(st, waiting, k)
+				closed := errors.Is(e.Err, inbox.ErrClosed)
+				if luaClosed != closed {
+					t.Errorf("Lua closed(%s) = %v; inbox.OnPost(%s, %s) refuses with ErrClosed: %v", st, luaClosed, st, k, closed)
+				}
+				if !closed && luaBounded != e.Bounded {
+					t.Errorf("Lua bounded(%s, %s, %q) = %v; inbox.OnPost says Bounded %v", k, st, waiting, luaBounded, e.Bounded)
+				}
+				if luaUnblocks != inbox.Unblocks(k, waiting) {
+					t.Errorf("Lua unblocks(%s, %q) = %v; inbox.Unblocks says %v", k, waiting, luaUnblocks, inbox.Unblocks(k, waiting))
+				}
+				if st == lifecycle.Blocked && luaUnblocks != e.Unblock {
+					t.Errorf("Lua unblocks(%s, %q) = %v; inbox.OnPost(BLOCKED, %s) says Unblock %v", k, waiting, luaUnblocks, k, e.Unblock)
+				}
 			}
 		}
 	}
@@ -121,10 +124,12 @@ local k = keys_of(ARGV[1])
 local p = process(ARGV, 2, ARGV[1])
 return {k.proc, k.events, k.lease, k.inbox, k.idem, k.timers,
   p.proc, p.events, p.lease, p.inbox, p.idem, p.timers,
-  state_key('BLOCKED'), wake_key('worker', 3), TIMERS, GROUP, owner_key('alice'), workers_key(ARGV[1])}`,
+  state_key('BLOCKED'), wake_key('worker', 3), TIMERS, GROUP, owner_key('alice'), workers_key(ARGV[1]),
+  approvals_key(ARGV[1]), APPROVALS}`,
 		"p_x1", keys[0], keys[1], keys[2], keys[3], keys[4], keys[5])
 	want := append(append(keys[:6:6], keys...),
-		stateKey(lifecycle.Blocked), wakeKey("worker", 3), timersKey, wakeGroup, ownerKey("alice"), workersKey("p_x1"))
+		stateKey(lifecycle.Blocked), wakeKey("worker", 3), timersKey, wakeGroup, ownerKey("alice"), workersKey("p_x1"),
+		approvalsKey("p_x1"), approvalsIndex)
 	if diff := cmp.Diff(want, strs(got)); diff != "" {
 		t.Errorf("Lua key layout (-Go +Lua):\n%s", diff)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
 )
 
@@ -37,6 +39,11 @@ type Record struct {
 	// Trimmed counts the events removed from the start of the log by the
 	// commits of turns of a recipe that keeps fewer (Claim.KeepEvents).
 	Trimmed int64
+	// Waiting is what the process waits for when BLOCKED: the decisions on
+	// Approvals, the tool calls that wait for a person's approval, when it
+	// is inbox.WaitingApproval.
+	Waiting   inbox.Waiting
+	Approvals []conversation.PendingCall
 }
 
 // Tokens counts the tokens of model calls.
@@ -110,7 +117,7 @@ func parseRecord(pid string, h map[string]string) (Record, error) {
 }
 
 // setStatus sets what a turn can change of r (state, paused_from, queued,
-// version, updated_at, tokens, trimmed) from the record fields h, which Commit's script
+// version, updated_at, tokens, trimmed, waiting_for, approvals) from the record fields h, which Commit's script
 // returns alone, and Claim's when the caller has the record: the rest is
 // set at creation and never changes.
 func (r *Record) setStatus(h map[string]string) error {
@@ -127,6 +134,12 @@ func (r *Record) setStatus(h map[string]string) error {
 		return fmt.Errorf("store: process %s: %w", r.ID, err)
 	}
 	r.Status, r.Queued, r.Version, r.UpdatedAt = st, h["queued"] == "1", version, time.UnixMilli(updated)
+	r.Waiting, r.Approvals = inbox.Waiting(h["waiting_for"]), nil
+	if a := h["approvals"]; a != "" {
+		if err := json.Unmarshal([]byte(a), &r.Approvals); err != nil {
+			return fmt.Errorf("store: process %s: approvals: %w", r.ID, err)
+		}
+	}
 	// Tokens (none before the first turn that reported some) and trimmed
 	// events (none before the first trim) may be missing.
 	r.Tokens, r.Trimmed = Tokens{}, 0

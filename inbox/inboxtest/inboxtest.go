@@ -41,6 +41,11 @@ type Harness interface {
 	// Observe reports what the suite checks of process pid besides its
 	// inbox.
 	Observe(t *testing.T, pid string) Observation
+	// AwaitApproval ends a turn of process pid, made RUNNING, as a turn
+	// whose tool calls wait for a person's approval does: the process goes
+	// BLOCKED waiting for the decisions on calls (see
+	// inbox.Memory.AwaitApproval).
+	AwaitApproval(t *testing.T, pid string, calls []string)
 }
 
 // Observation is what the suite checks of a process besides its inbox.
@@ -69,6 +74,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"idempotency", testIdempotency},
 		{"not found", testNotFound},
 		{"messages", testMessages},
+		{"approvals", testApprovals},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

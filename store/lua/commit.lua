@@ -9,9 +9,11 @@
 --       number of events the caller knows the log to hold ('' = not
 --       known), the turn's input and output tokens, the most events the
 --       log keeps ('0' = all), the number n of events, n events (JSON),
---       then, only when notifying: parent pid, parent shard, kind, from,
---       content, message at (ms), idempotency key, idempotency ttl. (An
---       argument costs Redis even when empty.)
+--       the calls the process waits for approval of (the JSON of the
+--       record's approvals; '' = none), then, only when notifying: parent
+--       pid, parent shard, kind, from, content, message at (ms),
+--       idempotency key, idempotency ttl. (An argument costs Redis even
+--       when empty.)
 -- Returns {'FENCED'} or {'OK', status (the prelude's), gapless ('1'/'0'),
 -- {id of each event}, made: the events the script wrote itself, as write in
 -- the prelude lists them, only when gapless}.
@@ -22,11 +24,30 @@ local to = fire(event, 'RUNNING')
 if to == nil then return redis.error_reply('store: commit: event ' .. event .. ' does not end a turn') end
 local gapless = ends_at(p, ARGV[11])
 local ids = {}
-local notify = 16 + tonumber(ARGV[15]) -- the parent's message, if any, follows the events
-for i = 16, notify - 1 do ids[#ids + 1] = append(p, ARGV[i]) end
+local approvals = 16 + tonumber(ARGV[15]) -- the calls waiting for approval follow the events
+for i = 16, approvals - 1 do ids[#ids + 1] = append(p, ARGV[i]) end
+local notify = approvals + 1 -- then the parent's message, if any
 
 local r = rec(p)
 local state = r.state
+-- The calls the process now waits for approval of (none: it waits for
+-- nothing of the kind). A call that stays keeps its mark: a decision that
+-- came during the turn stands; a call the turn settled is forgotten.
+if ARGV[approvals] ~= '' then
+  local key, keep = approvals_key(p.pid), {}
+  for _, c in ipairs(cjson.decode(ARGV[approvals])) do
+    keep[c.call_id] = true
+    redis.call('HSETNX', key, c.call_id, '0')
+  end
+  for _, id in ipairs(redis.call('HKEYS', key)) do
+    if not keep[id] then redis.call('HDEL', key, id) end
+  end
+  r.waiting_for, r.approvals = 'approval', ARGV[approvals]
+  redis.call('HSET', p.proc, 'waiting_for', 'approval', 'approvals', ARGV[approvals])
+  redis.call('SADD', APPROVALS, p.pid)
+else
+  forget_approvals(p)
+end
 -- The turn's tokens join the totals, and those of the day (UTC, by the
 -- caller's clock: '<days since 1970>:<tokens>'), in the HSET that ends the
 -- turn.
@@ -57,6 +78,7 @@ else
   r.updated_at = p.now
   set_fields(p, {'updated_at', p.now}, tokens)
 end
+if closed(r.state) then forget_approvals(p) end -- closed during the turn
 -- The turn gives its lease and its wake up. The field is deleted, not
 -- emptied: the claim of an older brain sharing this Redis reads any value
 -- as a wake entry.

@@ -34,5 +34,6 @@ if r.parent then redis.call('ZREM', workers_key(r.parent), p.pid) end
 for _, id in ipairs(redis.call('HKEYS', p.timers)) do
   redis.call('ZREM', TIMERS, p.pid .. '|' .. id)
 end
-redis.call('DEL', p.proc, p.inbox, p.events, p.idem, p.timers)
+redis.call('SREM', APPROVALS, p.pid)
+redis.call('DEL', p.proc, p.inbox, p.events, p.idem, p.timers, approvals_key(p.pid))
 return {'OK', record}

@@ -5,9 +5,14 @@
 -- inboxtest checks the rest through the store.
 
 -- closed reports whether a process in state takes no message; unblocks,
--- whether a message of kind unblocks a BLOCKED process.
+-- whether a message of kind unblocks a BLOCKED process that waits for
+-- waiting (the record's waiting_for: false, or 'approval' while tool calls
+-- wait for a person's decision, when a user's message waits for them).
 local function closed(state) return state == 'DONE' or state == 'FAILED' end
-local function unblocks(kind) return kind == 'user' or kind == 'operator' end
+local function unblocks(kind, waiting)
+  if kind == 'operator' or kind == 'approval' then return true end
+  return kind == 'user' and waiting ~= 'approval'
+end
 
 -- The record's queued is '1' while the process is on its wake stream, and
 -- '0' or missing when not: set rather than deleted, so that it can go in
@@ -43,12 +48,12 @@ local function drop_wake(stream, id)
 end
 
 -- wake_rule judges the inbox of a process that has just changed: READY with
--- anything in the inbox is enqueued; BLOCKED with a user or operator message
--- fires user_input (by the sender of the first such message) and is
+-- anything in the inbox is enqueued; BLOCKED with a message that unblocks
+-- it fires user_input (by the sender of the first such message) and is
 -- enqueued. Other states never are.
 --
 -- added, when given, is the one message just added to the inbox: a BLOCKED
--- process never holds a user or operator message (every step that leaves
+-- process never holds a message that unblocks it (every step that leaves
 -- one BLOCKED applies this rule), so only the new message can unblock it
 -- and the inbox need not be scanned.
 local function wake_rule(p, added)
@@ -64,7 +69,7 @@ local function wake_rule(p, added)
       end
     end
     for _, msg in ipairs(msgs) do
-      if unblocks(msg.kind) then
+      if unblocks(msg.kind, rec(p).waiting_for) then
         local queued = rec(p).queued == '1'
         set_state(p, state, fire('user_input', state), nil, {'queued', '1'}) -- enqueue, in one HSET
         write(p, 'unblock', {sender(msg)})
@@ -81,16 +86,42 @@ end
 -- user or operator message to a BLOCKED process does not either: it wakes
 -- the process, whose next turn drains the inbox whole, so timer ticks
 -- that piled up meanwhile never lock the user out.
-local function bounded(kind, state)
-  if kind == 'process_event' or kind == 'system' then return false end
-  if state == 'BLOCKED' and unblocks(kind) then return false end
+local function bounded(kind, state, waiting)
+  if kind == 'process_event' or kind == 'system' or kind == 'approval' then return false end
+  if state == 'BLOCKED' and unblocks(kind, waiting) then return false end
   return true
 end
 
+-- forget_approvals: the process waits for no decision any more (its turn
+-- settled its calls, or it was closed).
+local function forget_approvals(p)
+  local r = rec(p)
+  if not r.waiting_for then return end
+  r.waiting_for, r.approvals = false, false
+  redis.call('HDEL', p.proc, 'waiting_for', 'approvals')
+  redis.call('DEL', approvals_key(p.pid))
+  redis.call('SREM', APPROVALS, p.pid)
+end
+
+-- decide takes the decision of an approval message on call of p: it is
+-- taken once, for a call that waits for one ('0'), and marked decided;
+-- it returns nil then, else why not: 'NOTPENDING' or 'DECIDED'.
+local function decide(p, call)
+  local at = redis.call('HGET', approvals_key(p.pid), call)
+  if at == '0' then
+    redis.call('HSET', approvals_key(p.pid), call, '1')
+    return nil
+  end
+  if at == '1' then return 'DECIDED' end
+  return 'NOTPENDING'
+end
+
 -- post adds a message to the inbox of p and applies the wake rule. It
--- returns a status (OK, DUP, NOTFOUND, CLOSED, FULL) and the message id.
--- FULL: the inbox holds limit messages already (limit > 0; see bounded).
-local function post(p, kind, from, content, at, idem_key, idem_ttl, limit)
+-- returns a status (OK, DUP, NOTFOUND, CLOSED, FULL, NOTPENDING, DECIDED)
+-- and the message id. FULL: the inbox holds limit messages already (limit
+-- > 0; see bounded). call is the call an approval decides ('' for other
+-- kinds): NOTPENDING and DECIDED refuse one (see decide).
+local function post(p, kind, from, content, at, idem_key, idem_ttl, limit, call)
   local state = rec(p).state
   if not state then return 'NOTFOUND', '' end
   if idem_key ~= '' then
@@ -101,8 +132,12 @@ local function post(p, kind, from, content, at, idem_key, idem_ttl, limit)
     end
   end
   if closed(state) then return 'CLOSED', '' end
-  if limit > 0 and bounded(kind, state) and redis.call('XLEN', p.inbox) >= limit then
+  if limit > 0 and bounded(kind, state, rec(p).waiting_for) and redis.call('XLEN', p.inbox) >= limit then
     return 'FULL', ''
+  end
+  if kind == 'approval' then
+    local refused = decide(p, call)
+    if refused then return refused, '' end
   end
   local id = redis.call('XADD', p.inbox, '*', 'kind', kind, 'from', from, 'content', content, 'at', at)
   if idem_key ~= '' then

@@ -2,8 +2,9 @@
 -- KEYS: the process's first 5 keys (up to idem).
 -- ARGV: pid, shard, now (ms), at (events' time), kind, from, content,
 --       message at (ms), idempotency key, idempotency ttl, inbox limit
---       ('0' = none)
--- Returns {status, message id}: OK, DUP, NOTFOUND, CLOSED or FULL.
+--       ('0' = none), the call an approval decides ('' for other kinds)
+-- Returns {status, message id}: OK, DUP, NOTFOUND, CLOSED, FULL,
+-- NOTPENDING or DECIDED.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-local status, id = post(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], tonumber(ARGV[11]))
+local status, id = post(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], tonumber(ARGV[11]), ARGV[12])
 return {status, id}

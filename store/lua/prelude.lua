@@ -12,6 +12,10 @@ local GROUP = 'nodes'
 local function state_key(state) return 'brain:state:' .. state end
 local function owner_key(owner) return 'brain:owner:' .. owner end
 local function workers_key(pid) return 'brain:{' .. pid .. '}:workers' end
+-- approvals_key: the calls of pid that wait for approval, each '0' until
+-- it is decided, then '1'. APPROVALS: the processes that have some.
+local function approvals_key(pid) return 'brain:{' .. pid .. '}:approvals' end
+local APPROVALS = 'brain:approvals'
 local function wake_key(engine, shard) return 'brain:wake:' .. engine .. ':' .. shard end
 local function keys_of(pid)
   local base = 'brain:{' .. pid .. '}:'
@@ -116,10 +120,10 @@ end
 local function rec(p)
   if p.rec == nil then
     local v = redis.call('HMGET', p.proc, 'state', 'queued', 'engine', 'created_at', 'paused_from', 'fence', 'wake',
-      'turn', 'version', 'tokens_in', 'tokens_out', 'trimmed', 'tokens_day')
+      'turn', 'version', 'tokens_in', 'tokens_out', 'trimmed', 'tokens_day', 'waiting_for')
     p.rec = {state = v[1], queued = v[2], engine = v[3], created_at = v[4], paused_from = v[5], fence = v[6],
       wake = v[7], turn = v[8], version = v[9], tokens_in = v[10], tokens_out = v[11], trimmed = v[12],
-      tokens_day = v[13]}
+      tokens_day = v[13], waiting_for = v[14]}
   end
   return p.rec
 end
@@ -128,10 +132,11 @@ end
 -- fields: all a caller that has the rest of the record needs (Go reads it
 -- with Record.setStatus).
 local STATUS_FIELDS = {'state', 'paused_from', 'queued', 'version', 'updated_at', 'tokens_in', 'tokens_out', 'trimmed',
-  'tokens_day'}
+  'tokens_day', 'waiting_for', 'approvals'}
 local function status(p)
   local r = rec(p)
   if not r.updated_at then r.updated_at = redis.call('HGET', p.proc, 'updated_at') end
+  if r.waiting_for and r.approvals == nil then r.approvals = redis.call('HGET', p.proc, 'approvals') end
   local flat = {nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil} -- sized once (see rec)
   for _, name in ipairs(STATUS_FIELDS) do
     if r[name] then

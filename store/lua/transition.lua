@@ -9,6 +9,7 @@ local version = rec(p).version
 if not version then return {'NOTFOUND'} end
 if version ~= ARGV[5] then return {'CONFLICT'} end
 set_state(p, ARGV[6], ARGV[7], ARGV[8])
+if closed(ARGV[7]) then forget_approvals(p) end -- stopped: nothing waits for a decision
 append(p, ARGV[9])
 if ARGV[10] == '1' then wake_rule(p) end
 return {'OK', redis.call('HGETALL', p.proc)}
