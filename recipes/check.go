@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/engine-brain/brain/tools"
 	"go.yaml.in/yaml/v3"
@@ -36,6 +37,7 @@ func (l *loader) check(top *document, merged *yaml.Node) (*Recipe, Errors) {
 	c.required()
 	c.name()
 	toolsOK := c.tools()
+	c.approvals()
 	c.mcpServers()
 	c.hostedTools()
 	c.engine()
@@ -204,6 +206,37 @@ func (c *checker) tools() bool {
 		}
 	}
 	return len(c.errs) == before
+}
+
+// ungated are the built-in tools whose calls cannot wait for approval, and
+// why.
+var ungated = map[string]string{
+	tools.Respond:    "`respond` ends the turn; it cannot wait for approval",
+	tools.FinishTask: "`finish_task` ends the task; it cannot wait for approval",
+	tools.TellUser:   "`tell_user` only shows the user a message while the turn goes on; there is nothing to approve",
+}
+
+// approvals checks the approval of each tool: a timeout the process can
+// wait out, and no approval on a tool that cannot wait for one.
+func (c *checker) approvals() {
+	for i, t := range c.r.Tools {
+		if t.Approval == nil {
+			continue
+		}
+		path := joinIndex("tools", i) + ".approval"
+		if why, ok := ungated[t.Name]; ok {
+			c.at(c.key("tools", i, "approval"), path, why+"; remove `approval`")
+			continue
+		}
+		n := c.find("tools", i, "approval", "timeout")
+		switch {
+		case n == nil:
+		case t.Approval.Timeout <= 0:
+			c.at(n, path+".timeout", "must be more than zero; leave it out to wait without limit")
+		case time.Duration(t.Approval.Timeout) > maxApprovalTimeout:
+			c.at(n, path+".timeout", fmt.Sprintf("must be at most 168h (7 days) (got %s): a pending approval holds its process; choose a shorter timeout, or leave it out to wait until a person decides", describe(n)))
+		}
+	}
 }
 
 // mcpServers checks that every server has one way to reach it and a name of

@@ -25,11 +25,17 @@
 //     parent are reported at the parent's file;
 //  5. checks of the merged recipe: model and model.provider present, name
 //     matching the file name, tool names (built-in, or server.tool and
-//     server.* of a server in mcp_servers), MCP servers, turn_end against
-//     the engine and the tool pool, cron expressions, link templates.
+//     server.* of a server in mcp_servers), approvals (not on respond,
+//     finish_task or tell_user; a timeout of at most 7 days), MCP servers,
+//     turn_end against the engine and the tool pool, cron expressions, link
+//     templates.
 //
 // Step 5 runs once steps 1 to 4 passed for the file and its parents: a
 // recipe whose shape is wrong is not checked for meaning.
+//
+// A tool entry may carry `approval: required` or `approval: {by: user,
+// timeout: 1h}`: its calls then wait for an operator's (the default) or the
+// user's decision before they run; Recipe.ApprovalFor says which tools do.
 //
 // # Defaults
 //
@@ -41,5 +47,7 @@
 // (spawn_worker calls per turn); limits.max_context_tokens 100,000 (what
 // one model call is shown of the conversation); no limits.max_tokens (what
 // a process may spend in all). Provider "default" stands for the first
-// configured provider, an empty model name for its default model.
+// configured provider, an empty model name for its default model. One
+// default is filled in as the recipe is decoded, so that no reader of an
+// Approval can miss it: approval.by operator.
 package recipes

@@ -85,3 +85,38 @@ func ExampleLint() {
 	// testdata/bad/unknown_field.yaml:9:3: validation.max_correction: unknown field; did you mean `max_corrections`?
 	// testdata/bad/unknown_field.yaml:10:1: colour: unknown field; the fields here are `description`, `engine`, `extends`, `limits`, `mcp_servers`, `model`, `name`, `presentation`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`
 }
+
+// A tool entry's approval makes its calls wait for a person's decision; a
+// `server.*` entry covers the server's tools, and an entry naming one tool
+// exactly sets it apart.
+func ExampleRecipe_ApprovalFor() {
+	src := []byte(`name: ops
+model: {provider: default}
+tools:
+  - respond
+  - name: http_fetch
+    approval: {by: user, timeout: 1h}
+  - name: github.*
+    approval: required
+  - github.search_issues
+mcp_servers:
+  - {name: github, command: github-mcp-server}
+`)
+	r, err := recipes.Parse("ops.yaml", src)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, tool := range []string{"http_fetch", "github.create_issue", "github.search_issues", "respond"} {
+		if a := r.ApprovalFor(tool); a != nil {
+			fmt.Println(tool, "waits for the", a.By, "timeout", a.Timeout)
+		} else {
+			fmt.Println(tool, "runs at once")
+		}
+	}
+	// Output:
+	// http_fetch waits for the user timeout 1h0m0s
+	// github.create_issue waits for the operator timeout 0s
+	// github.search_issues runs at once
+	// respond runs at once
+}

@@ -3,6 +3,7 @@ package recipes
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -118,8 +119,12 @@ func TestLibraryGet(t *testing.T) {
 func TestClone(t *testing.T) {
 	t.Parallel()
 	r := &Recipe{
-		Name:       "x",
-		Tools:      []ToolRef{{Name: "http_fetch", Config: map[string]any{"headers": map[string]any{"a": "b"}, "list": []any{1}}}},
+		Name: "x",
+		Tools: []ToolRef{{
+			Name:     "http_fetch",
+			Config:   map[string]any{"headers": map[string]any{"a": "b"}, "list": []any{1}},
+			Approval: &Approval{By: ApproverUser, Timeout: Duration(time.Hour)},
+		}},
 		MCPServers: []MCPServer{{Name: "s", Command: "c", Args: []string{"a"}, Env: map[string]string{"K": "V"}}},
 		Validation: Validation{MaxCorrections: intp(1)},
 		Limits:     Limits{MaxDepth: 2, MaxWorkers: intp(4)},
@@ -130,10 +135,11 @@ func TestClone(t *testing.T) {
 	}
 	c.Tools[0].Config["headers"].(map[string]any)["a"] = "changed"
 	c.MCPServers[0].Env["K"] = "changed"
+	c.Tools[0].Approval.By = ApproverOperator
 	*c.Validation.MaxCorrections = 9
 	*c.Limits.MaxWorkers = 9
 	if r.Tools[0].Config["headers"].(map[string]any)["a"] != "b" || r.MCPServers[0].Env["K"] != "V" ||
-		*r.Validation.MaxCorrections != 1 || *r.Limits.MaxWorkers != 4 {
+		*r.Validation.MaxCorrections != 1 || *r.Limits.MaxWorkers != 4 || r.Tools[0].Approval.By != ApproverUser {
 		t.Error("changing the clone changed the original")
 	}
 }

@@ -98,6 +98,21 @@ func TestParseProblems(t *testing.T) {
 				"x.yaml:3:19: tools[1].nam: unknown field; did you mean `name`?",
 		},
 		{
+			name: "approval on the tool that ends a worker's task",
+			yaml: header + "engine: worker\ntools: [{name: finish_task, approval: {by: user}}]\n",
+			want: "x.yaml:4:29: tools[0].approval: `finish_task` ends the task; it cannot wait for approval; remove `approval`",
+		},
+		{
+			name: "approval timeout beyond what a duration holds",
+			yaml: header + "tools: [respond, {name: http_fetch, approval: {timeout: 99999999999h}}]\n",
+			want: "x.yaml:3:57: tools[1].approval.timeout: invalid duration \"99999999999h\": time: invalid duration \"99999999999h\"",
+		},
+		{
+			name: "approval left empty",
+			yaml: header + "tools: [respond, {name: http_fetch, approval: }]\n",
+			want: "x.yaml:3:47: tools[1].approval: must be `required` or a mapping of `by`, `timeout` (got nothing)",
+		},
+		{
 			name: "schedule without message",
 			yaml: header + "tools: [respond]\nwakeup: {schedules: [{cron: '@daily'}]}\n",
 			want: "x.yaml:4:22: wakeup.schedules[0].message: required field is missing; add `message`",

@@ -81,7 +81,7 @@ type Recipe struct {
 	Extends      string       `yaml:"extends,omitempty" json:"extends,omitempty" jsonschema:"minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_-]*$" jsonschema_description:"Name of a parent recipe, looked up as NAME.yaml in the same directory, then among the built-in recipes. Mappings are merged deeply, lists and scalars of this file replace the parent's."`
 	Model        Model        `yaml:"model,omitempty" json:"model,omitzero" jsonschema_description:"The model that runs the turns. Required (here or in a parent recipe)."`
 	SystemPrompt string       `yaml:"system_prompt,omitempty" json:"system_prompt,omitempty" jsonschema_description:"The system prompt. Chat recipes that end turns with respond must explain the respond convention here."`
-	Tools        []ToolRef    `yaml:"tools,omitempty" json:"tools,omitempty" jsonschema_description:"The tool pool: built-in tool names, 'server.tool' or 'server.*' for tools of a server in mcp_servers, or {name, config}."`
+	Tools        []ToolRef    `yaml:"tools,omitempty" json:"tools,omitempty" jsonschema_description:"The tool pool: built-in tool names, 'server.tool' or 'server.*' for tools of a server in mcp_servers, or {name, config, approval}."`
 	MCPServers   []MCPServer  `yaml:"mcp_servers,omitempty" json:"mcp_servers,omitempty" jsonschema_description:"MCP servers whose tools the tool pool may name as 'server.tool' or 'server.*'."`
 	Validation   Validation   `yaml:"validation,omitempty" json:"validation,omitzero" jsonschema_description:"Structural checks of each turn (no tool call, data relay too brief) that ask the model to correct itself."`
 	TurnEnd      TurnEnd      `yaml:"turn_end,omitempty" json:"turn_end,omitempty" jsonschema:"enum=respond,enum=finish_task,enum=natural" jsonschema_description:"How a turn ends: 'respond' (a lone respond call; default for chat), 'finish_task' (a finish_task call; default for worker) or 'natural' (legacy: the final free text is the answer)."`
@@ -125,7 +125,7 @@ func (r *Recipe) Clone() *Recipe {
 	c.Model.MaxTokens = clonePtr(r.Model.MaxTokens)
 	c.Tools = make([]ToolRef, len(r.Tools))
 	for i, t := range r.Tools {
-		c.Tools[i] = ToolRef{Name: t.Name, Config: cloneMap(t.Config)}
+		c.Tools[i] = ToolRef{Name: t.Name, Config: cloneMap(t.Config), Approval: clonePtr(t.Approval)}
 	}
 	if r.Tools == nil {
 		c.Tools = nil

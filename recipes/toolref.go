@@ -10,19 +10,22 @@ import (
 )
 
 // ToolRef is one entry of a recipe's tool pool. In YAML it is either a plain
-// tool name or a mapping {name, config}:
+// tool name or a mapping {name, config, approval}:
 //
 //	tools:
 //	  - respond
 //	  - github.*
 //	  - name: http_fetch
 //	    config: {timeout: 10s}
+//	    approval: {by: operator, timeout: 1h}
 //
 // Name is a built-in tool, "server.tool" or "server.*" for tools of an MCP
-// server of the recipe. Config is handed to the tool as it is.
+// server of the recipe. Config is handed to the tool as it is. Approval,
+// when set, makes the tool's calls wait for a person's decision.
 type ToolRef struct {
-	Name   string
-	Config map[string]any
+	Name     string
+	Config   map[string]any
+	Approval *Approval
 }
 
 // UnmarshalYAML accepts both forms of a tool reference.
@@ -48,17 +51,24 @@ func (t *ToolRef) UnmarshalYAML(n *yaml.Node) error {
 		}
 		ref.Config = m
 	}
+	if _, approval := mappingValue(n, "approval"); approval != nil {
+		ref.Approval = new(Approval)
+		if err := approval.Decode(ref.Approval); err != nil {
+			return err
+		}
+	}
 	*t = ref
 	return nil
 }
 
-// MarshalJSON writes a reference without config as a plain string, as the
-// YAML short form, and one with config as {"name", "config"}.
+// MarshalJSON writes a reference with neither config nor approval as a
+// plain string, as the YAML short form, and any other as
+// {"name", "config", "approval"}.
 func (t ToolRef) MarshalJSON() ([]byte, error) {
-	if len(t.Config) == 0 {
+	if len(t.Config) == 0 && t.Approval == nil {
 		return json.Marshal(t.Name)
 	}
-	return json.Marshal(toolRefObject{Name: t.Name, Config: t.Config})
+	return json.Marshal(toolRefObject(t))
 }
 
 // UnmarshalJSON accepts both forms MarshalJSON writes.
@@ -73,7 +83,7 @@ func (t *ToolRef) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	if len(data) == 0 || data[0] != '{' {
-		return errors.New("recipes: a tool reference is a name or an object {name, config}")
+		return errors.New("recipes: a tool reference is a name or an object {name, config, approval}")
 	}
 	var obj toolRefObject
 	if err := json.Unmarshal(data, &obj); err != nil {
@@ -85,8 +95,9 @@ func (t *ToolRef) UnmarshalJSON(data []byte) error {
 
 // toolRefObject is the JSON object form of a ToolRef.
 type toolRefObject struct {
-	Name   string         `json:"name"`
-	Config map[string]any `json:"config,omitempty"`
+	Name     string         `json:"name"`
+	Config   map[string]any `json:"config,omitempty"`
+	Approval *Approval      `json:"approval,omitempty"`
 }
 
 // JSONSchema describes both forms of a tool reference.
@@ -101,8 +112,9 @@ func (ToolRef) JSONSchema() *jsonschema.Schema {
 		Type:        "object",
 		Description: "Settings handed to the tool as they are.",
 	})
+	props.Set("approval", Approval{}.JSONSchema())
 	return &jsonschema.Schema{
-		Description: "A tool name: built-in, 'server.tool' or 'server.*' for an MCP server of this recipe; or a mapping {name, config}.",
+		Description: "A tool name: built-in, 'server.tool' or 'server.*' for an MCP server of this recipe; or a mapping {name, config, approval}.",
 		OneOf: []*jsonschema.Schema{
 			{Type: "string", MinLength: ptr(uint64(1))},
 			{

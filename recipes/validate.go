@@ -160,6 +160,10 @@ func (m *schemaMessages) walk(e *jsonschema.ValidationError) {
 // does not fit the value are dropped; if one is left, its own errors say
 // what is wrong; if none is left, the value has the wrong type.
 func (m *schemaMessages) alternatives(e *jsonschema.ValidationError, path string, val *yaml.Node) {
+	if msg := m.choices(e, val); msg != "" {
+		m.add(val, path, msg)
+		return
+	}
 	var wants []string
 	var fitting []*jsonschema.ValidationError
 	for _, c := range e.Causes {
@@ -176,6 +180,45 @@ func (m *schemaMessages) alternatives(e *jsonschema.ValidationError, path string
 	for _, c := range fitting {
 		m.walk(c)
 	}
+}
+
+// choices words a failed oneOf/anyOf with a constant among its
+// alternatives, when the value is none of them:
+// "must be `required` or a mapping of `by`, `timeout` (got "maybe")". It
+// returns "" when an alternative failed on more than its type or constant:
+// that alternative's own errors say more.
+func (m *schemaMessages) choices(e *jsonschema.ValidationError, val *yaml.Node) string {
+	var words, consts []string
+	for _, c := range e.Causes {
+		if !slices.Equal(c.InstanceLocation, e.InstanceLocation) {
+			return ""
+		}
+		s, _ := m.schemaAt(c.SchemaURL).(map[string]any)
+		if v, ok := s["const"]; ok {
+			consts = append(consts, fmt.Sprint(v))
+			words = append(words, "`"+fmt.Sprint(v)+"`")
+			continue
+		}
+		t, ok := c.ErrorKind.(*kind.Type)
+		if !ok {
+			return ""
+		}
+		for _, w := range t.Want {
+			word := typeWords(w)
+			if props := m.properties(c.SchemaURL); w == "object" && len(props) > 0 {
+				word += " of " + backquoted(props)
+			}
+			words = append(words, word)
+		}
+	}
+	if len(consts) == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("must be %s (got %s)", strings.Join(words, " or "), describe(val))
+	if val.Kind == yaml.ScalarNode {
+		msg += didYouMean(val.Value, consts)
+	}
+	return msg
 }
 
 // typeMessage says which types are wanted, what was found, and a fix where

@@ -14,6 +14,9 @@ import (
 type Ref struct {
 	Name   string
 	Config map[string]any
+	// Approval, when set, makes the tool's calls wait for a person's
+	// decision (Registry.Approval).
+	Approval *Approval
 }
 
 // Factory builds a tool from the settings a recipe gives it.
@@ -97,7 +100,19 @@ func (c Catalog) Build(refs []Ref) (*Registry, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return NewRegistry(ts...)
+	reg, err := NewRegistry(ts...)
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range refs {
+		if ref.Approval != nil {
+			if reg.approvals == nil {
+				reg.approvals = make(map[string]Approval)
+			}
+			reg.approvals[ref.Name] = *ref.Approval
+		}
+	}
+	return reg, nil
 }
 
 // build builds the tool of one reference.

@@ -13,8 +13,9 @@ import (
 // Registry is the set of tools one process may call. It is immutable once
 // built and safe for concurrent use. A nil *Registry has no tools.
 type Registry struct {
-	defs   []Definition // registration order
-	byName map[string]*entry
+	defs      []Definition // registration order
+	byName    map[string]*entry
+	approvals map[string]Approval // by tool name: the recipe's (Catalog.Build)
 }
 
 // entry is one registered tool.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -90,7 +91,7 @@ func (b Builder) Build(ctx context.Context, r *recipes.Recipe) (reg *tools.Regis
 				maps.Copy(catalog, b.Catalog)
 			}
 			catalog[name] = func(map[string]any) (tools.Tool, error) { return t, nil }
-			refs = append(refs, tools.Ref{Name: name})
+			refs = append(refs, tools.Ref{Name: name, Approval: approval(ref.Approval)}) // a tool comes from one entry
 		}
 	}
 	if len(errs) > 0 {
@@ -135,7 +136,7 @@ func mcpServer(r *recipes.Recipe, name string) (recipes.MCPServer, bool) {
 // builtinRef returns the catalog reference of a pool entry that is no MCP
 // tool: present_results gets the recipe's links.
 func builtinRef(r *recipes.Recipe, ref recipes.ToolRef) tools.Ref {
-	out := tools.Ref{Name: ref.Name, Config: ref.Config}
+	out := tools.Ref{Name: ref.Name, Config: ref.Config, Approval: approval(ref.Approval)}
 	if ref.Name == tools.PresentResults && len(ref.Config) == 0 && len(r.Presentation.Links) > 0 {
 		out.Config = map[string]any{"links": maps.Clone(r.Presentation.Links)}
 	}
@@ -150,4 +151,12 @@ func Builtins() tools.Catalog {
 	c := tools.BuiltinCatalog()
 	c[tools.HTTPFetch] = httpfetch.Factory(nil)
 	return c
+}
+
+// approval is the registry's form of a recipe's approval, nil for none.
+func approval(a *recipes.Approval) *tools.Approval {
+	if a == nil {
+		return nil
+	}
+	return &tools.Approval{By: string(a.By), Timeout: time.Duration(a.Timeout)}
 }

@@ -59,3 +59,23 @@ func TestBuiltins(t *testing.T) {
 		t.Errorf("http_fetch from Builtins: %v", err)
 	}
 }
+
+// TestBuildApproval checks that a built-in's approval in the pool reaches
+// the registry, and that the others need none.
+func TestBuildApproval(t *testing.T) {
+	t.Parallel()
+	r := &recipes.Recipe{Tools: []recipes.ToolRef{
+		{Name: tools.Respond},
+		{Name: tools.PresentResults, Approval: &recipes.Approval{By: recipes.ApproverOperator}},
+	}}
+	reg, err := Build(tools.BuiltinCatalog(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := reg.Approval(tools.PresentResults); !ok || a != (tools.Approval{By: "operator"}) {
+		t.Errorf("present_results' approval = %+v, %v; want {operator}", a, ok)
+	}
+	if _, ok := reg.Approval(tools.Respond); ok {
+		t.Error("respond needs approval; want none")
+	}
+}

@@ -34,7 +34,7 @@ func mcpRecipe(t *testing.T) *recipes.Recipe {
 	srv := mcptest.Server("srv", mcptest.Tools)
 	yaml := fmt.Sprintf(`name: mcp
 model: {provider: default}
-tools: [respond, srv.echo, srv.show, gone.search, gone.*]
+tools: [respond, {name: srv.echo, approval: {by: user, timeout: 1h}}, srv.show, gone.search, gone.*]
 mcp_servers:
   - name: srv
     command: %q
@@ -113,6 +113,12 @@ func TestMCPToolsEndToEnd(t *testing.T) {
 	want := []string{"srv__echo: echo: hi", "srv__show: report for the user\nthe report"}
 	if diff := cmp.Diff(want, seen); diff != "" {
 		t.Errorf("tool results in the user view (-want +got):\n%s", diff)
+	}
+	if a, ok := reg.Approval("srv__echo"); !ok || a != (tools.Approval{By: "user", Timeout: time.Hour}) {
+		t.Errorf("srv__echo's approval = %+v, %v; want the recipe's {user, 1h}", a, ok)
+	}
+	if a, ok := reg.Approval("srv__show"); ok {
+		t.Errorf("srv__show's approval = %+v; want none", a)
 	}
 	if reg.Replayable([]conversation.ToolCall{{Name: "srv__echo"}}) {
 		t.Error("an MCP tool is replayable; want not (its calls may have effects)")
