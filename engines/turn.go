@@ -50,6 +50,10 @@ type Turn struct {
 	// TokensToday is what they used today (UTC) before this turn: with
 	// this turn's, what the recipe's limits.max_tokens_per_day bounds.
 	TokensToday int64
+	// Approvals are the tool calls the process waits for a person's
+	// decision on (its record's): the turn applies the decisions its inbox
+	// brought (Current's approval messages) before anything else.
+	Approvals []conversation.PendingCall
 }
 
 // Checkpointer makes a turn's progress durable. The engine calls it with
@@ -102,4 +106,8 @@ type Outcome struct {
 	// turn ended READY (Continue) without calling it. The caller wakes the
 	// process then.
 	ResumeAt time.Time
+	// Approvals, when not empty, are the tool calls that wait for a
+	// person's decision (Next is AwaitUser): the caller commits them as
+	// what the process waits for, and rejects each at its Deadline.
+	Approvals []conversation.PendingCall
 }

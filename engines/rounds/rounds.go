@@ -63,6 +63,12 @@ func Run(ctx context.Context, t *engines.Turn, cp engines.Checkpointer, c Contra
 		defer cancel()
 	}
 	r.resume(ctx, toolCtx)
+	if r.err == nil && r.approvals == nil && len(t.Approvals) > 0 {
+		r.settle(ctx, toolCtx)
+	}
+	if r.err == nil && r.approvals != nil { // calls wait for a person: no model call before they are decided
+		return r.outcome(lifecycle.AwaitUser), nil
+	}
 	for r.err == nil {
 		if limit := t.Recipe.Limits.MaxTokens; limit > 0 && r.tokens >= limit {
 			return r.outcome(r.spent(limit)), nil
@@ -112,6 +118,7 @@ type run struct {
 	defs        []llm.ToolDef
 	err         error // a failed checkpoint: the turn is abandoned
 	finish      *tools.FinishArgs
+	approvals   []conversation.PendingCall // the calls the turn ends waiting for (see approvals.go)
 
 	// turn is this turn's events: t.Current, then what it adds. The
 	// history is not copied in: a turn costs what it adds, not the length
@@ -177,6 +184,7 @@ func (r *run) resume(ctx, toolCtx context.Context) {
 		}
 	}
 	orphans, requests := false, 0
+	var waiting []conversation.PendingCall
 	for _, e := range r.t.Current {
 		c := e.ToolCallRequest
 		if c == nil {
@@ -186,8 +194,12 @@ func (r *run) resume(ctx, toolCtx context.Context) {
 		if answered[c.CallID] {
 			continue
 		}
-		orphans = true
 		call := conversation.ToolCall{ID: c.CallID, Name: c.Name, Arguments: c.Arguments}
+		if a, ok := r.t.Tools.Approval(c.Name); ok && c.Name != r.terminal { // never run: it waits for a person
+			waiting = append(waiting, r.pending(call, requests-1, a))
+			continue
+		}
+		orphans = true
 		switch {
 		case c.Name == r.terminal:
 			// A checkpointed turn-ending call came with other calls: refused.
@@ -200,6 +212,9 @@ func (r *run) resume(ctx, toolCtx context.Context) {
 	}
 	if orphans {
 		r.save(ctx)
+	}
+	if len(waiting) > 0 {
+		r.await(waiting)
 	}
 }
 
@@ -271,7 +286,7 @@ func (r *run) save(ctx context.Context) bool {
 func (r *run) outcome(next lifecycle.Event) engines.Outcome {
 	evs := r.turn
 	out := engines.Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds, Fitted: r.fitted, TooLong: r.tooLong,
-		ResumeAt: r.resumeAt}
+		ResumeAt: r.resumeAt, Approvals: r.approvals}
 	if r.finish != nil {
 		out.Cited = r.citations()
 	}
@@ -517,8 +532,7 @@ func (r *run) natural(ctx, toolCtx context.Context, resp *llm.Response) (lifecyc
 	if len(resp.ToolCalls) == 0 {
 		return r.c.Answer(&Ending{r}, resp.Text, true)
 	}
-	r.runCalls(ctx, toolCtx, resp.ToolCalls)
-	return "", false
+	return r.runCalls(ctx, toolCtx, resp.ToolCalls)
 }
 
 // runCalls records the calls of one answer and runs them in order. When a
@@ -527,26 +541,39 @@ func (r *run) natural(ctx, toolCtx context.Context, resp *llm.Response) (lifecyc
 // finished tool twice and reports an unfinished one as such; when every call
 // is replayable (harmless to run again), all of it is saved in one step. A
 // turn-ending call among others is refused: the model must answer once it
-// has seen their results.
-func (r *run) runCalls(ctx, toolCtx context.Context, calls []conversation.ToolCall) {
+// has seen their results. A call that needs a person's approval, with
+// arguments its tool takes, does not run: the turn ends with the lifecycle
+// event that waits for them (done), once the others ran.
+func (r *run) runCalls(ctx, toolCtx context.Context, calls []conversation.ToolCall) (next lifecycle.Event, done bool) {
 	first := r.requests()
 	for _, c := range calls {
 		r.add(byModel, conversation.NewToolCallRequest(c.ID, c.Name, c.Arguments))
 	}
 	stepwise := !r.t.Tools.Replayable(calls)
 	if stepwise && !r.save(ctx) {
-		return
+		return "", false
 	}
+	var waiting []conversation.PendingCall
 	for i, c := range calls {
-		if c.Name == r.terminal {
+		a, gated := r.t.Tools.Approval(c.Name)
+		switch {
+		case c.Name == r.terminal:
 			r.result(c, tools.ErrorResult("%s", r.notAloneError()))
-		} else {
+		case gated && r.t.Tools.Check(c) == nil: // a call it could not run is answered now, not put to a person
+			waiting = append(waiting, r.pending(c, first+i, a))
+			continue
+		default:
 			r.call(toolCtx, c, r.callKey(first+i))
 		}
 		if stepwise && !r.save(ctx) {
-			return
+			return "", false
 		}
 	}
+	if len(waiting) > 0 {
+		r.await(waiting)
+		return lifecycle.AwaitUser, true
+	}
+	return "", false
 }
 
 func (r *run) notAloneError() string { return r.c.NotAlone() }
@@ -569,8 +596,7 @@ func (r *run) ending(ctx, toolCtx context.Context, resp *llm.Response) (lifecycl
 		return r.fallback(resp.Text)
 	}
 	if len(resp.ToolCalls) > 1 || resp.ToolCalls[0].Name != r.terminal {
-		r.runCalls(ctx, toolCtx, resp.ToolCalls)
-		return "", false
+		return r.runCalls(ctx, toolCtx, resp.ToolCalls)
 	}
 	c := resp.ToolCalls[0]
 	r.add(byModel, conversation.NewToolCallRequest(c.ID, c.Name, c.Arguments))
