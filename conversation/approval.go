@@ -41,6 +41,8 @@ type PendingCall struct {
 	// the turn that asked for it), so that a run repeated after a node's
 	// crash finds what the first run did.
 	Key string `json:"key"`
+	// Requested is when the call was asked for.
+	Requested time.Time `json:"requested_at"`
 	// Deadline, when set, is when the call is rejected if nobody decided.
 	Deadline *time.Time `json:"deadline,omitempty"`
 }

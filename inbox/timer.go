@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"time"
+
+	"github.com/engine-brain/brain/conversation"
 )
 
 // Timer posts a schedule message to a process when it is due: a wakeup the
@@ -18,6 +20,10 @@ type Timer struct {
 	At time.Time
 	// Message is the content of the schedule message.
 	Message string
+	// Decision, when set, is what the timer posts instead of a schedule
+	// message: an approval from "timeout", the rejection of a call that
+	// was not decided in time (taken only while the call waits for one).
+	Decision *conversation.ApprovalDecision
 	// Due is when the timer fires next.
 	Due time.Time
 }

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/engine-brain/brain/inbox"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/inbox"
 )
 
 // Timer is an inbox timer (inbox.Timer): the store keeps Due, and the
@@ -27,11 +29,14 @@ type timerSpec struct {
 	At      time.Time `json:"at,omitzero"`
 	Message string    `json:"message"`
 	Due     int64     `json:"due"` // unix ms
+	// Decision: a timer that rejects a call not decided in time.
+	Decision *conversation.ApprovalDecision `json:"decision,omitempty"`
 }
 
 // specOf is t as stored.
 func specOf(t Timer) (string, error) {
-	b, err := json.Marshal(timerSpec{ID: t.ID, PID: t.PID, Cron: t.Cron, At: t.At.UTC(), Message: t.Message, Due: t.Due.UnixMilli()})
+	b, err := json.Marshal(timerSpec{ID: t.ID, PID: t.PID, Cron: t.Cron, At: t.At.UTC(), Message: t.Message, Due: t.Due.UnixMilli(),
+		Decision: t.Decision})
 	return string(b), err
 }
 
@@ -40,7 +45,7 @@ func parseTimer(spec string) (Timer, error) {
 	if err := json.Unmarshal([]byte(spec), &sp); err != nil {
 		return Timer{}, fmt.Errorf("store: corrupt timer spec: %w", err)
 	}
-	return Timer{ID: sp.ID, PID: sp.PID, Cron: sp.Cron, At: sp.At, Message: sp.Message, Due: time.UnixMilli(sp.Due)}, nil
+	return Timer{ID: sp.ID, PID: sp.PID, Cron: sp.Cron, At: sp.At, Message: sp.Message, Due: time.UnixMilli(sp.Due), Decision: sp.Decision}, nil
 }
 
 // validateTimer checks what the store needs of t.
@@ -179,11 +184,17 @@ func (s *Store) DueTimers(ctx context.Context, now time.Time, limit int) ([]Time
 	return timers, nil
 }
 
+// ApprovalTimeout is the sender of the rejection a timer posts for a call
+// not decided in time (Timer.Decision).
+const ApprovalTimeout = "timeout"
+
 // FireTimer fires t once across all nodes: only a caller that still finds
 // t scheduled at t.Due (nobody fired or moved it) rearms it at next, or
 // removes it when next is zero, and posts a schedule message (from
 // "timer:<id>", content t.Message) with Post's semantics, in one atomic
-// step; it returns fired=true. While the message of t's last firing still
+// step; it returns fired=true. A timer with a Decision posts it instead,
+// as an approval from ApprovalTimeout, unless the call was decided first
+// (fired=false then). While the message of t's last firing still
 // waits in the inbox, no other is posted: the process reads one tick, not
 // one per firing it slept through. A timer of a process that is gone, DONE
 // or FAILED is removed and not fired. A timer whose process's inbox is
@@ -204,8 +215,13 @@ func (s *Store) FireTimer(ctx context.Context, t Timer, next time.Time) (fired b
 	}
 	now := s.now()
 	args := s.processArgs(t.PID, now)
-	args = append(args, t.ID, t.Due.UnixMilli(), nextMs, spec, "timer:"+t.ID, t.Message, now.UnixMilli(), s.inboxLimit(),
-		idempotencyTTL.Milliseconds())
+	kind, from, content, call := conversation.KindSchedule, "timer:"+t.ID, t.Message, ""
+	if d := t.Decision; d != nil {
+		m := inbox.Approval(*d, ApprovalTimeout)
+		kind, from, content, call = m.Kind, m.From, m.Content, d.CallID
+	}
+	args = append(args, t.ID, t.Due.UnixMilli(), nextMs, spec, from, content, now.UnixMilli(), s.inboxLimit(),
+		idempotencyTTL.Milliseconds(), string(kind), call)
 	status, _, err := s.run(ctx, s.scripts.fireTimer, append(processKeys(t.PID), timersKey), args...)
 	if err != nil {
 		return false, fmt.Errorf("store: fire timer %s of %s: %w", t.ID, t.PID, err)

@@ -95,7 +95,8 @@ func TestApprovalApproved(t *testing.T) {
 	turn := approvalTurn(t, pay, &reqs, []llm.Part{call("c1", "lookup", `{"query":"price"}`), call("c2", "pay", `{"amount":5}`)})
 	out := run(t, &turn)
 	deadline := at.Add(time.Hour)
-	want := []conversation.PendingCall{{CallID: "c2", Name: "pay", Arguments: json.RawMessage(`{"amount":5}`), By: "operator", Key: "t1/1", Deadline: &deadline}}
+	want := []conversation.PendingCall{{CallID: "c2", Name: "pay", Arguments: json.RawMessage(`{"amount":5}`), By: "operator", Key: "t1/1",
+		Requested: at, Deadline: &deadline}}
 	if diff := cmp.Diff(want, out.Approvals); diff != "" {
 		t.Fatalf("the calls the turn waits for (-want +got):\n%s", diff)
 	}

@@ -20,7 +20,7 @@ import (
 // pending is call c, the turn's n-th request, as a call that waits for
 // approval a.
 func (r *run) pending(c conversation.ToolCall, n int, a tools.Approval) conversation.PendingCall {
-	p := conversation.PendingCall{CallID: c.ID, Name: c.Name, Arguments: c.Arguments, By: a.By, Key: r.callKey(n)}
+	p := conversation.PendingCall{CallID: c.ID, Name: c.Name, Arguments: c.Arguments, By: a.By, Key: r.callKey(n), Requested: r.now()}
 	if a.Timeout > 0 {
 		deadline := r.now().Add(a.Timeout)
 		p.Deadline = &deadline

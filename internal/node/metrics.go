@@ -33,6 +33,8 @@ type Metrics struct {
 	trimmed      *prometheus.CounterVec
 	histories    *prometheus.CounterVec
 	daySpent     *prometheus.CounterVec
+	approvals    *prometheus.CounterVec // requested, approved, rejected, timed_out
+	decisionTime prometheus.Histogram
 }
 
 // NewMetrics registers a node's metrics on reg.
@@ -96,8 +98,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "brain_inbox_refused_messages_total",
 			Help: "Messages not stored because their process's inbox was full (the inbox limit), by kind: user and operator posts were refused, schedule ticks dropped.",
 		}, []string{"kind"}),
+		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_approvals_total",
+			Help: "Tool calls that needed a person's approval, by recipe and what became of them: requested, approved, rejected (by a person) or timed_out (rejected at the recipe's approval.timeout).",
+		}, []string{"recipe", "outcome"}),
+		decisionTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "brain_approval_decision_seconds",
+			Help:    "Time from a tool call's request for approval to the turn that applied its decision.",
+			Buckets: prometheus.ExponentialBuckets(1, 4, 10), // 1 s to ~3 days
+		}),
 	}
-	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens, m.trimmed, m.histories, m.daySpent)
+	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens, m.trimmed, m.histories, m.daySpent,
+		m.approvals, m.decisionTime)
 	return m
 }
 
@@ -127,6 +139,35 @@ func (m *Metrics) observeTurn(claim *store.Claim, out engines.Outcome) {
 	if in, outTokens := conversation.TokensUsed(out.Events); in+outTokens > 0 {
 		m.recipeTokens.WithLabelValues(claim.Record.Recipe, "input").Add(float64(in))
 		m.recipeTokens.WithLabelValues(claim.Record.Recipe, "output").Add(float64(outTokens))
+	}
+}
+
+// observeApprovals records the approvals the committed turn asked for and
+// the decisions it applied, from the events of this run of it.
+func (m *Metrics) observeApprovals(claim *store.Claim, out engines.Outcome) {
+	if m == nil {
+		return
+	}
+	recipe := claim.Record.Recipe
+	for _, e := range out.Events[len(claim.Current):] {
+		switch {
+		case e.ApprovalRequested != nil:
+			m.approvals.WithLabelValues(recipe, "requested").Add(float64(len(e.ApprovalRequested.Calls)))
+		case e.ApprovalDecided != nil:
+			outcome := "approved"
+			switch {
+			case e.By == store.ApprovalTimeout:
+				outcome = "timed_out"
+			case e.ApprovalDecided.Decision == conversation.Reject:
+				outcome = "rejected"
+			}
+			m.approvals.WithLabelValues(recipe, outcome).Inc()
+			for _, p := range claim.Record.Approvals {
+				if p.CallID == e.ApprovalDecided.CallID && !p.Requested.IsZero() {
+					m.decisionTime.Observe(e.At.Sub(p.Requested).Seconds())
+				}
+			}
+		}
 	}
 }
 

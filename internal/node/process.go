@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/store"
 )
@@ -121,6 +122,24 @@ func (n *Node) post(ctx context.Context, pid string, kind conversation.Kind, fro
 		n.cfg.Metrics.inboxFull(kind)
 	}
 	return id, err
+}
+
+// Decide posts a person's decision on a tool call of process pid that waits
+// for approval; it wakes the process. A call that waits for no decision
+// (unknown, or decided already) is refused with inbox.ErrNotPending, and
+// nothing is stored; idempotencyKey works as Send's. Who may decide is the
+// caller's to check (Record.Approvals says who the recipe lets decide).
+func (n *Node) Decide(ctx context.Context, pid, from string, d conversation.ApprovalDecision, idempotencyKey string) (string, error) {
+	m := inbox.Approval(d, from)
+	m.At, m.IdempotencyKey = n.cfg.Clock(), idempotencyKey
+	id, _, err := n.store.Post(ctx, pid, m)
+	return id, err
+}
+
+// Approvals returns the processes whose tool calls wait for a person's
+// approval (their records' Approvals).
+func (n *Node) Approvals(ctx context.Context) ([]store.Record, error) {
+	return n.store.Approvals(ctx)
 }
 
 // Transition fires an operator's lifecycle event on a process: pause,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines"
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
@@ -91,12 +92,14 @@ func (n *Node) commit(ctx context.Context, claim *store.Claim, out engines.Outco
 	if !out.ResumeAt.IsZero() {
 		n.resumeAt(context.WithoutCancel(ctx), claim, out.ResumeAt, log) // as the commit
 	}
+	n.armTimeouts(context.WithoutCancel(ctx), claim, out.Approvals, log) // as the commit
 	notify := n.notifyParent(claim, out)
-	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, out.Pending, out.Next, "engine", notify)
+	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, out.Pending, out.Next, "engine", notify, out.Approvals...)
 	if err != nil {
 		log.Warn("commit failed", zap.Error(err))
 		return
 	}
+	n.cfg.Metrics.observeApprovals(claim, out)
 	n.keepTurn(claim, rec)
 	n.histories.keepRecord(rec)
 	n.cfg.Metrics.observeTurn(claim, out)
@@ -131,6 +134,7 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, hi
 		ContextTokens:  setup.contextTokens,
 		TokensUsed:     rec.Tokens.Input + rec.Tokens.Output,
 		TokensToday:    rec.Tokens.On(n.cfg.Clock()),
+		Approvals:      rec.Approvals,
 	}, engines.CheckpointFunc(func(ctx context.Context, evs []conversation.Event) error {
 		return n.store.Checkpoint(ctx, claim, evs)
 	}))
@@ -164,6 +168,28 @@ func (n *Node) resumeAt(ctx context.Context, claim *store.Claim, at time.Time, l
 	msg := "The day's token budget (limits.max_tokens_per_day) is back: go on where you left off."
 	if _, _, err := n.ScheduleWakeup(ctx, c, tools.Wakeup{At: at, Message: msg}); err != nil && !errors.Is(err, tools.ErrWakeupFired) {
 		log.Warn("arming the wake for the next day's token budget failed; a message wakes the process", zap.Error(err))
+	}
+}
+
+// armTimeouts arms, for each call waiting for approval with a deadline,
+// the timer that rejects it then unless it was decided (inbox.Timer's
+// Decision). Like resumeAt it is armed before the commit, under an id
+// derived from the call, so that no crash leaves a call waiting past its
+// deadline and a turn run again arms it once.
+func (n *Node) armTimeouts(ctx context.Context, claim *store.Claim, calls []conversation.PendingCall, log *zap.Logger) {
+	for _, c := range calls {
+		if c.Deadline == nil {
+			continue
+		}
+		reason := "not approved within " + c.Deadline.Sub(c.Requested).Round(time.Second).String()
+		t, err := inbox.Arm(inbox.Timer{PID: claim.Record.ID, At: *c.Deadline,
+			Decision: &conversation.ApprovalDecision{CallID: c.CallID, Decision: conversation.Reject, Reason: reason}}, "approval/"+c.CallID, n.cfg.Clock())
+		if err == nil {
+			err = n.store.PutTimer(ctx, t)
+		}
+		if err != nil {
+			log.Warn("arming an approval's timeout failed; the call waits until a person decides", zap.String("call", c.CallID), zap.Error(err))
+		}
 	}
 }
 

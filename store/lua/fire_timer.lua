@@ -3,7 +3,8 @@
 -- KEYS: the process's keys, then the global timer index.
 -- ARGV: pid, shard, now (ms), at (events' time), timer id, due ms, next
 --       ms ('0' = remove), next spec, from, content, message at (ms), inbox
---       limit ('0' = none), idempotency ttl ms
+--       limit ('0' = none), idempotency ttl ms, kind (schedule, or approval
+--       for a call's timeout), the call an approval decides
 -- A one-shot timer that fires is noted in the process's idempotency hash
 -- ('fired:' .. id) for that ttl, so that a put of it made again (a resumed
 -- turn's schedule_wakeup) does not arm it twice.
@@ -14,7 +15,8 @@
 -- idempotency hash ('tick:' .. id), for that ttl.
 -- Returns {'FIRED', message id}, {'WAITING', message id} (fired, and its
 -- last tick is still in the inbox), {'FULL'} (fired, but the inbox was
--- full: the tick is dropped), {'NOTDUE'} or {'GONE'}.
+-- full: the tick is dropped), {'NOTDUE'}, {'GONE'}, or {'DECIDED'} (a
+-- timeout whose call was decided first: removed, nothing posted).
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[5]
 local member = p.pid .. '|' .. id
@@ -36,6 +38,11 @@ if ARGV[7] == '0' then
 else
   redis.call('ZADD', TIMERS, ARGV[7], member)
   redis.call('HSET', p.timers, id, ARGV[8])
+end
+if ARGV[14] == 'approval' then
+  local status, msg = post(p, 'approval', ARGV[9], ARGV[10], ARGV[11], '', 0, 0, ARGV[15])
+  if status ~= 'OK' then return {'DECIDED'} end
+  return {'FIRED', msg}
 end
 local last = redis.call('HGET', p.idem, 'tick:' .. id)
 if last and #redis.call('XRANGE', p.inbox, last, last) > 0 then return {'WAITING', last} end
