@@ -105,7 +105,8 @@ type credential struct {
 // authenticate returns who sent r. The token itself never leaves this
 // function: it is hashed at once and never logged.
 func (s *Server) authenticate(r *http.Request) (identity, error) {
-	if s.open {
+	tokens := s.tokens.Load()
+	if tokens.open {
 		return identity{role: RoleAdmin}, nil
 	}
 	header := r.Header.Get("Authorization")
@@ -117,7 +118,7 @@ func (s *Server) authenticate(r *http.Request) (identity, error) {
 	if !strings.EqualFold(scheme, "Bearer") || token == "" {
 		return identity{}, errorf(http.StatusUnauthorized, CodeUnauthorized, "the Authorization header must be Bearer <token>")
 	}
-	id, ok := s.match(sha256.Sum256([]byte(token)))
+	id, ok := tokens.match(sha256.Sum256([]byte(token)))
 	if !ok {
 		return identity{}, errorf(http.StatusUnauthorized, CodeUnauthorized, "invalid bearer token")
 	}
@@ -128,14 +129,14 @@ func (s *Server) authenticate(r *http.Request) (identity, error) {
 // compares digest with every credential in constant time and never stops
 // early, so the time it takes tells nothing about which token matched or
 // how close a guess came.
-func (s *Server) match(digest [sha256.Size]byte) (identity, bool) {
+func (t *tokenTable) match(digest [sha256.Size]byte) (identity, bool) {
 	found := -1
-	for i := range s.creds {
-		eq := subtle.ConstantTimeCompare(digest[:], s.creds[i].digest[:])
+	for i := range t.creds {
+		eq := subtle.ConstantTimeCompare(digest[:], t.creds[i].digest[:])
 		found = subtle.ConstantTimeSelect(eq, i, found)
 	}
 	if found < 0 {
 		return identity{}, false
 	}
-	return s.creds[found].identity, true
+	return t.creds[found].identity, true
 }

@@ -83,12 +83,12 @@ func TestMatch(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for tok, name := range map[string]string{tokAlice: "alice", tokBob: "bob", tokOlga: "olga", tokAdam: "adam"} {
-		id, ok := b.srv.match(sha256.Sum256([]byte(tok)))
+		id, ok := b.srv.tokens.Load().match(sha256.Sum256([]byte(tok)))
 		if !ok || id.name != name {
 			t.Errorf("match(%s) = %+v %v, want %s", tok, id, ok, name)
 		}
 	}
-	if id, ok := b.srv.match(sha256.Sum256([]byte(tokAdam + "x"))); ok {
+	if id, ok := b.srv.tokens.Load().match(sha256.Sum256([]byte(tokAdam + "x"))); ok {
 		t.Errorf("a near miss matched %+v", id)
 	}
 }

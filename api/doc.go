@@ -8,6 +8,9 @@
 // it serves comes through [Backend], which *brain.Node satisfies. The user
 // view of a log is conversation.UserView, never a second projection.
 //
+// A request body is one JSON object, UTF-8 throughout, and a query string
+// must decode whole; anything else is a 400 saying where it is wrong.
+//
 // Routes (errors are {"error": {"code", "message"}}):
 //
 //	POST /v1/processes                    {recipe, input?, metadata?} -> 201 Process

@@ -17,7 +17,7 @@ import (
 
 // Error codes of the API, the "code" of an error body.
 const (
-	CodeInvalidJSON      = "invalid_json"      // 400: the body is not one JSON object
+	CodeInvalidJSON      = "invalid_json"      // 400: the body is not one JSON object, or not UTF-8
 	CodeUnknownField     = "unknown_field"     // 400: the body has a field the request does not know
 	CodeInvalidField     = "invalid_field"     // 400: a field has the wrong JSON type
 	CodeInvalidParameter = "invalid_parameter" // 400: a query parameter is malformed

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,20 +16,22 @@ import (
 const maxIdempotencyKey = 255
 
 // decode reads the request body, at most MaxBody bytes, into v: one JSON
-// object with no unknown fields.
+// object, UTF-8 throughout, with no unknown fields. Every JSON body of the
+// API is read here.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
-	dec := json.NewDecoder(body)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	if err != nil {
+		return jsonError(err)
+	}
+	if err := checkUTF8(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		if err != nil {
-			if e := jsonError(err); e.Code == CodeBodyTooLarge {
-				return e
-			}
-		}
 		return errorf(http.StatusBadRequest, CodeInvalidJSON, "the body must hold one JSON object and nothing after it")
 	}
 	return nil

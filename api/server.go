@@ -2,11 +2,11 @@ package api
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,9 +25,9 @@ const (
 type Config struct {
 	// Backend serves the processes and recipes. Required.
 	Backend Backend
-	// Tokens are the accepted bearer tokens. With none the server is open:
-	// every request acts as an admin with no name (serve only allows that
-	// on loopback).
+	// Tokens are the accepted bearer tokens (Server.SetTokens replaces
+	// them). With none the server is open: every request acts as an admin
+	// with no name (serve only allows that on loopback).
 	Tokens []Token
 	// MaxBody bounds request bodies in bytes (default 64 KiB).
 	MaxBody int64
@@ -76,47 +76,20 @@ func (c *Config) validate() error {
 	if c.FollowBlock < time.Millisecond {
 		errs = append(errs, fmt.Errorf("FollowBlock: must be at least 1ms (got %s)", c.FollowBlock))
 	}
-	names := make(map[string]int, len(c.Tokens))
-	hashes := make(map[string]int, len(c.Tokens))
-	for i, t := range c.Tokens {
-		where := fmt.Sprintf("Tokens[%d]", i)
-		if t.Name != "" {
-			where = fmt.Sprintf("Tokens[%d] (%s)", i, t.Name)
-		}
-		if t.Name == "" {
-			errs = append(errs, fmt.Errorf("%s: Name: required", where))
-		} else if j, dup := names[t.Name]; dup {
-			errs = append(errs, fmt.Errorf("%s: Name: %q is also the name of Tokens[%d]; names must be unique", where, t.Name, j))
-		} else {
-			names[t.Name] = i
-		}
-		if t.Role.rank() == 0 {
-			errs = append(errs, fmt.Errorf("%s: Role: %q is not a role; want user, operator or admin", where, t.Role))
-		}
-		if b, err := hex.DecodeString(t.SHA256); err != nil || len(b) != 32 {
-			// The value is a hash, not the token, but a token pasted here
-			// by mistake must not reach a log: it is never quoted.
-			errs = append(errs, fmt.Errorf("%s: SHA256: want 64 hex characters, the SHA-256 of the token (`brain token hash`); got %d characters", where, len(t.SHA256)))
-		} else if j, dup := hashes[string(b)]; dup {
-			errs = append(errs, fmt.Errorf("%s: SHA256: the same token as Tokens[%d]; every token must be different", where, j))
-		} else {
-			hashes[string(b)] = i
-		}
-	}
+	errs = append(errs, validateTokens(c.Tokens)...)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("api: invalid config: %w", err)
 	}
 	return nil
 }
 
-// Server is the HTTP API. It is an http.Handler, immutable once built and
-// safe for concurrent use.
+// Server is the HTTP API. It is an http.Handler, safe for concurrent use,
+// and immutable once built but for its tokens (SetTokens).
 type Server struct {
-	cfg   Config
-	log   *zap.Logger
-	mux   *http.ServeMux
-	creds []credential
-	open  bool // no tokens: every request is an admin's
+	cfg    Config
+	log    *zap.Logger
+	mux    *http.ServeMux
+	tokens atomic.Pointer[tokenTable]
 }
 
 // New builds a server.
@@ -125,13 +98,8 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.Named("api"), mux: http.NewServeMux(), open: len(cfg.Tokens) == 0}
-	for _, t := range cfg.Tokens {
-		c := credential{identity: identity{name: t.Name, role: t.Role}}
-		b, _ := hex.DecodeString(t.SHA256) // checked by validate
-		copy(c.digest[:], b)
-		s.creds = append(s.creds, c)
-	}
+	s := &Server{cfg: cfg, log: cfg.Logger.Named("api"), mux: http.NewServeMux()}
+	s.tokens.Store(newTokenTable(cfg.Tokens, len(cfg.Tokens) == 0))
 	s.routes()
 	return s, nil
 }
@@ -189,9 +157,10 @@ func (s *Server) route(pattern string, need Role, h handler) {
 	})
 }
 
-// ServeHTTP authenticates every request but those of the public paths, then
-// routes it. Unknown routes get 401 without a valid token (they reveal
-// nothing), else a JSON 404 or 405.
+// ServeHTTP authenticates every request but those of the public paths,
+// refuses a query string that does not decode, then routes it. Unknown
+// routes get 401 without a valid token (they reveal nothing), else a JSON
+// 404 or 405.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.recoverPanic(w, r)
 	if !public(r.URL.Path) {
@@ -201,6 +170,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		r = r.WithContext(withIdentity(r.Context(), who))
+	}
+	if err := checkQuery(r.URL.RawQuery); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		w = &unrouted{ResponseWriter: w, s: s, r: r}

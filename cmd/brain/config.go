@@ -292,7 +292,8 @@ api_key_env names the variable that holds a key; keys never go in the file.
 Without a providers list, OPENAI_API_KEY and/or OPENAI_BASE_URL configure a
 provider named openai; with no provider at all, a scripted demo model
 answers. Without tokens the API is open (everyone is admin) and serves on a
-loopback address only, unless --insecure-open. SIGHUP reloads the recipes.
+loopback address only, unless --insecure-open. SIGHUP reloads the recipes
+and the config file's tokens (its other settings take a restart).
 
 Flags:
 `

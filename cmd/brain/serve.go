@@ -141,6 +141,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	tokens := &tokenReloader{file: cfg.File, lookupEnv: os.LookupEnv, api: handler, log: log.Named("tokens")}
 	console, err := web.New(web.Config{Logger: log}) // named "web" by the handler
 	if err != nil {
 		return err
@@ -207,7 +208,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 			}
 		})
 	}
-	wg.Go(func() { reloadOnHangup(runCtx, hup, reload) })
+	wg.Go(func() { reloadOnHangup(runCtx, hup, log, reload.Reload, tokens.Reload) })
 
 	<-runCtx.Done()
 	var errs []error
@@ -267,15 +268,18 @@ func mount(apiHandler, console http.Handler) http.Handler {
 	return mux
 }
 
-// reloadOnHangup reloads the recipes on every SIGHUP until ctx ends.
-func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, r *reloader) {
+// reloadOnHangup calls every reload (the recipes', the tokens') on every
+// SIGHUP until ctx ends.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, log *zap.Logger, reloads ...func(context.Context) error) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			r.log.Info("SIGHUP: reloading the recipes")
-			_ = r.Reload(ctx) // logged by Reload; the old recipes stay on error
+			log.Info("SIGHUP: reloading the recipes and the tokens")
+			for _, reload := range reloads {
+				_ = reload(ctx) // each logs its outcome; on error what it reloads stays
+			}
 		}
 	}
 }

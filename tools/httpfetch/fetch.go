@@ -76,8 +76,9 @@ type Config struct {
 	// http_fetch fetches from, redirects included; matching is exact and
 	// case-insensitive ("example.com" does not allow "www.example.com").
 	// Listed hosts may have any address, an inner one too. Empty, any host
-	// is fetched whose address is public: loopback, private, link-local
-	// and reserved addresses are refused (checked on the address dialled,
+	// is fetched whose address is public: loopback, private, link-local,
+	// reserved, 6to4 and Teredo addresses are refused, and so are IPv6
+	// addresses holding such an IPv4 one (checked on the address dialled,
 	// so DNS cannot sneak one in), and no proxy is used.
 	AllowHosts []string
 	// Timeout bounds one fetch, body included; 0 means

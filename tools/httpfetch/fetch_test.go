@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -799,7 +798,8 @@ func TestHTTPFetchPublicOnly(t *testing.T) {
 	}
 	r := mustRegistry(t, tool)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	for _, u := range []string{srv.URL + "/", "http://localhost:" + port + "/", "http://[::ffff:127.0.0.1]:" + port + "/"} {
+	for _, host := range []string{"127.0.0.1", "localhost", "[::ffff:127.0.0.1]", "[64:ff9b::127.0.0.1]", "[::127.0.0.1]", "[2002:7f00:1::1]"} {
+		u := "http://" + host + ":" + port + "/"
 		got := r.Call(context.Background(), call(tools.HTTPFetch, `{"url":"`+u+`"}`))
 		if !got.IsError || !strings.Contains(got.Text(), "allow_hosts") || strings.Contains(got.Text(), "secret") {
 			t.Errorf("GET %s = %+v; want an error result naming allow_hosts", u, got)
@@ -816,17 +816,3 @@ func TestHTTPFetchPublicOnly(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-func TestPublicAddresses(t *testing.T) {
-	t.Parallel()
-	for addr, want := range map[string]bool{
-		"8.8.8.8": true, "1.1.1.1": true, "2001:4860:4860::8888": true, "93.184.215.14": true,
-		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
-		"169.254.169.254": false, "100.64.0.1": false, "0.0.0.0": false, "255.255.255.255": false,
-		"::1": false, "::": false, "fe80::1": false, "fd00::1": false, "::ffff:10.0.0.1": false, "224.0.0.1": false,
-	} {
-		if got := public(netip.MustParseAddr(addr)); got != want {
-			t.Errorf("public(%s) = %v, want %v", addr, got, want)
-		}
-	}
-}

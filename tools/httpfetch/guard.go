@@ -11,41 +11,13 @@ import (
 	"time"
 )
 
-// nonPublic are address ranges http_fetch does not reach unless the recipe
-// lists the host in allow_hosts: a model told to fetch a URL must not be
-// able to read the node's own services, its network's, or a cloud
-// provider's metadata endpoint (169.254.169.254).
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),   // reserved, broadcast
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-}
-
-// public reports whether ip is an address of the public internet.
-func public(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || !ip.IsValid() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
-}
-
 // blockedAddressError is a connection refused because its address is not
 // public.
 type blockedAddressError struct{ addr string }
 
 func (e *blockedAddressError) Error() string {
-	return fmt.Sprintf("the host resolves to %s, a loopback, private, link-local or reserved address, which http_fetch does not reach "+
-		"unless the recipe lists the host in the tool's allow_hosts", e.addr)
+	return fmt.Sprintf("the host resolves to %s, not a public internet address (a loopback, private, link-local, reserved or 6to4/Teredo one, "+
+		"or one holding such an IPv4 address), which http_fetch reaches only when the recipe lists the host in the tool's allow_hosts", e.addr)
 }
 
 // publicOnly returns a copy of client whose connections go only to public
