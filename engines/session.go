@@ -27,6 +27,10 @@ type Session struct {
 	// Log is the process's whole conversation log.
 	Log []conversation.Event
 
+	// Approvals are the tool calls the process waits for a decision on
+	// (Decide), as a node's record holds them.
+	Approvals []conversation.PendingCall
+
 	inbox *inbox.Memory
 	turns int
 	turn  string // the id of the turn running, if any
@@ -67,6 +71,18 @@ func (s *Session) Post(ctx context.Context, kind conversation.Kind, from, conten
 		return fmt.Errorf("engines: session: %w", err)
 	}
 	return nil
+}
+
+// Decide posts a decision on a call the process waits for, from from (an
+// operator or the user), and plays the turns it causes; a call that waits
+// for none is refused with inbox.ErrNotPending.
+func (s *Session) Decide(ctx context.Context, from string, d conversation.ApprovalDecision) ([]Outcome, error) {
+	_, _, err := s.inbox.Post(ctx, sessionPID, inbox.Approval(d, from))
+	s.sync()
+	if err != nil {
+		return nil, fmt.Errorf("engines: session: %w", err)
+	}
+	return s.Run(ctx)
 }
 
 // Say posts a user message and plays the turns it causes.
@@ -132,7 +148,7 @@ func (s *Session) play(ctx context.Context) (Outcome, error) {
 		current[i].Turn = id
 	}
 	t := s.Turn
-	t.ID, t.History, t.Current = id, history, current
+	t.ID, t.History, t.Current, t.Approvals = id, history, current, s.Approvals
 	out, err := s.Engine.Run(ctx, &t, CheckpointFunc(func(_ context.Context, evs []conversation.Event) error {
 		s.Log = append(s.Log, evs...)
 		return nil
@@ -141,7 +157,16 @@ func (s *Session) play(ctx context.Context) (Outcome, error) {
 		return Outcome{}, err
 	}
 	s.Log = append(s.Log, out.Pending...)
-	_, err = s.inbox.Fire(ctx, sessionPID, out.Next, "engine")
+	s.Approvals = out.Approvals
+	if len(out.Approvals) > 0 {
+		calls := make([]string, len(out.Approvals))
+		for i, c := range out.Approvals {
+			calls[i] = c.CallID
+		}
+		_, err = s.inbox.AwaitApproval(ctx, sessionPID, "engine", calls)
+	} else {
+		_, err = s.inbox.Fire(ctx, sessionPID, out.Next, "engine")
+	}
 	s.sync()
 	if err != nil {
 		return Outcome{}, fmt.Errorf("engines: session: %w", err)

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/engines/enginetest"
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/recipes"
@@ -237,5 +239,35 @@ func TestApprovalAskedBeforeACrash(t *testing.T) {
 	}
 	if e := out.Events[len(out.Events)-1]; e.ApprovalRequested == nil {
 		t.Errorf("last event %s; want approval_requested", e.Type)
+	}
+}
+
+// Offline, a session plays approvals as a node does: the turn that asks
+// waits, a user's message waits with it, a decision runs the call and the
+// turn goes on; a decision on a call that waits for none is refused.
+func TestApprovalInASession(t *testing.T) {
+	t.Parallel()
+	pay := &payments{}
+	turn := approvalTurn(t, pay, nil, []llm.Part{call("c1", "pay", `{"amount":5}`)}, []llm.Part{respondCall("Paid.")})
+	sess := engines.NewSession(&Engine{}, turn, engines.StepClock(at))
+	ctx := tools.WithCaller(context.Background(), tools.Caller{ProcessID: "p1"})
+	if _, err := sess.Say(ctx, "user:ada", "pay it"); err != nil {
+		t.Fatal(err)
+	}
+	if sess.Status.State != lifecycle.Blocked || len(sess.Approvals) != 1 {
+		t.Fatalf("after the asking turn: %s, waiting for %+v; want BLOCKED waiting for c1", sess.Status, sess.Approvals)
+	}
+	outs, err := sess.Say(ctx, "user:ada", "well?")
+	if err != nil || len(outs) != 0 || sess.Status.State != lifecycle.Blocked {
+		t.Fatalf("a user's message played %d turns (%v) and left %s; want none, BLOCKED", len(outs), err, sess.Status)
+	}
+	if _, err := sess.Decide(ctx, "operator:bo", conversation.ApprovalDecision{CallID: "c9", Decision: conversation.Approve}); !errors.Is(err, inbox.ErrNotPending) {
+		t.Fatalf("a decision on c9 = %v, want ErrNotPending", err)
+	}
+	if _, err := sess.Decide(ctx, "operator:bo", conversation.ApprovalDecision{CallID: "c1", Decision: conversation.Approve}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pay.runs()) != 1 || sess.Approvals != nil || sess.Status.State != lifecycle.Blocked {
+		t.Errorf("pay ran %v, approvals %+v, %s; want one run, none waiting, BLOCKED after respond", pay.runs(), sess.Approvals, sess.Status)
 	}
 }
