@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/store"
 )
 
@@ -69,6 +70,13 @@ type identity struct {
 // users only the processes they created.
 func (id identity) sees(rec store.Record) bool {
 	return id.role != RoleUser || rec.Owner == id.name
+}
+
+// mayDecide reports whether the caller may decide call c of a process it
+// sees: operators decide every call, users those whose recipe lets the
+// user decide (approval.by: user).
+func (id identity) mayDecide(c conversation.PendingCall) bool {
+	return id.role != RoleUser || c.By == conversation.ApproverUser
 }
 
 // userFrom is the sender of the caller's user messages.

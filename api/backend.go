@@ -28,6 +28,14 @@ type Backend interface {
 	Send(ctx context.Context, pid, from, content, idempotencyKey string) (string, error)
 	// Steer posts an operator message and returns its inbox id.
 	Steer(ctx context.Context, pid, from, content, idempotencyKey string) (string, error)
+	// Decide posts a person's decision on a tool call waiting for approval
+	// and returns its inbox id; a repeated idempotency key returns the
+	// first message's id. A call that waits for no decision (decided
+	// already, or never waiting) is refused with an *inbox.NotPendingError.
+	Decide(ctx context.Context, pid, from string, d conversation.ApprovalDecision, idempotencyKey string) (string, error)
+	// Approvals returns the records of the processes whose tool calls wait
+	// for a person's approval.
+	Approvals(ctx context.Context) ([]store.Record, error)
 	Transition(ctx context.Context, pid string, ev lifecycle.Event, by string) (store.Record, error)
 	// Delete removes a process and everything it has, its workers
 	// included, and returns its record as it was and the workers' ids;

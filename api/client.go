@@ -91,6 +91,26 @@ func (c *Client) Steer(ctx context.Context, id, content, idempotencyKey string) 
 	return c.postMessage(ctx, processPath(id, "/steer"), content, idempotencyKey)
 }
 
+// Decide posts a decision on tool call callID of process id, which waits
+// for approval, and returns its inbox id; idempotencyKey works as Send's.
+// A call that waits for no decision is a 409 not_pending.
+func (c *Client) Decide(ctx context.Context, id, callID string, d ApprovalRequest, idempotencyKey string) (string, error) {
+	var acc MessageAccepted
+	err := c.retrying(ctx, idempotencyKey, func(h http.Header) error {
+		return c.do(ctx, http.MethodPost, processPath(id, "/approvals/"+url.PathEscape(callID)), nil, h, d, &acc)
+	})
+	return acc.MessageID, err
+}
+
+// Approvals returns the tool calls waiting for a decision that the caller
+// may take, oldest first (a user: those of her own processes that she may
+// decide).
+func (c *Client) Approvals(ctx context.Context) ([]PendingApproval, error) {
+	var list ApprovalList
+	err := c.do(ctx, http.MethodGet, "/v1/approvals", nil, nil, nil, &list)
+	return list.Approvals, err
+}
+
 // postMessage posts a message to path: see Send.
 func (c *Client) postMessage(ctx context.Context, path, content, idempotencyKey string) (string, error) {
 	var acc MessageAccepted

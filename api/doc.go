@@ -22,6 +22,9 @@
 //	POST /v1/processes/{id}/pause|resume|stop|retry   (operator)       -> Process
 //	GET  /v1/processes/{id}/events?view=user|raw&after=&limit=         -> EventPage
 //	GET  /v1/processes/{id}/events/stream?view=user|raw  (SSE; Last-Event-ID)
+//	POST /v1/processes/{id}/approvals/{call_id}  {decision, reason?}, Idempotency-Key
+//	                                      (by: user calls: the owner too) -> 202 MessageAccepted
+//	GET  /v1/approvals                    (a user: her own by: user calls) -> ApprovalList
 //	GET  /v1/recipes, GET /v1/recipes/{name}
 //	POST /v1/recipes/reload               (admin)
 //	GET  /healthz, /readyz, /metrics      (no token)

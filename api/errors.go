@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -19,7 +20,7 @@ import (
 const (
 	CodeInvalidJSON      = "invalid_json"      // 400: the body is not one JSON object, or not UTF-8
 	CodeUnknownField     = "unknown_field"     // 400: the body has a field the request does not know
-	CodeInvalidField     = "invalid_field"     // 400: a field has the wrong JSON type
+	CodeInvalidField     = "invalid_field"     // 400: a field has the wrong JSON type, or a value it does not take
 	CodeInvalidParameter = "invalid_parameter" // 400: a query parameter is malformed
 	CodeInvalidHeader    = "invalid_header"    // 400: a header (Idempotency-Key, Last-Event-ID) is malformed
 	CodeUnauthorized     = "unauthorized"      // 401: missing or invalid bearer token
@@ -31,6 +32,7 @@ const (
 	CodeConflict         = "conflict"               // 409: the process changed concurrently; try again
 	CodeKeyReused        = "idempotency_key_reused" // 409: a create's key made a process of another recipe
 	CodeProcessRunning   = "process_running"        // 409: a turn runs; delete the process once it has ended
+	CodeNotPending       = "not_pending"            // 409: a decision on a tool call that waits for none
 	CodeBodyTooLarge     = "body_too_large"         // 413
 	CodeMissingRecipe    = "missing_recipe"         // 422: create without a recipe
 	CodeUnknownRecipe    = "unknown_recipe"         // 422: create from a recipe that does not exist
@@ -114,6 +116,7 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		worker *store.WorkerError
 		full   *store.InboxFullError
 		owner  *store.OwnerLimitError
+		call   *inbox.NotPendingError
 	)
 	switch {
 	case errors.As(err, &e):
@@ -134,6 +137,14 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 	case errors.As(err, &owner):
 		return errorf(http.StatusTooManyRequests, CodeProcessLimit, "%s has the most processes the server allows one user (%d, its max_processes_per_owner; finished ones count until deleted); delete some (brain rm) first",
 			owner.Owner, owner.Limit)
+	case errors.As(err, &call):
+		if call.Decided {
+			return errorf(http.StatusConflict, CodeNotPending, "call %s of process %s was decided already; a decision is taken once", call.CallID, call.PID)
+		}
+		return errorf(http.StatusConflict, CodeNotPending, "process %s has no call %s waiting for approval (it never waited, or its decision has been applied); GET /v1/processes/%s lists the calls that wait",
+			call.PID, call.CallID, call.PID)
+	case errors.Is(err, inbox.ErrOperatorOnly):
+		return errorf(http.StatusForbidden, CodeForbidden, "%s; an operator must decide it (its recipe's approval.by)", strings.TrimPrefix(err.Error(), "inbox: "))
 	case errors.Is(err, store.ErrClosed):
 		return errorf(http.StatusConflict, CodeProcessClosed, "the process is closed (DONE or FAILED) and takes no more messages or timers")
 	case errors.As(err, &worker) && errors.Is(err, store.ErrRunning):

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,13 +66,31 @@ func (f *fake) add(id, owner string, st lifecycle.Status) {
 	f.order = append(f.order, id)
 }
 
-// sync copies the status, the queued mark and the inbox depth of process
-// pid from the inbox to its record.
+// sync copies the status, what it waits for, the queued mark and the
+// inbox depth of process pid from the inbox to its record. The record's
+// calls waiting for approval stay until the process waits for none, as the
+// store keeps them until a turn applies their decisions.
 func (f *fake) sync(pid string) {
 	p, err := f.inbox.Get(pid)
 	if rec := f.procs[pid]; err == nil && rec != nil {
-		rec.Status, rec.Queued, rec.Inbox = p.Status, p.Queued, p.Inbox
+		rec.Status, rec.Queued, rec.Inbox, rec.Waiting = p.Status, p.Queued, p.Inbox, p.Waiting
+		if p.Waiting != inbox.WaitingApproval {
+			rec.Approvals = nil
+		}
 	}
+}
+
+// awaitApproval adds process id of owner BLOCKED, its turn having ended
+// with calls waiting for approval, as a node's commit leaves it.
+func (f *fake) awaitApproval(id, owner string, calls ...conversation.PendingCall) {
+	f.add(id, owner, lifecycle.Status{State: lifecycle.Running})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, err := f.inbox.AwaitApproval(context.Background(), id, "engine", calls); err != nil {
+		panic(err)
+	}
+	f.procs[id].Approvals = calls
+	f.sync(id)
 }
 
 // remove deletes a process (its log stays, as a stream key would).
@@ -226,6 +245,30 @@ func (f *fake) Send(ctx context.Context, pid, from, content, key string) (string
 
 func (f *fake) Steer(ctx context.Context, pid, from, content, key string) (string, error) {
 	return f.post(ctx, pid, conversation.KindOperator, from, content, key)
+}
+
+// Decide posts the decision as a node does; the inbox takes one decision
+// a call.
+func (f *fake) Decide(ctx context.Context, pid, from string, d conversation.ApprovalDecision, key string) (string, error) {
+	m := inbox.Approval(d, from)
+	return f.post(ctx, pid, m.Kind, m.From, m.Content, key)
+}
+
+// Approvals returns the records of the processes waiting for approval, by
+// id.
+func (f *fake) Approvals(context.Context) ([]store.Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failWith != nil {
+		return nil, f.failWith
+	}
+	var out []store.Record
+	for _, id := range slices.Sorted(maps.Keys(f.procs)) {
+		if rec := f.procs[id]; rec.Waiting == inbox.WaitingApproval {
+			out = append(out, *rec)
+		}
+	}
+	return out, nil
 }
 
 // post posts the message to the inbox, which applies the wake rule (and

@@ -199,7 +199,10 @@ func TestWithANode(t *testing.T) {
 // olga, an operator.
 func serveNode(t *testing.T, cfg brain.Config) (*brain.Node, *Client, *Client) {
 	t.Helper()
-	cfg.Redis, cfg.Recipes = testutil.Redis(t), recipes.Builtin()
+	cfg.Redis = testutil.Redis(t)
+	if cfg.Recipes == nil {
+		cfg.Recipes = recipes.Builtin()
+	}
 	if cfg.Models == nil {
 		cfg.Models = map[string]llm.Model{"default": scripted.New(&scripted.Script{})}
 	}

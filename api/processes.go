@@ -54,7 +54,7 @@ func (s *Server) createProcess(w http.ResponseWriter, r *http.Request, who ident
 		s.log.Error("process created without all its schedules", zap.String("process", rec.ID), zap.Error(err))
 	}
 	w.Header().Set("Location", "/v1/processes/"+rec.ID)
-	s.writeJSON(w, http.StatusCreated, processOf(rec))
+	s.writeJSON(w, http.StatusCreated, processOf(rec, who))
 	return nil
 }
 
@@ -63,7 +63,7 @@ func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, who identity
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, processWithInbox(rec))
+	s.writeJSON(w, http.StatusOK, processWithInbox(rec, who))
 	return nil
 }
 
@@ -86,7 +86,7 @@ func (s *Server) deleteProcess(w http.ResponseWriter, r *http.Request, who ident
 	}
 	s.log.Info("process deleted", zap.String("process", pid), zap.String("by", qualified(string(who.role), who.name)),
 		zap.String("recipe", rec.Recipe), zap.String("state", string(rec.Status.State)), zap.String("owner", rec.Owner))
-	s.writeJSON(w, http.StatusOK, DeletedProcess{Process: processOf(rec), Workers: workers})
+	s.writeJSON(w, http.StatusOK, DeletedProcess{Process: processOf(rec, who), Workers: workers})
 	return nil
 }
 
@@ -161,7 +161,7 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, who ident
 		}
 		for _, rec := range recs {
 			if who.sees(rec) && (recipe == "" || rec.Recipe == recipe) {
-				page.Processes = append(page.Processes, processWithInbox(rec))
+				page.Processes = append(page.Processes, processWithInbox(rec, who))
 			}
 		}
 		after = next
@@ -241,7 +241,7 @@ func (s *Server) control(ev lifecycle.Event) handler {
 		if err != nil {
 			return err
 		}
-		s.writeJSON(w, http.StatusOK, processOf(rec))
+		s.writeJSON(w, http.StatusOK, processOf(rec, who))
 		return nil
 	}
 }

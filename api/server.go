@@ -121,6 +121,8 @@ func (s *Server) routes() {
 	s.route("GET /v1/processes/{id}/timers", RoleUser, s.listTimers)
 	s.route("POST /v1/processes/{id}/timers", RoleOperator, s.scheduleTimer)
 	s.route("DELETE /v1/processes/{id}/timers/{timer}", RoleOperator, s.cancelTimer)
+	s.route("POST /v1/processes/{id}/approvals/{call_id}", RoleUser, s.decideApproval)
+	s.route("GET /v1/approvals", RoleUser, s.listApprovals)
 	s.route("GET /v1/recipes", RoleUser, s.listRecipes)
 	s.route("GET /v1/recipes/{name}", RoleUser, s.getRecipe)
 	s.route("POST /v1/recipes/reload", RoleAdmin, s.reloadRecipes)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
@@ -42,6 +43,76 @@ type Process struct {
 	// because its recipe keeps fewer (limits.max_log_events); absent when
 	// none were.
 	EventsTrimmed int64 `json:"events_trimmed,omitempty"`
+	// WaitingFor is "approval" from the end of a turn whose tool calls wait
+	// for a person's decision (the process is BLOCKED until one comes) to
+	// the end of the turn that applies the decisions; absent otherwise.
+	WaitingFor string `json:"waiting_for,omitempty"`
+	// Approvals are those calls, in the order the model made them: all of
+	// them for operators, for a user only those she may decide (by "user"),
+	// so that a user may see waiting_for with none. A call decided stays
+	// until the turn its decision wakes has applied it.
+	Approvals []PendingCall `json:"approvals,omitempty"`
+}
+
+// PendingCall is a tool call that waits for a person's decision before it
+// runs (POST /v1/processes/{id}/approvals/{call_id} decides it).
+type PendingCall struct {
+	CallID string `json:"call_id"`
+	Tool   string `json:"tool"`
+	// Arguments are the call's arguments, a JSON object.
+	Arguments json.RawMessage `json:"arguments"`
+	// By is who may decide: "user" (the process's owner; operators too) or
+	// "operator".
+	By          string    `json:"by"`
+	RequestedAt time.Time `json:"requested_at"`
+	// Deadline, when set, is when the call is rejected if nobody decided
+	// it (the recipe's approval.timeout).
+	Deadline *time.Time `json:"deadline,omitempty"`
+}
+
+// pendingCalls returns the calls of r waiting for approval that who may
+// decide. The call key stays out: it is the runtime's, not the approver's.
+func pendingCalls(r store.Record, who identity) []PendingCall {
+	var out []PendingCall
+	for _, c := range r.Approvals {
+		if !who.mayDecide(c) {
+			continue
+		}
+		p := PendingCall{CallID: c.CallID, Tool: c.Name, Arguments: c.Arguments, By: c.By, RequestedAt: c.Requested.UTC()}
+		if len(p.Arguments) == 0 {
+			p.Arguments = json.RawMessage(`{}`)
+		}
+		if c.Deadline != nil {
+			d := c.Deadline.UTC()
+			p.Deadline = &d
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// PendingApproval is an entry of GET /v1/approvals: a tool call waiting for
+// a decision, with the process it belongs to.
+type PendingApproval struct {
+	Process string `json:"process"`
+	Recipe  string `json:"recipe"`
+	Owner   string `json:"owner,omitempty"`
+	PendingCall
+}
+
+// ApprovalList is the body of GET /v1/approvals: the calls waiting for a
+// decision the caller may take, oldest first.
+type ApprovalList struct {
+	Approvals []PendingApproval `json:"approvals"`
+}
+
+// ApprovalRequest is the body of POST
+// /v1/processes/{id}/approvals/{call_id}: approve lets the call run, reject
+// refuses it. Reason is optional; the log keeps it, and the model reads a
+// rejection's as the call's error result.
+type ApprovalRequest struct {
+	Decision conversation.Decision `json:"decision"`
+	Reason   string                `json:"reason,omitempty"`
 }
 
 // Tokens counts the tokens of model calls.
@@ -66,18 +137,20 @@ type DeletedProcess struct {
 
 // processWithInbox is processOf with the inbox depth, for the answers of
 // the store's Get and List, which read it.
-func processWithInbox(r store.Record) Process {
-	p := processOf(r)
+func processWithInbox(r store.Record, who identity) Process {
+	p := processOf(r, who)
 	p.Inbox = &r.Inbox
 	return p
 }
 
-func processOf(r store.Record) Process {
+// processOf is record r as who sees it.
+func processOf(r store.Record, who identity) Process {
 	p := Process{
 		ID: r.ID, Recipe: r.Recipe, Engine: r.Engine,
 		State: string(r.Status.State), PausedFrom: string(r.Status.PausedFrom),
 		Parent: r.Parent, Depth: r.Depth, Owner: r.Owner, Version: r.Version, Queued: r.Queued,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Metadata: r.Metadata, EventsTrimmed: r.Trimmed,
+		WaitingFor: string(r.Waiting), Approvals: pendingCalls(r, who),
 	}
 	if r.Tokens != (store.Tokens{}) {
 		p.Tokens = &Tokens{Input: r.Tokens.Input, Output: r.Tokens.Output, DayTotal: r.Tokens.OfDay}
@@ -153,10 +226,17 @@ type Timer struct {
 	At      *time.Time `json:"at,omitempty"`
 	Message string     `json:"message"`
 	Due     time.Time  `json:"due"`
+	// Rejects is set on the timer of a tool call's approval deadline
+	// instead of a Message: the call it rejects when due, unless someone
+	// decided it first.
+	Rejects string `json:"rejects,omitempty"`
 }
 
 func timerOf(t store.Timer) Timer {
 	out := Timer{ID: t.ID, Cron: t.Cron, Message: t.Message, Due: t.Due.UTC()}
+	if t.Decision != nil {
+		out.Rejects = t.Decision.CallID
+	}
 	if !t.At.IsZero() {
 		at := t.At.UTC()
 		out.At = &at

@@ -16,7 +16,7 @@ func TestEventsTrimmedOnTheWire(t *testing.T) {
 		trimmed int64
 		want    string
 	}{{0, ""}, {42, `"events_trimmed":42`}} {
-		body, err := json.Marshal(processOf(store.Record{ID: "p_1", Trimmed: tc.trimmed}))
+		body, err := json.Marshal(processOf(store.Record{ID: "p_1", Trimmed: tc.trimmed}, identity{role: RoleOperator}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -159,11 +159,7 @@ func (s *Session) play(ctx context.Context) (Outcome, error) {
 	s.Log = append(s.Log, out.Pending...)
 	s.Approvals = out.Approvals
 	if len(out.Approvals) > 0 {
-		calls := make([]string, len(out.Approvals))
-		for i, c := range out.Approvals {
-			calls[i] = c.CallID
-		}
-		_, err = s.inbox.AwaitApproval(ctx, sessionPID, "engine", calls)
+		_, err = s.inbox.AwaitApproval(ctx, sessionPID, "engine", out.Approvals)
 	} else {
 		_, err = s.inbox.Fire(ctx, sessionPID, out.Next, "engine")
 	}

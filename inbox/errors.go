@@ -21,6 +21,9 @@ var (
 	// decision: not one of the process's pending calls, or decided
 	// already. Nothing was stored. The error is a *NotPendingError.
 	ErrNotPending = errors.New("inbox: not pending")
+	// ErrOperatorOnly: a user's decision on a call that an operator must
+	// decide (the recipe's approval.by). Nothing was stored.
+	ErrOperatorOnly = errors.New("inbox: an operator must decide this call")
 )
 
 // NotPendingError is an approval decision refused because call CallID of

@@ -55,7 +55,7 @@ var _ Inbox = (*Memory)(nil)
 type memProcess struct {
 	status  lifecycle.Status
 	waiting Waiting
-	calls   map[string]bool // calls waiting for approval: decided or not
+	calls   map[string]string // calls waiting for approval: who may decide each, "" once decided
 	queued  bool
 	pending []Message
 	keys    map[string]string // idempotency key → the first message's id
@@ -142,11 +142,14 @@ func (m *Memory) Post(ctx context.Context, pid string, msg Message) (string, boo
 		return "", false, &FullError{PID: pid, Limit: m.cfg.Limit}
 	}
 	if d, ok := msg.Decision(); ok {
-		decided, pending := p.calls[d.CallID]
-		if !pending || decided {
-			return "", false, &NotPendingError{PID: pid, CallID: d.CallID, Decided: decided}
+		by, pending := p.calls[d.CallID]
+		switch {
+		case !pending || by == "":
+			return "", false, &NotPendingError{PID: pid, CallID: d.CallID, Decided: pending}
+		case by == conversation.ApproverOperator && msg.Decider() != conversation.ApproverOperator:
+			return "", false, fmt.Errorf("%w: call %s of process %s", ErrOperatorOnly, d.CallID, pid)
 		}
-		p.calls[d.CallID] = true
+		p.calls[d.CallID] = ""
 	}
 	if msg.At.IsZero() {
 		msg.At = m.cfg.Clock()
@@ -233,9 +236,10 @@ func (m *Memory) Fire(ctx context.Context, pid string, ev lifecycle.Event, by st
 // for a person's approval does: await_user (by by), the process waiting
 // for the decisions on calls, the ids of the calls the turn saw no
 // decision for, then the wake rule. A decision for one of them is taken
-// once (Post), one that came during the turn included; any other is
-// refused with ErrNotPending.
-func (m *Memory) AwaitApproval(ctx context.Context, pid, by string, calls []string) (lifecycle.Transition, error) {
+// once (Post), one that came during the turn included, from a user only
+// for a call a user may decide (ErrOperatorOnly); any other is refused
+// with ErrNotPending.
+func (m *Memory) AwaitApproval(ctx context.Context, pid, by string, calls []conversation.PendingCall) (lifecycle.Transition, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.procs[pid]
@@ -244,11 +248,14 @@ func (m *Memory) AwaitApproval(ctx context.Context, pid, by string, calls []stri
 	}
 	tr, err := m.fire(ctx, pid, p, lifecycle.AwaitUser, by)
 	if err == nil {
-		decided := make(map[string]bool, len(calls))
+		waiting := make(map[string]string, len(calls))
 		for _, c := range calls {
-			decided[c] = p.calls[c] // a decision that came during the turn stands
+			waiting[c.CallID] = c.By
+			if by, ok := p.calls[c.CallID]; ok && by == "" {
+				waiting[c.CallID] = "" // a decision that came during the turn stands
+			}
 		}
-		p.waiting, p.calls = WaitingApproval, decided
+		p.waiting, p.calls = WaitingApproval, waiting
 		err = m.judge(ctx, pid, p)
 	}
 	if err != nil {

@@ -71,7 +71,7 @@ func (h *memoryHarness) Transition(t *testing.T, pid string, ev lifecycle.Event)
 	}
 }
 
-func (h *memoryHarness) AwaitApproval(t *testing.T, pid string, calls []string) {
+func (h *memoryHarness) AwaitApproval(t *testing.T, pid string, calls []conversation.PendingCall) {
 	t.Helper()
 	if _, err := h.memory(pid).AwaitApproval(context.Background(), pid, "model", calls); err != nil {
 		t.Fatalf("AwaitApproval(%s, %v): %v", pid, calls, err)

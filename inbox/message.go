@@ -3,6 +3,7 @@ package inbox
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
@@ -46,8 +47,19 @@ func (m Message) Decision() (conversation.ApprovalDecision, bool) {
 	return (&conversation.InboxMessage{Kind: m.Kind, Content: m.Content}).Approval()
 }
 
+// Decider is who decides the approval m carries: "user" when a user sent
+// it ("user" or "user:<name>"), else "operator" (operators, admins and the
+// system, which may decide any call).
+func (m Message) Decider() string {
+	if m.From == "user" || strings.HasPrefix(m.From, "user:") {
+		return conversation.ApproverUser
+	}
+	return conversation.ApproverOperator
+}
+
 // Approval makes the message of a decision on call callID of a process,
-// sent by from ("operator:bob", "user:ada", "system" for a timeout).
+// sent by from ("operator:bob", "user:ada", "timeout"): who decides is
+// read from it (Decider).
 func Approval(d conversation.ApprovalDecision, from string) Message {
 	b, _ := json.Marshal(d)
 	return Message{Kind: conversation.KindApproval, From: from, Content: string(b)}

@@ -47,13 +47,17 @@ func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup
 	m = stampedMessage(m, now)
 	args := s.processArgs(pid, now)
 	d, _ := m.Decision() // the call an approval decides
-	args = append(args, string(m.Kind), m.From, m.Content, m.At.UnixMilli(), m.IdempotencyKey, idempotencyTTL.Milliseconds(), s.inboxLimit(), d.CallID)
+	args = append(args, string(m.Kind), m.From, m.Content, m.At.UnixMilli(), m.IdempotencyKey, idempotencyTTL.Milliseconds(), s.inboxLimit(),
+		d.CallID, m.Decider())
 	status, res, err := s.run(ctx, s.scripts.post, processKeys(pid)[:5], args...)
 	if err != nil {
 		return "", false, fmt.Errorf("store: post to %s: %w", pid, err)
 	}
-	if status == "NOTPENDING" || status == "DECIDED" {
+	switch status {
+	case "NOTPENDING", "DECIDED":
 		return "", false, &inbox.NotPendingError{PID: pid, CallID: d.CallID, Decided: status == "DECIDED"}
+	case "OPERATORONLY":
+		return "", false, fmt.Errorf("%w: call %s of process %s", inbox.ErrOperatorOnly, d.CallID, pid)
 	}
 	return s.postResult(pid, status, res)
 }

@@ -152,16 +152,12 @@ func (h *storeHarness) Transition(t *testing.T, pid string, ev lifecycle.Event) 
 
 // AwaitApproval commits the turn of process pid, made RUNNING, with calls
 // waiting for approval.
-func (h *storeHarness) AwaitApproval(t *testing.T, pid string, calls []string) {
+func (h *storeHarness) AwaitApproval(t *testing.T, pid string, calls []conversation.PendingCall) {
 	t.Helper()
 	h.mu.Lock()
 	c := h.claims[pid]
 	h.mu.Unlock()
-	pending := make([]conversation.PendingCall, len(calls))
-	for i, id := range calls {
-		pending[i] = conversation.PendingCall{CallID: id, Name: "http_fetch", By: conversation.ApproverOperator, Key: fmt.Sprintf("t0/%d", i)}
-	}
-	if _, err := h.storeOf(pid).Commit(context.Background(), c, nil, lifecycle.AwaitUser, "model", nil, pending...); err != nil {
+	if _, err := h.storeOf(pid).Commit(context.Background(), c, nil, lifecycle.AwaitUser, "model", nil, calls...); err != nil {
 		t.Fatalf("Commit(%s) with approvals: %v", pid, err)
 	}
 }

@@ -290,3 +290,30 @@ func TestScriptInsertsNoModelMarkup(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalUI checks that the console has what tool approvals need: the
+// badge and the list of waiting calls on the page, and a script that reads
+// the API's fields, posts decisions and names the log's approval events.
+func TestApprovalUI(t *testing.T) {
+	t.Parallel()
+	srv := setup(t)
+	tests := []struct {
+		path string
+		want []string
+	}{
+		{"/", []string{`id="p-waiting"`, `id="p-approvals"`, `id="p-approvals-note"`}},
+		{"/console/app.js", []string{
+			"p.waiting_for === 'approval'", "p.approvals", "'/approvals/'", "b.dataset.decision = decision",
+			"case 'approval_requested':", "case 'approval_decided':", "'approval requested: '",
+		}},
+		{"/console/app.css", []string{".badge.waiting", ".approval pre.args", "input.reason.needed"}},
+	}
+	for _, tt := range tests {
+		_, body := get(t, srv.URL+tt.path)
+		for _, w := range tt.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("GET %s: body lacks %q", tt.path, w)
+			}
+		}
+	}
+}

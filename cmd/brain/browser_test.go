@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -33,15 +34,43 @@ func chromiumPath() string {
 	return ""
 }
 
-// TestBrowser opens the console in headless Chromium against a real
-// `brain serve` with tokens: user A starts a `default` process asking for
-// data and sees the demo model's presentation (a table, a two-slice pie),
-// clicks its action button, which posts its prompt and wakes the process;
-// user B cannot see A's process; the operator sees its worker, and the
-// worker's parent, cancels its timer and reads its inbox; A deletes it (two clicks), its worker too. It runs
-// serve on a real redis-server, which the test also writes the worker to. Screenshots go to $BRAIN_TEST_ARTIFACTS,
-// or a temporary directory, and their paths are logged.
-func TestBrowser(t *testing.T) {
+// The tokens of the browser tests' server: two users and an operator.
+const (
+	browserTokA  = "browser-alice-token"
+	browserTokB  = "browser-bob-token"
+	browserTokOp = "browser-ops-token"
+)
+
+// approvalRecipe is the recipe of the approval scenario: the default recipe
+// whose present_results waits for its user's approval (the demo model calls
+// it when a message says "data").
+const approvalRecipe = `name: approved-data
+extends: default
+description: The default recipe, whose presentations wait for the user's approval.
+tools:
+  - respond
+  - tell_user
+  - name: present_results
+    approval: {by: user, timeout: 1h}
+`
+
+// browser is a `brain serve` with tokens (alice and bob, users; ops, an
+// operator) and the built-in recipes plus approvalRecipe, on a real
+// redis-server, and a headless Chromium to drive its console.
+type browser struct {
+	t         *testing.T
+	srv       *serveProcess
+	rs        *testutil.RedisServer
+	ctx       context.Context // bounds the test
+	bctx      context.Context // the browser's
+	artifacts string          // where the screenshots go
+}
+
+// setupBrowser starts the server and the browser, or skips the test without
+// Chromium (fails with BRAIN_REQUIRE_BROWSER=1). Screenshots go to
+// $BRAIN_TEST_ARTIFACTS, or a temporary directory.
+func setupBrowser(t *testing.T) *browser {
+	t.Helper()
 	chromium := chromiumPath()
 	if chromium == "" {
 		const msg = "the browser test needs Chromium (Debian package chromium, /usr/bin/chromium); none found"
@@ -52,16 +81,19 @@ func TestBrowser(t *testing.T) {
 	}
 	bin := brainBinary(t)
 
-	const tokA, tokB, tokOp = "browser-alice-token", "browser-bob-token", "browser-ops-token"
 	dir := t.TempDir()
-	conf := fmt.Sprintf("auth:\n  tokens:\n"+
+	conf := fmt.Sprintf("recipes: recipes\nauth:\n  tokens:\n"+
 		"    - {name: alice, role: user, sha256: %s}\n"+
 		"    - {name: bob, role: user, sha256: %s}\n"+
 		"    - {name: ops, role: operator, sha256: %s}\n",
-		api.HashToken(tokA), api.HashToken(tokB), api.HashToken(tokOp))
+		api.HashToken(browserTokA), api.HashToken(browserTokB), api.HashToken(browserTokOp))
 	if err := os.WriteFile(filepath.Join(dir, "brain.yaml"), []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(filepath.Join(dir, "recipes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeRecipe(t, filepath.Join(dir, "recipes"), "approved-data.yaml", approvalRecipe)
 	rs := testutil.StartRedis(t) // skips, or fails with BRAIN_REQUIRE_REDIS=1, without redis-server
 	srv := startServe(t, bin, dir, "--redis", "redis://"+rs.Addr, "--listen", "127.0.0.1:0")
 
@@ -73,7 +105,7 @@ func TestBrowser(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
-	defer cancel()
+	t.Cleanup(cancel)
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
 		chromedp.ExecPath(chromium),
 		chromedp.Headless,
@@ -88,36 +120,69 @@ func TestBrowser(t *testing.T) {
 		chromedp.WindowSize(1280, 1000),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
+	t.Cleanup(cancelBrowser)
+	return &browser{t: t, srv: srv, rs: rs, ctx: ctx, bctx: bctx, artifacts: artifacts}
+}
 
-	// do runs the steps; on failure it saves a screenshot and stops.
-	fail := func(step string, err error) {
-		t.Helper()
-		shot(t, bctx, artifacts, "failed")
-		t.Fatalf("%s: %v\nserver log:\n%s", step, err, srv.log.String())
+// fail saves a screenshot and stops the test with the server's log.
+func (b *browser) fail(step string, err error) {
+	b.t.Helper()
+	b.shot("failed")
+	b.t.Fatalf("%s: %v\nserver log:\n%s", step, err, b.srv.log.String())
+}
+
+// do runs the steps; on failure it saves a screenshot and stops.
+func (b *browser) do(step string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.bctx, steps...); err != nil {
+		b.fail(step, err)
 	}
-	do := func(step string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			fail(step, err)
-		}
-	}
-	// poll waits until the expression is true in the page.
-	poll := func(step, expr string) {
-		t.Helper()
-		do(step, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0)))
-	}
-	signIn := func(token string) {
-		t.Helper()
-		do("sign in",
-			chromedp.WaitVisible(chromedp.CSS("#token")),
-			chromedp.SendKeys(chromedp.CSS("#token"), token),
-			chromedp.Click(chromedp.CSS("#signin-form button[type=submit]")),
-			chromedp.WaitVisible(chromedp.CSS("#signout")),
-		)
-	}
+}
+
+// poll waits until the expression is true in the page.
+func (b *browser) poll(step, expr string) {
+	b.t.Helper()
+	b.do(step, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0)))
+}
+
+func (b *browser) signIn(token string) {
+	b.t.Helper()
+	b.do("sign in",
+		chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), token),
+		chromedp.Click(chromedp.CSS("#signin-form button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#signout")),
+	)
+}
+
+// shot saves a full-page screenshot named name.
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	shot(b.t, b.bctx, b.artifacts, name)
+}
+
+// viewShot saves a screenshot of the window's view, named name: of a long
+// page, the part scrolled to.
+func (b *browser) viewShot(name string) {
+	b.t.Helper()
+	shotWith(b.t, b.bctx, b.artifacts, name, chromedp.CaptureScreenshot())
+}
+
+// TestBrowser opens the console in headless Chromium against a real
+// `brain serve` with tokens: user A starts a `default` process asking for
+// data and sees the demo model's presentation (a table, a two-slice pie),
+// clicks its action button, which posts its prompt and wakes the process;
+// user B cannot see A's process; the operator sees its worker, and the
+// worker's parent, cancels its timer and reads its inbox; A deletes it (two clicks), its worker too. It runs
+// serve on a real redis-server, which the test also writes the worker to. Screenshots go to $BRAIN_TEST_ARTIFACTS,
+// or a temporary directory, and their paths are logged.
+func TestBrowser(t *testing.T) {
+	b := setupBrowser(t)
+	srv, rs, ctx, bctx, artifacts := b.srv, b.rs, b.ctx, b.bctx, b.artifacts
+	fail, do, poll, signIn := b.fail, b.do, b.poll, b.signIn
+	const tokA, tokB, tokOp = browserTokA, browserTokB, browserTokOp
 
 	// User A signs in and starts a `default` process asking for data.
 	do("open the console", chromedp.Navigate(srv.url+"/"))
@@ -379,6 +444,176 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
+// TestBrowserApproval drives the console through tool approvals: user A
+// starts a process of approvalRecipe asking for data; the demo model's
+// present_results waits for her approval, which the page shows (the tool,
+// its arguments, the badge, in the list too). She approves it and the
+// process goes on: the presentation and the answer appear. Her next
+// request is decided by the operator (through the API, the process paused)
+// while her page still shows it: her click on Approve shows the API's 409.
+// Her third she rejects, which needs a reason, typed inline. The operator's
+// raw view then says what was asked and decided.
+func TestBrowserApproval(t *testing.T) {
+	b := setupBrowser(t)
+	srv := b.srv
+	apiCtx, apiCancel := context.WithTimeout(b.ctx, e2eTimeout)
+	defer apiCancel()
+	alice, ops := api.NewClient(srv.url, browserTokA), api.NewClient(srv.url, browserTokOp)
+	const answer = "That table and chart were built" // the demo model's answer after its presentation
+
+	b.do("open the console", chromedp.Navigate(srv.url+"/"))
+	b.signIn(browserTokA)
+	b.do("start a process",
+		chromedp.WaitVisible(chromedp.CSS("#list")),
+		chromedp.WaitReady(chromedp.CSS(`#create-recipe option[value="approved-data"]`)),
+		chromedp.SetValue(chromedp.CSS("#create-recipe"), "approved-data"),
+		chromedp.SendKeys(chromedp.CSS("#create-input"), "show me the data"),
+		chromedp.Click(chromedp.CSS("#create-form button[type=submit]")),
+	)
+	b.poll("the process page", `location.hash.startsWith('#/p/')`)
+	pid := inBrowser(t, b.bctx, b.fail, "read the process id", chromedp.Evaluate[string](`decodeURIComponent(location.hash.slice(4))`))
+
+	// The call waits: its card shows the tool and its arguments as text.
+	cards := `[...document.querySelectorAll('#p-approvals .approval')]`
+	b.poll("the pending call", `(() => { const cs = `+cards+`;
+		return !document.querySelector('#p-approvals').hidden && cs.length === 1 &&
+			cs[0].querySelector('.tool').textContent === 'present_results' &&
+			cs[0].querySelector('.when').textContent.includes('the user or an operator decides') &&
+			!document.querySelector('#p-waiting').hidden && document.querySelector('#p-state').textContent === 'BLOCKED'; })()`)
+	type card struct {
+		Summary  string   `json:"summary"`
+		Elements int      `json:"elements"` // element children of the arguments' <pre>: none when escaped
+		Buttons  []string `json:"buttons"`
+	}
+	got := inBrowser(t, b.bctx, b.fail, "read the card", chromedp.Evaluate[card](`(() => {
+		const c = document.querySelector('#p-approvals .approval');
+		const pre = c.querySelector('pre.args');
+		return {
+			summary: JSON.parse(pre.textContent).summary || '',
+			elements: pre.children.length,
+			buttons: [...c.querySelectorAll('button')].map((b) => b.textContent),
+		};
+	})()`))
+	if want := "An example presentation: 101 media files, 81 JPEG and 20 PNG."; got.Summary != want || got.Elements != 0 {
+		t.Errorf("the card's arguments: summary %q with %d elements, want %q as text", got.Summary, got.Elements, want)
+	}
+	if want := []string{"Approve", "Reject"}; !slices.Equal(got.Buttons, want) {
+		t.Errorf("the card's buttons are %q, want %q", got.Buttons, want)
+	}
+	if p, err := alice.GetProcess(apiCtx, pid); err != nil || p.WaitingFor != "approval" || len(p.Approvals) != 1 {
+		t.Fatalf("the process as the page shows it: %+v, %v; want it waiting for one approval", p, err)
+	}
+	b.poll("the chat's note of the request", `[...document.querySelectorAll('#chat .msg.note')].some((m) =>
+		m.textContent.includes('approval requested: present_results (decided by user'))`)
+	b.shot("approval-1-pending")
+
+	// The list shows the badge on the process's row.
+	b.do("the list", chromedp.Evaluate[chromedp.Void](`location.hash = '#/'`))
+	b.poll("the badge in the list", `[...document.querySelectorAll('#states tr')].some((tr) =>
+		tr.cells[0].textContent === '`+pid+`' && tr.querySelector('.badge.waiting') !== null)`)
+	b.shot("approval-2-list")
+	b.do("open the process", chromedp.Click(chromedp.CSS(`#states a[href="#/p/`+pid+`"]`)))
+	b.poll("the pending call again", cards+`.length === 1`)
+
+	// Approved, the call runs and the process goes on to its answer.
+	b.do("approve", chromedp.Click(chromedp.CSS(`#p-approvals .approval button[data-decision="approve"]`)))
+	answers := `[...document.querySelectorAll('#chat .msg.assistant')].filter((m) => m.textContent.includes('` + answer + `')).length`
+	b.poll("the presentation and the answer", `(() => document.querySelector('#chat .msg.assistant table') !== null &&
+		`+answers+` === 1 && document.querySelector('#p-approvals').hidden && document.querySelector('#p-waiting').hidden)()`)
+	b.shot("approval-3-approved")
+
+	// The next request is decided by the operator while A's page shows it
+	// (the process paused, the decision waits in its inbox): A's click
+	// gets the API's 409, which the page shows.
+	if _, err := alice.Send(apiCtx, pid, "more data, please", ""); err != nil {
+		t.Fatal(err)
+	}
+	b.poll("the second call", cards+`.length === 1 && !document.querySelector('#p-waiting').hidden`)
+	if _, err := ops.Control(apiCtx, pid, "pause"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ops.GetProcess(apiCtx, pid)
+	if err != nil || len(p.Approvals) != 1 {
+		t.Fatalf("the paused process: %+v, %v; want one call waiting", p, err)
+	}
+	decideAs(t, apiCtx, srv.url, browserTokOp, pid, p.Approvals[0].CallID, `{"decision": "approve"}`, http.StatusAccepted)
+	b.poll("the page shows the paused process", `document.querySelector('#p-state').textContent.startsWith('PAUSED') && `+cards+`.length === 1`)
+	b.do("approve it too", chromedp.Click(chromedp.CSS(`#p-approvals .approval button[data-decision="approve"]`)))
+	b.poll("the 409's message", `(() => { const e = document.querySelector('#error');
+		return !e.hidden && e.textContent.includes('decided already'); })()`)
+	b.shot("approval-4-conflict")
+	if _, err := ops.Control(apiCtx, pid, "resume"); err != nil {
+		t.Fatal(err)
+	}
+	b.poll("the operator's approval applied", answers+` === 2 && document.querySelector('#p-approvals').hidden`)
+
+	// Rejecting needs a reason, asked for inline; with it, the process goes
+	// on (the model reads the rejection and answers).
+	if _, err := alice.Send(apiCtx, pid, "and the data once more", ""); err != nil {
+		t.Fatal(err)
+	}
+	b.poll("the third call", cards+`.length === 1`)
+	reject := chromedp.CSS(`#p-approvals .approval button[data-decision="reject"]`)
+	b.do("reject without a reason", chromedp.Click(reject))
+	b.poll("the reason asked for", `(() => { const i = document.querySelector('#p-approvals .approval input.reason');
+		return i.classList.contains('needed') && document.activeElement === i; })()`)
+	if p, err := alice.GetProcess(apiCtx, pid); err != nil || len(p.Approvals) != 1 {
+		t.Errorf("after Reject without a reason: %+v, %v; want the call still waiting", p, err)
+	}
+	b.shot("approval-5-reason")
+	const reason = "not <b>now</b>, thanks"
+	b.do("reject with a reason", chromedp.SendKeys(chromedp.CSS(`#p-approvals .approval input.reason`), reason), chromedp.Click(reject))
+	b.poll("the answer after the rejection", answers+` === 3 && document.querySelector('#p-approvals').hidden && document.querySelector('#p-waiting').hidden`)
+
+	page, err := ops.Events(apiCtx, pid, "raw", "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decisions []string
+	for _, e := range page.Events {
+		if d := e.ApprovalDecided; d != nil {
+			decisions = append(decisions, fmt.Sprintf("%s by %s: %s", d.Decision, e.By, d.Reason))
+		}
+	}
+	if want := []string{"approve by user:alice: ", "approve by operator:ops: ", "reject by user:alice: " + reason}; !slices.Equal(decisions, want) {
+		t.Errorf("the decisions in the log: %q, want %q", decisions, want)
+	}
+
+	// The operator's raw view says what was asked and decided.
+	b.do("sign out", chromedp.Click(chromedp.CSS("#signout")))
+	b.signIn(browserTokOp)
+	b.do("open the process as the operator", chromedp.Evaluate[chromedp.Void](`location.hash = '#/p/' + encodeURIComponent('`+pid+`')`))
+	b.poll("the process page", `!document.querySelector('#process').hidden && document.querySelector('#p-state').textContent !== ''`)
+	b.do("the raw view", chromedp.Click(chromedp.CSS("#p-raw")))
+	b.poll("the approval lines", `(() => { const notes = [...document.querySelectorAll('#raw .note')].map((n) => n.textContent);
+		return notes.filter((n) => n.startsWith('approval requested: present_results {')).length === 3 &&
+			notes.some((n) => n.startsWith('approved by user:alice')) && notes.some((n) => n.startsWith('approved by operator:ops')) &&
+			notes.some((n) => n.startsWith('rejected by user:alice: `+reason+`')); })()`)
+	b.do("scroll to the last decision", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('#raw .note')].pop().scrollIntoView({block: 'center'})`))
+	b.viewShot("approval-6-raw")
+}
+
+// decideAs posts a decision (body) on call of process pid with token and
+// checks the answer's status.
+func decideAs(t *testing.T, ctx context.Context, url, token, pid, call, body string, want int) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/v1/processes/"+pid+"/approvals/"+call, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != want {
+		t.Fatalf("POST %s as %s: %s %s, want %d", req.URL.Path, token, resp.Status, msg, want)
+	}
+}
+
 // loseNextAnswer is a script that makes the page's next POST whose url
 // matches (a JavaScript condition on url) reach the server and then fail,
 // as when its answer is lost on the way.
@@ -412,7 +647,13 @@ func inBrowser[T any](t *testing.T, ctx context.Context, fail func(string, error
 // path; a failure to take it is logged, not fatal.
 func shot(t *testing.T, ctx context.Context, dir, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	shotWith(t, ctx, dir, name, chromedp.FullScreenshot(100))
+}
+
+// shotWith is shot with the screenshot that take takes.
+func shotWith(t *testing.T, ctx context.Context, dir, name string, take chromedp.Action[[]byte]) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, take)
 	if err != nil {
 		t.Logf("screenshot %s: %v", name, err)
 		return

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/engine-brain/brain/api"
+	"github.com/engine-brain/brain/conversation"
 )
 
 // defaultURL is where the client commands look for a server without
@@ -39,6 +40,9 @@ var clientCommands = map[string]clientCommand{
 	"inbox":  {"PID", "list the messages waiting in a process's inbox, oldest first (operator)", runInbox},
 	"timers": {"PID [--in DURATION | --at TIME | --cron EXPR TEXT] [--cancel ID]",
 		"list a process's timers; --in, --at or --cron arms one that posts TEXT, --cancel cancels one (operator)", runTimers},
+	"approvals": {"", "list the tool calls waiting for your decision (an operator sees every one, a user those of her processes she may decide)", runApprovals},
+	"approve":   {"PID CALL [--reason TEXT]", "let a tool call that waits for approval run", decide(conversation.Approve)},
+	"reject":    {"PID CALL --reason TEXT", "refuse a tool call that waits for approval; the model reads the reason as its result", decide(conversation.Reject)},
 }
 
 // clientCall is one run of a client command: the client and where its

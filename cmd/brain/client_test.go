@@ -47,6 +47,13 @@ func setupClient(t *testing.T) *clientSetup {
 // API (a proxy, say).
 func setupClientBehind(t *testing.T, front func(http.Handler) http.Handler) *clientSetup {
 	t.Helper()
+	return setupClientWith(t, front, func(*brain.Config) {})
+}
+
+// setupClientWith is setupClientBehind with the node's config edited by
+// edit (its own recipes and model, say).
+func setupClientWith(t *testing.T, front func(http.Handler) http.Handler, edit func(*brain.Config)) *clientSetup {
+	t.Helper()
 	mr := miniredis.NewMiniRedis()
 	mr.ClockTTL(true)
 	if err := mr.Start(); err != nil {
@@ -64,10 +71,12 @@ func setupClientBehind(t *testing.T, front func(http.Handler) http.Handler) *cli
 		t.Fatal(err)
 	}
 	s := &clientSetup{commits: make(chan store.Record, 64), store: st}
-	node, err := brain.New(brain.Config{
+	cfg := brain.Config{
 		Redis: rdb, NodeID: "test", ResolveModel: models.Resolve, MaxLogEvents: 100,
 		OnCommit: func(rec store.Record, _ []conversation.Event) { s.commits <- rec },
-	})
+	}
+	edit(&cfg)
+	node, err := brain.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,6 +455,12 @@ func TestClientMisuse(t *testing.T) {
 		{[]string{"timers", "p_1", "--in", "10m"}, "brain timers: missing TEXT"},
 		{[]string{"timers", "p_1", "report"}, `brain timers: unexpected argument "report" (TEXT goes with --in, --at or --cron)`},
 		{[]string{"timers", "p_1", "--in", "10m", "--cancel", "w_1", "x"}, "brain timers: --cancel arms nothing: give it alone"},
+		{[]string{"approvals", "p_1"}, `brain approvals: unexpected argument "p_1"`},
+		{[]string{"approve"}, "brain approve: missing PID and CALL (brain approvals lists them)"},
+		{[]string{"approve", "p_1"}, "brain approve: missing CALL"},
+		{[]string{"approve", "p_1", "c_1", "because"}, `brain approve: unexpected argument "because" (quote the reason: --reason "...")`},
+		{[]string{"reject", "p_1", "c_1"}, "brain reject: missing --reason: say why the call is rejected; the model reads it"},
+		{[]string{"reject", "p_1", "c_1", "--reason", " "}, "brain reject: missing --reason"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

@@ -161,6 +161,15 @@ func summary(e *conversation.Event) string {
 	case e.StateChange != nil:
 		c := e.StateChange
 		return fmt.Sprintf("%s -> %s (%s)", c.From, c.To, c.Event)
+	case e.ApprovalRequested != nil:
+		calls := make([]string, len(e.ApprovalRequested.Calls))
+		for i, c := range e.ApprovalRequested.Calls {
+			calls[i] = fmt.Sprintf("%s %s (by %s)", c.CallID, c.Name, c.By)
+		}
+		return strings.Join(calls, ", ")
+	case e.ApprovalDecided != nil:
+		d := e.ApprovalDecided
+		return strings.TrimSuffix(fmt.Sprintf("%s %s: %s", d.CallID, d.Decision, clip(d.Reason)), ": ")
 	case e.SystemNotice != nil:
 		return e.SystemNotice.Code + ": " + clip(e.SystemNotice.Text)
 	case e.HostedActivity != nil:

@@ -43,6 +43,11 @@ Client commands, against BRAIN_URL (default http://127.0.0.1:8080) with BRAIN_TO
   inbox PID             list the messages waiting in a process's inbox
   timers PID [--in D | --at TIME | --cron EXPR TEXT] [--cancel ID]
                         list a process's timers, arm one or cancel one
+  approvals             list the tool calls waiting for your decision
+  approve PID CALL [--reason TEXT]
+                        let a tool call that waits for approval run
+  reject PID CALL --reason TEXT
+                        refuse it; the model reads the reason
 
 Global flags:
 `
@@ -96,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runServe(ctx, rest, log, stdout, stderr)
 	case "token":
 		return runToken(rest, os.Stdin, stdout, stderr)
-	case "ps", "new", "send", "steer", "logs", "pause", "resume", "stop", "retry", "rm", "inbox", "timers":
+	case "ps", "new", "send", "steer", "logs", "pause", "resume", "stop", "retry", "rm", "inbox", "timers", "approvals", "approve", "reject":
 		return runClient(ctx, cmd, rest, os.Getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, log, stdout, stderr)

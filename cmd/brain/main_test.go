@@ -28,6 +28,8 @@ func TestRun(t *testing.T) {
 		{"token misuse", []string{"token"}, 2, "", "brain token new"},
 		{"client misuse", []string{"send", "p_1"}, 2, "", "brain send: missing TEXT"},
 		{"client help", []string{"logs", "--help"}, 0, "follow", ""},
+		{"help lists the approval commands", []string{"help"}, 0, "  approvals  ", ""},
+		{"reject without a reason", []string{"reject", "p_1", "c_1"}, 2, "", "brain reject: missing --reason"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

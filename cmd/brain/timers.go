@@ -59,7 +59,11 @@ func runTimers(ctx context.Context, cc *clientCall, args []string) error {
 	tw := tabwriter.NewWriter(cc.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tDUE\tREPEATS\tMESSAGE")
 	for _, t := range timers {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID, t.Due.Local().Format(time.RFC3339), cmp.Or(t.Cron, "no"), oneLine(t.Message))
+		msg := oneLine(t.Message)
+		if t.Rejects != "" { // an approval's deadline posts no message
+			msg = "(rejects call " + t.Rejects + " unless decided)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID, t.Due.Local().Format(time.RFC3339), cmp.Or(t.Cron, "no"), msg)
 	}
 	return tw.Flush()
 }

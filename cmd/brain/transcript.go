@@ -45,6 +45,10 @@ func writeUserEvent(w io.Writer, e *conversation.Event) {
 		writeSources(w, e.ToolCallResponse.Citations)
 	case e.Presentation != nil:
 		writePresentation(w, e.Presentation)
+	case e.ApprovalRequested != nil: // the user view keeps the calls the user decides
+		for _, c := range e.ApprovalRequested.Calls {
+			fmt.Fprintf(w, "[approval] %s %s waits for your decision (call %s)\n", c.Name, clip(string(c.Arguments)), c.CallID)
+		}
 	}
 }
 

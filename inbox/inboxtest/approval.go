@@ -3,6 +3,7 @@ package inboxtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/engine-brain/brain/conversation"
@@ -10,9 +11,23 @@ import (
 	"github.com/engine-brain/brain/lifecycle"
 )
 
-// decision is the approval message of a decision on call.
+// decision is the approval message of an operator's decision on call.
 func decision(call string, d conversation.Decision) inbox.Message {
 	return inbox.Approval(conversation.ApprovalDecision{CallID: call, Decision: d}, "operator:olga")
+}
+
+// calls are calls waiting for approval: the first an operator's to decide,
+// the others a user's.
+func calls(ids ...string) []conversation.PendingCall {
+	out := make([]conversation.PendingCall, len(ids))
+	for i, id := range ids {
+		by := conversation.ApproverUser
+		if i == 0 {
+			by = conversation.ApproverOperator
+		}
+		out[i] = conversation.PendingCall{CallID: id, Name: "http_fetch", By: by, Key: fmt.Sprintf("t0/%d", i)}
+	}
+	return out
 }
 
 // notPending checks that m, posted to pid, is refused as deciding a call
@@ -38,12 +53,16 @@ func testApprovals(t *testing.T, newHarness func(*testing.T) Harness) {
 		t.Parallel()
 		h := newHarness(t)
 		in, pid := h.Make(t, running, 2)
-		h.AwaitApproval(t, pid, []string{"c1", "c2"})
+		h.AwaitApproval(t, pid, calls("c1", "c2"))
 		post(t, in, pid, message(conversation.KindUser, "any news?"))
 		post(t, in, pid, tick("tick"))
 		waiting := Observation{Status: blocked}
 		check(t, h, in, pid, waiting, []string{"user any news?", "schedule tick"})
 		notPending(t, in, pid, decision("c9", conversation.Approve), false)
+		byUser := inbox.Approval(conversation.ApprovalDecision{CallID: "c1", Decision: conversation.Approve}, "user:ada")
+		if id, dup, err := in.Post(context.Background(), pid, byUser); !errors.Is(err, inbox.ErrOperatorOnly) || id != "" || dup {
+			t.Fatalf("a user's decision on an operator's call = %q, dup %v, %v; want ErrOperatorOnly", id, dup, err)
+		}
 
 		first := decision("c1", conversation.Approve)
 		first.IdempotencyKey = "k1"
@@ -53,14 +72,14 @@ func testApprovals(t *testing.T, newHarness func(*testing.T) Harness) {
 			t.Fatalf("the decision again with its key = %q, dup %v, %v; want %q, dup", again, dup, err, id)
 		}
 		notPending(t, in, pid, decision("c1", conversation.Reject), true)
-		post(t, in, pid, decision("c2", conversation.Reject))
+		post(t, in, pid, inbox.Approval(conversation.ApprovalDecision{CallID: "c2", Decision: conversation.Reject}, "user:ada")) // a user's to decide
 		notPending(t, in, pid, decision("c2", conversation.Reject), true)
 	})
 	t.Run("an operator's message unblocks", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
 		in, pid := h.Make(t, running, 0)
-		h.AwaitApproval(t, pid, []string{"c1"})
+		h.AwaitApproval(t, pid, calls("c1"))
 		post(t, in, pid, message(conversation.KindOperator, "go on"))
 		check(t, h, in, pid, blockedBy("operator:olga"), []string{"operator go on"})
 	})
@@ -75,7 +94,7 @@ func testApprovals(t *testing.T, newHarness func(*testing.T) Harness) {
 		t.Parallel()
 		h := newHarness(t)
 		in, pid := h.Make(t, running, 0)
-		h.AwaitApproval(t, pid, []string{"c1"})
+		h.AwaitApproval(t, pid, calls("c1"))
 		h.Transition(t, pid, lifecycle.Pause)
 		post(t, in, pid, message(conversation.KindUser, "hello?"))
 		post(t, in, pid, decision("c1", conversation.Approve)) // taken while PAUSED; judged on resume
@@ -86,7 +105,7 @@ func testApprovals(t *testing.T, newHarness func(*testing.T) Harness) {
 		t.Parallel()
 		h := newHarness(t)
 		in, pid := h.Make(t, running, 0)
-		h.AwaitApproval(t, pid, []string{"c1"})
+		h.AwaitApproval(t, pid, calls("c1"))
 		h.Transition(t, pid, lifecycle.Pause)
 		post(t, in, pid, message(conversation.KindUser, "hello?"))
 		h.Transition(t, pid, lifecycle.Resume)

@@ -45,7 +45,7 @@ type Harness interface {
 	// whose tool calls wait for a person's approval does: the process goes
 	// BLOCKED waiting for the decisions on calls (see
 	// inbox.Memory.AwaitApproval).
-	AwaitApproval(t *testing.T, pid string, calls []string)
+	AwaitApproval(t *testing.T, pid string, calls []conversation.PendingCall)
 }
 
 // Observation is what the suite checks of a process besides its inbox.

@@ -37,7 +37,7 @@ if ARGV[approvals] ~= '' then
   local key, keep = approvals_key(p.pid), {}
   for _, c in ipairs(cjson.decode(ARGV[approvals])) do
     keep[c.call_id] = true
-    redis.call('HSETNX', key, c.call_id, '0')
+    redis.call('HSETNX', key, c.call_id, c.by)
   end
   for _, id in ipairs(redis.call('HKEYS', key)) do
     if not keep[id] then redis.call('HDEL', key, id) end

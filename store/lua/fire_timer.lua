@@ -40,7 +40,7 @@ else
   redis.call('HSET', p.timers, id, ARGV[8])
 end
 if ARGV[14] == 'approval' then
-  local status, msg = post(p, 'approval', ARGV[9], ARGV[10], ARGV[11], '', 0, 0, ARGV[15])
+  local status, msg = post(p, 'approval', ARGV[9], ARGV[10], ARGV[11], '', 0, 0, ARGV[15], 'operator') -- the system's
   if status ~= 'OK' then return {'DECIDED'} end
   return {'FIRED', msg}
 end

@@ -103,25 +103,28 @@ local function forget_approvals(p)
   redis.call('SREM', APPROVALS, p.pid)
 end
 
--- decide takes the decision of an approval message on call of p: it is
--- taken once, for a call that waits for one ('0'), and marked decided;
--- it returns nil then, else why not: 'NOTPENDING' or 'DECIDED'.
-local function decide(p, call)
-  local at = redis.call('HGET', approvals_key(p.pid), call)
-  if at == '0' then
-    redis.call('HSET', approvals_key(p.pid), call, '1')
-    return nil
-  end
-  if at == '1' then return 'DECIDED' end
-  return 'NOTPENDING'
+-- decide takes the decision of an approval message on call of p, made by
+-- a decider ('user', or 'operator' for operators and the system): it is
+-- taken once, for a call that waits for one and that the decider may
+-- decide (an operator any, a user those its recipe lets the user decide),
+-- and the call is marked decided; it returns nil then, else why not:
+-- 'NOTPENDING', 'DECIDED' or 'OPERATORONLY'.
+local function decide(p, call, decider)
+  local by = redis.call('HGET', approvals_key(p.pid), call)
+  if not by then return 'NOTPENDING' end
+  if by == '1' then return 'DECIDED' end
+  if by == 'operator' and decider ~= 'operator' then return 'OPERATORONLY' end
+  redis.call('HSET', approvals_key(p.pid), call, '1')
+  return nil
 end
 
 -- post adds a message to the inbox of p and applies the wake rule. It
--- returns a status (OK, DUP, NOTFOUND, CLOSED, FULL, NOTPENDING, DECIDED)
--- and the message id. FULL: the inbox holds limit messages already (limit
--- > 0; see bounded). call is the call an approval decides ('' for other
--- kinds): NOTPENDING and DECIDED refuse one (see decide).
-local function post(p, kind, from, content, at, idem_key, idem_ttl, limit, call)
+-- returns a status (OK, DUP, NOTFOUND, CLOSED, FULL, NOTPENDING, DECIDED,
+-- OPERATORONLY) and the message id. FULL: the inbox holds limit messages
+-- already (limit > 0; see bounded). call is the call an approval decides
+-- ('' for other kinds) and decider who decides it: NOTPENDING, DECIDED and
+-- OPERATORONLY refuse one (see decide).
+local function post(p, kind, from, content, at, idem_key, idem_ttl, limit, call, decider)
   local state = rec(p).state
   if not state then return 'NOTFOUND', '' end
   if idem_key ~= '' then
@@ -136,7 +139,7 @@ local function post(p, kind, from, content, at, idem_key, idem_ttl, limit, call)
     return 'FULL', ''
   end
   if kind == 'approval' then
-    local refused = decide(p, call)
+    local refused = decide(p, call, decider)
     if refused then return refused, '' end
   end
   local id = redis.call('XADD', p.inbox, '*', 'kind', kind, 'from', from, 'content', content, 'at', at)

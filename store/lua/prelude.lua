@@ -12,8 +12,9 @@ local GROUP = 'nodes'
 local function state_key(state) return 'brain:state:' .. state end
 local function owner_key(owner) return 'brain:owner:' .. owner end
 local function workers_key(pid) return 'brain:{' .. pid .. '}:workers' end
--- approvals_key: the calls of pid that wait for approval, each '0' until
--- it is decided, then '1'. APPROVALS: the processes that have some.
+-- approvals_key: the calls of pid that wait for approval, each valued who
+-- may decide it ('user' or 'operator') until it is decided, then '1'.
+-- APPROVALS: the processes that have some.
 local function approvals_key(pid) return 'brain:{' .. pid .. '}:approvals' end
 local APPROVALS = 'brain:approvals'
 local function wake_key(engine, shard) return 'brain:wake:' .. engine .. ':' .. shard end

@@ -31,10 +31,16 @@ func TestMain(m *testing.M) {
 // srv and of a server gone, whose command does not exist.
 func mcpRecipe(t *testing.T) *recipes.Recipe {
 	t.Helper()
+	return mcpRecipeWith(t, "[respond, srv.echo, srv.show, gone.search, gone.*]")
+}
+
+// mcpRecipeWith is mcpRecipe with the tool list pool (YAML).
+func mcpRecipeWith(t *testing.T, pool string) *recipes.Recipe {
+	t.Helper()
 	srv := mcptest.Server("srv", mcptest.Tools)
 	yaml := fmt.Sprintf(`name: mcp
 model: {provider: default}
-tools: [respond, {name: srv.echo, approval: {by: user, timeout: 1h}}, srv.show, gone.search, gone.*]
+tools: %s
 mcp_servers:
   - name: srv
     command: %q
@@ -42,7 +48,7 @@ mcp_servers:
     env: {BRAIN_MCPTEST_MODE: %q}
   - name: gone
     command: %q
-`, srv.Command, srv.Args, srv.Env["BRAIN_MCPTEST_MODE"], t.TempDir()+"/no-such-server")
+`, pool, srv.Command, srv.Args, srv.Env["BRAIN_MCPTEST_MODE"], t.TempDir()+"/no-such-server")
 	r, err := recipes.Parse("mcp.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
@@ -114,12 +120,6 @@ func TestMCPToolsEndToEnd(t *testing.T) {
 	if diff := cmp.Diff(want, seen); diff != "" {
 		t.Errorf("tool results in the user view (-want +got):\n%s", diff)
 	}
-	if a, ok := reg.Approval("srv__echo"); !ok || a != (tools.Approval{By: "user", Timeout: time.Hour}) {
-		t.Errorf("srv__echo's approval = %+v, %v; want the recipe's {user, 1h}", a, ok)
-	}
-	if a, ok := reg.Approval("srv__show"); ok {
-		t.Errorf("srv__show's approval = %+v; want none", a)
-	}
 	if reg.Replayable([]conversation.ToolCall{{Name: "srv__echo"}}) {
 		t.Error("an MCP tool is replayable; want not (its calls may have effects)")
 	}
@@ -155,5 +155,29 @@ func TestBuildMCPErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, &re) {
 			t.Errorf("%s: Build = %v; want a RefError saying %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// An MCP tool's pool entry's approval reaches the registry under the name
+// the model calls it, a wildcard entry's for each of its tools.
+func TestMCPApproval(t *testing.T) {
+	t.Parallel()
+	pool, err := mcp.NewPool(mcp.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	r := mcpRecipeWith(t, "[respond, {name: srv.*, approval: {by: user, timeout: 1h}}]")
+	reg, _, err := toolset.Builder{Catalog: tools.BuiltinCatalog(), MCP: pool}.Build(t.Context(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"srv__echo", "srv__show"} {
+		if a, ok := reg.Approval(name); !ok || a != (tools.Approval{By: "user", Timeout: time.Hour}) {
+			t.Errorf("%s's approval = %+v, %v; want the recipe's {user, 1h}", name, a, ok)
+		}
+	}
+	if a, ok := reg.Approval("respond"); ok {
+		t.Errorf("respond's approval = %+v; want none", a)
 	}
 }

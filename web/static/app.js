@@ -25,6 +25,7 @@
   let streamGen = 0;
   let current = null; // id of the process shown
   const pending = new Map(); // message id -> queued bubble
+  const decided = new Map(); // call id -> decision sent, while the process still lists the call
   const drained = new Set(); // message ids already shown from the log
 
   // --- API --------------------------------------------------------------
@@ -140,7 +141,12 @@
   function age(iso) {
     const t = Date.parse(iso);
     if (isNaN(t)) return '';
-    const s = Math.max(0, Math.round((Date.now() - t) / 1000));
+    return span(Date.now() - t);
+  }
+
+  // span prints a duration in milliseconds short: 45s, 12m, 3h05, 2d.
+  function span(ms) {
+    const s = Math.max(0, Math.round(ms / 1000));
     if (s < 60) return s + 's';
     if (s < 3600) return Math.floor(s / 60) + 'm';
     if (s < 86400) return Math.floor(s / 3600) + 'h' + String(Math.floor((s % 3600) / 60)).padStart(2, '0');
@@ -151,6 +157,20 @@
     if (v === undefined || v === null) return '';
     if (typeof v === 'object') return JSON.stringify(v);
     return String(v);
+  }
+
+  // waitingBadge returns the badge of a process that waits for a person's
+  // decision on a tool call, or null.
+  function waitingBadge(p) {
+    return p.waiting_for === 'approval' ? el('span', 'badge waiting', 'waiting for approval') : null;
+  }
+
+  // until says how long until iso: "in 5m", or "passed".
+  function until(iso) {
+    const t = Date.parse(iso);
+    if (isNaN(t)) return '';
+    if (t <= Date.now()) return 'passed';
+    return 'in ' + span(t - Date.now());
   }
 
   function role() {
@@ -274,10 +294,13 @@
         tr.insertCell().textContent = p.inbox ? p.inbox + ' waiting' : '';
         tr.insertCell().textContent = p.tokens ? count(p.tokens.input) + ' in, ' + count(p.tokens.output) + ' out' : '';
         const notes = [];
-        if (st === 'BLOCKED') notes.push('waiting for a person');
+        const badge = waitingBadge(p);
+        if (st === 'BLOCKED' && !badge) notes.push('waiting for a person');
         if (p.paused_from) notes.push('paused from ' + p.paused_from);
         if (p.parent) notes.push('worker of ' + p.parent);
-        tr.insertCell().textContent = notes.join(', ');
+        const cell = tr.insertCell();
+        if (badge) cell.append(badge, notes.length ? ' ' : '');
+        cell.append(notes.join(', '));
       }
       box.appendChild(t);
     }
@@ -312,16 +335,22 @@
     $('p-family').hidden = true;
     $('p-timers').hidden = true;
     $('p-inbox').hidden = true;
+    $('p-waiting').hidden = true;
+    clearApprovals();
     pending.clear();
     drained.clear();
     applyRole();
     if (!(await refreshProcess())) return;
     if (!open && !role()) await probeRole(pid);
     if (current !== pid) return;
-    const raw = $('p-raw').checked && role() !== 'user';
-    $('chat').hidden = raw;
-    $('raw').hidden = !raw;
-    follow(pid, raw ? 'raw' : 'user');
+    // The raw toggle, clicked while the page loaded, has started the
+    // stream already: a second one would show every event twice.
+    if (!stream) {
+      const raw = $('p-raw').checked && role() !== 'user';
+      $('chat').hidden = raw;
+      $('raw').hidden = !raw;
+      follow(pid, raw ? 'raw' : 'user');
+    }
     procTimer = setInterval(refreshProcess, POLL_MS);
   }
 
@@ -343,8 +372,10 @@
         (p.tokens && p.tokens.day ? ' (' + count(p.tokens.day_total) + ' on ' + p.tokens.day + ')' : '') +
         (p.inbox ? ' · ' + p.inbox + ' message' + (p.inbox === 1 ? '' : 's') + ' waiting in the inbox' : '') +
         (p.events_trimmed ? ' · its oldest ' + p.events_trimmed + ' events deleted (limits.max_log_events)' : '');
+      $('p-waiting').hidden = p.waiting_for !== 'approval';
       showFamily(p, workers);
       showTimers(pid, timers.timers || []);
+      showApprovals(pid, p);
       await showInbox(pid, p.inbox || 0);
       return true;
     } catch (e) {
@@ -370,6 +401,8 @@
         s.appendChild(procLink(w.id));
         s.appendChild(document.createTextNode(' '));
         s.appendChild(el('span', 'state ' + w.state, w.state));
+        const badge = waitingBadge(w);
+        if (badge) s.append(' ', badge);
         box.appendChild(s);
       }
       if (workers.next) box.appendChild(el('span', '', '…'));
@@ -386,7 +419,7 @@
     for (const t of timers) {
       const s = el('span', 'timer');
       const due = new Date(Date.parse(t.due)).toLocaleString();
-      s.appendChild(el('span', '', (t.cron ? t.cron + ', next ' : '') + due + ': ' + t.message));
+      s.appendChild(el('span', '', (t.cron ? t.cron + ', next ' : '') + due + (t.message ? ': ' + t.message : '')));
       if (role() !== 'user') {
         const b = el('button', 'link', 'cancel');
         b.type = 'button';
@@ -424,6 +457,162 @@
     }
     if (msgs.length > INBOX_SHOWN) box.appendChild(el('span', 'muted', '+' + (msgs.length - INBOX_SHOWN) + ' more'));
     box.hidden = !msgs.length;
+  }
+
+  // --- approvals --------------------------------------------------------
+
+  function clearApprovals() {
+    for (const card of [...$('p-approvals').querySelectorAll('.approval')]) card.remove();
+    $('p-approvals').hidden = true;
+    $('p-approvals-note').hidden = true;
+    decided.clear();
+  }
+
+  // showApprovals lists the process's tool calls that wait for a person's
+  // decision: the tool, its arguments, who may decide and until when, and
+  // to those who may, Approve and Reject with an optional reason (needed
+  // to reject). A call's card is built once and kept while it waits, so a
+  // refresh keeps the reason being typed. A user is shown only the calls
+  // she may decide; the others are a note.
+  function showApprovals(pid, p) {
+    const box = $('p-approvals');
+    const calls = p.approvals || [];
+    const others = p.waiting_for === 'approval' && !calls.length;
+    $('p-approvals-note').hidden = !others;
+    const cards = new Map();
+    for (const card of [...box.querySelectorAll('.approval')]) cards.set(card.dataset.call, card);
+    const waiting = new Set(calls.map((c) => c.call_id));
+    for (const [id, card] of cards) {
+      if (!waiting.has(id)) {
+        card.remove();
+        cards.delete(id);
+      }
+    }
+    for (const id of [...decided.keys()]) if (!waiting.has(id)) decided.delete(id);
+    for (const c of calls) {
+      let card = cards.get(c.call_id);
+      if (!card) {
+        card = approvalCard(pid, c);
+        box.appendChild(card);
+      }
+      updateApproval(card, c);
+    }
+    box.hidden = !calls.length && !others;
+  }
+
+  function approvalCard(pid, c) {
+    const card = el('div', 'approval');
+    card.dataset.call = c.call_id;
+    const head = el('div', 'head');
+    head.appendChild(el('span', 'tool', c.tool || c.name || 'tool'));
+    head.appendChild(el('span', 'when'));
+    card.appendChild(head);
+    // The arguments are text: shown with textContent, never as markup.
+    card.appendChild(el('pre', 'args', JSON.stringify(c.arguments === undefined ? {} : c.arguments, null, 2)));
+    const form = el('div', 'decide');
+    const reason = el('input', 'reason');
+    reason.placeholder = 'Reason (optional to approve, needed to reject)';
+    reason.setAttribute('aria-label', 'Reason');
+    reason.maxLength = 1000; // the API's bound (api.maxReason)
+    reason.addEventListener('input', () => reason.classList.remove('needed'));
+    form.appendChild(reason);
+    for (const [decision, label] of [['approve', 'Approve'], ['reject', 'Reject']]) {
+      const b = el('button', decision === 'reject' ? 'danger' : '', label);
+      b.type = 'button';
+      b.dataset.decision = decision;
+      b.addEventListener('click', () => decide(pid, c.call_id, decision, card));
+      form.appendChild(b);
+    }
+    card.appendChild(form);
+    card.appendChild(el('span', 'status'));
+    return card;
+  }
+
+  // updateApproval refreshes what changes while a call waits: how long it
+  // has, whether this role may decide it, and a decision already sent.
+  function updateApproval(card, c) {
+    const who = c.by === 'user' ? 'the user or an operator decides' : 'an operator decides';
+    let when = 'asked ' + age(c.requested_at) + ' ago · ' + who;
+    if (c.deadline) {
+      when += ' · deadline ' + new Date(Date.parse(c.deadline)).toLocaleString() + ' (' + until(c.deadline) + '; then rejected)';
+    }
+    card.querySelector('.when').textContent = when;
+    const sent = decided.get(c.call_id);
+    const form = card.querySelector('.decide');
+    form.hidden = !!sent || (role() === 'user' && c.by !== 'user');
+    for (const e of form.querySelectorAll('button, input')) e.disabled = !!sent || card.classList.contains('busy');
+    card.classList.toggle('sent', !!sent);
+    card.querySelector('.status').textContent = sent ? (sent === 'approve' ? 'Approved' : 'Rejected') + ': the process goes on.' : '';
+  }
+
+  // decide posts a decision on a waiting call, then shows the process as
+  // it is now. A call decided meanwhile (409) or that this role may not
+  // decide (403) shows the API's message.
+  async function decide(pid, callId, decision, card) {
+    const input = card.querySelector('input.reason');
+    const reason = input.value.trim();
+    if (decision === 'reject' && !reason) {
+      input.classList.add('needed');
+      input.placeholder = 'Why reject it? Say why, then Reject';
+      input.focus();
+      return;
+    }
+    const body = { decision };
+    if (reason) body.reason = reason;
+    card.classList.add('busy');
+    for (const e of card.querySelectorAll('button, input')) e.disabled = true;
+    try {
+      // Sent again after a lost answer, the decision keeps its key: the
+      // server takes it once rather than answering 409.
+      await postOnce('/v1/processes/' + enc(pid) + '/approvals/' + enc(callId), body);
+      decided.set(callId, decision);
+      showError('');
+    } catch (e) {
+      if (e.status !== 401) showError(decision + ' ' + callId + ': ' + e.message);
+    } finally {
+      card.classList.remove('busy');
+      for (const e of card.querySelectorAll('button, input')) e.disabled = decided.has(callId);
+    }
+    if (current === pid) refreshProcess();
+  }
+
+  // refreshSoon refreshes the process page when its log says that its
+  // approvals changed, without waiting for the next poll; a request made
+  // while one is under way runs after it.
+  let refreshing = false;
+  let refreshAgain = false;
+  async function refreshSoon() {
+    if (refreshing) {
+      refreshAgain = true;
+      return;
+    }
+    refreshing = true;
+    try {
+      do {
+        refreshAgain = false;
+        await refreshProcess();
+      } while (refreshAgain);
+    } finally {
+      refreshing = false;
+    }
+  }
+
+  // approvalLines says what an approval event records, one line a call:
+  // "approval requested: http_fetch {...} (decided by operator)", "approved
+  // by operator:bob", "rejected by timeout: not approved within 1h". The
+  // chat leaves the arguments out: the call's card shows them.
+  function approvalLines(ev, withArgs) {
+    if (ev.type === 'approval_requested') {
+      return ((ev.approval_requested || {}).calls || []).map((c) => 'approval requested: ' + (c.name || c.tool || 'tool') +
+        (withArgs ? ' ' + JSON.stringify(c.arguments === undefined ? {} : c.arguments) : '') + ' (decided by ' + (c.by || 'operator') +
+        (c.deadline ? ', deadline ' + new Date(Date.parse(c.deadline)).toLocaleString() : '') + ')');
+    }
+    if (ev.type === 'approval_decided') {
+      const d = ev.approval_decided || {};
+      return [(d.decision === 'approve' ? 'approved' : 'rejected') + (ev.by ? ' by ' + ev.by : '') +
+        (d.reason ? ': ' + d.reason : '') + ' (call ' + (d.call_id || '?') + ')'];
+    }
+    return [];
   }
 
   async function cancelTimer(pid, id) {
@@ -514,7 +703,10 @@
 
   function showRaw(ev) {
     const pre = $('raw');
+    const lines = approvalLines(ev, true);
+    for (const line of lines) pre.appendChild(el('span', 'note', line));
     pre.appendChild(document.createTextNode(JSON.stringify(ev, null, 2) + '\n'));
+    if (lines.length) refreshSoon();
   }
 
   function bubble(cls, meta) {
@@ -573,6 +765,13 @@
       case 'presentation':
         presentation(bubble('assistant', 'assistant · ' + when(ev)), ev.presentation || {});
         break;
+      case 'approval_requested':
+      case 'approval_decided': {
+        const b = bubble('note', (ev.type === 'approval_requested' ? 'approval requested' : 'approval decided') + ' · ' + when(ev));
+        for (const line of approvalLines(ev, false)) b.appendChild(el('div', '', line));
+        refreshSoon();
+        break;
+      }
       default:
         // turn_start and types of newer nodes: nothing to show.
         break;
