@@ -158,7 +158,19 @@ func TestApprovalTimesOut(t *testing.T) {
 			result = e.ToolCallResponse
 		}
 	}
-	if result == nil || !result.IsError || !strings.Contains(conversation.TextOf(result.Content), "not approved within 1h0m0s") {
-		t.Errorf("the call's result = %+v; want an error saying it was not approved within 1h0m0s", result)
+	if result == nil || !result.IsError || !strings.Contains(conversation.TextOf(result.Content), "not approved within 1h") {
+		t.Errorf("the call's result = %+v; want an error saying it was not approved within 1h", result)
+	}
+}
+
+func TestShortDuration(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		time.Hour: "1h", 90 * time.Minute: "1h30m", 30 * time.Minute: "30m", 45 * time.Second: "45s",
+		90 * time.Second: "1m30s", 7 * 24 * time.Hour: "168h", time.Hour + time.Second: "1h0m1s",
+	} {
+		if got := shortDuration(d); got != want {
+			t.Errorf("shortDuration(%s) = %q, want %q", d, got, want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -181,7 +182,7 @@ func (n *Node) armTimeouts(ctx context.Context, claim *store.Claim, calls []conv
 		if c.Deadline == nil {
 			continue
 		}
-		reason := "not approved within " + c.Deadline.Sub(c.Requested).Round(time.Second).String()
+		reason := "not approved within " + shortDuration(c.Deadline.Sub(c.Requested))
 		t, err := inbox.Arm(inbox.Timer{PID: claim.Record.ID, At: *c.Deadline,
 			Decision: &conversation.ApprovalDecision{CallID: c.CallID, Decision: conversation.Reject, Reason: reason}}, "approval/"+c.CallID, n.cfg.Clock())
 		if err == nil {
@@ -205,4 +206,16 @@ func (n *Node) notifyParent(claim *store.Claim, out engines.Outcome) *store.Noti
 		report.Sources = append(report.Sources, c.Source)
 	}
 	return store.ReportTo(rec.Parent, report)
+}
+
+// shortDuration writes d as a person would: 1h, 1h30m, 45s, not 1h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }
