@@ -271,3 +271,26 @@ func TestApprovalInASession(t *testing.T) {
 		t.Errorf("pay ran %v, approvals %+v, %s; want one run, none waiting, BLOCKED after respond", pay.runs(), sess.Approvals, sess.Status)
 	}
 }
+
+// A rejection's reason reaches the model as the call's error result, in
+// the request the turn makes next.
+func TestApprovalRejectionReachesTheModel(t *testing.T) {
+	t.Parallel()
+	pay := &payments{}
+	var reqs []*llm.Request
+	turn := approvalTurn(t, pay, &reqs, []llm.Part{respondCall("Not paid.")})
+	turn.History = []conversation.Event{conversation.NewToolCallRequest("p1", "pay", json.RawMessage(`{"amount":5}`))}
+	turn.Approvals = []conversation.PendingCall{{CallID: "p1", Name: "pay", Arguments: json.RawMessage(`{"amount":5}`), By: "operator", Key: "t0/0"}}
+	turn.Current = []conversation.Event{
+		conversation.NewTurnStart("wake"),
+		by(conversation.NewInboxMessage("1-0", conversation.KindApproval, "operator:bo", `{"call_id":"p1","decision":"reject","reason":"over budget"}`), "operator:bo"),
+	}
+	run(t, &turn)
+	if len(reqs) != 1 || len(pay.runs()) != 0 {
+		t.Fatalf("%d model calls, pay ran %v; want one call, no run", len(reqs), pay.runs())
+	}
+	last := reqs[0].Messages[len(reqs[0].Messages)-1]
+	if last.Role != conversation.MessageTool || last.ToolCallID != "p1" || !last.IsError || !strings.Contains(last.Text(), "operator:bo rejected it: over budget") {
+		t.Errorf("the request ends with %+v; want p1's error result with the reason", last)
+	}
+}
