@@ -7,6 +7,7 @@ import (
 	"github.com/invopop/jsonschema"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/tools"
 )
 
@@ -24,12 +25,12 @@ type Approval struct {
 // Approver is who decides on a tool call that needs approval.
 type Approver string
 
-// The people who can approve a tool call.
+// The people who can approve a tool call: the log's words for them.
 const (
 	// ApproverOperator: an operator of the server decides (the default).
-	ApproverOperator Approver = "operator"
+	ApproverOperator Approver = conversation.ApproverOperator
 	// ApproverUser: the user the process talks with decides.
-	ApproverUser Approver = "user"
+	ApproverUser Approver = conversation.ApproverUser
 )
 
 // approvalRequired is the short form of {by: operator}.
