@@ -54,9 +54,9 @@ func (s *Server) decideApproval(w http.ResponseWriter, r *http.Request, who iden
 	if err != nil {
 		return err
 	}
-	s.log.Info("approval decided", zap.String("process", pid), zap.String("call", callID),
+	s.logger(r).Info("approval decided", zap.String("process", pid), zap.String("call", callID),
 		zap.String("decision", string(req.Decision)), zap.String("by", from))
-	s.writeJSON(w, http.StatusAccepted, MessageAccepted{MessageID: id})
+	s.writeJSON(w, r, http.StatusAccepted, MessageAccepted{MessageID: id})
 	return nil
 }
 
@@ -96,6 +96,6 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request, who ident
 	slices.SortStableFunc(list.Approvals, func(a, b PendingApproval) int {
 		return cmp.Or(a.RequestedAt.Compare(b.RequestedAt), strings.Compare(a.Process, b.Process))
 	})
-	s.writeJSON(w, http.StatusOK, list)
+	s.writeJSON(w, r, http.StatusOK, list)
 	return nil
 }

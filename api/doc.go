@@ -11,6 +11,13 @@
 // A request body is one JSON object, UTF-8 throughout, and a query string
 // must decode whole; anything else is a 400 saying where it is wrong.
 //
+// Every request is observed: an X-Request-ID on its answer (the client's
+// when well-formed), a server span named by its route that continues the
+// client's trace, a line in the access log and the HTTP metrics. /readyz
+// is 200 while the node takes requests, whether Redis answers or not (the
+// routes that need Redis answer 503 meanwhile), and 503 once
+// [Server.SetDraining] has been called.
+//
 // Routes (errors are {"error": {"code", "message"}}):
 //
 //	POST /v1/processes                    {recipe, input?, metadata?} -> 201 Process

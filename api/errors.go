@@ -158,10 +158,11 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 	case errors.Is(err, recipes.ErrNotFound):
 		return errorf(http.StatusUnprocessableEntity, CodeUnknownRecipe, "%s", strings.TrimPrefix(err.Error(), "brain: "))
 	case store.Unavailable(err):
-		s.log.Warn("request failed: Redis cannot serve just now", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+		s.httpMetrics.redisUnavailable.Inc()
+		s.logger(r).Warn("request failed: Redis cannot serve just now", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
 		return unavailableError
 	}
-	s.log.Error("request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+	s.logger(r).Error("request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
 	return internalError
 }
 
@@ -186,14 +187,14 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", retryAfter)
 	}
-	s.writeJSON(w, e.Status, e)
+	s.writeJSON(w, r, e.Status, e)
 }
 
-// writeJSON writes v as the JSON body of a response with status.
-func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON writes v as the JSON body of the answer to r with status.
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
-		s.log.Error("encoding a response", zap.Error(err))
+		s.logger(r).Error("encoding a response", zap.Error(err))
 		status, body = internalError.Status, []byte(`{"error":{"code":"internal","message":"internal error"}}`)
 	}
 	h := w.Header()

@@ -42,7 +42,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, who identity
 			break
 		}
 	}
-	s.writeJSON(w, http.StatusOK, page)
+	s.writeJSON(w, r, http.StatusOK, page)
 	return nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/inbox"
@@ -38,6 +40,8 @@ type fake struct {
 	changed  chan struct{} // closed and replaced when a log grows
 	pingErr  error
 	failWith error // every call but Recipes and Ping fails with it
+	// postedSpan is the span context of the last post's context.
+	postedSpan trace.SpanContext
 	// ownedLists counts ListOwned calls.
 	ownedLists int
 	timers     map[string][]store.Timer // by process, in the order armed
@@ -278,6 +282,7 @@ func (f *fake) Approvals(context.Context) ([]store.Record, error) {
 func (f *fake) post(ctx context.Context, pid string, kind conversation.Kind, from, content, key string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.postedSpan = trace.SpanContextFromContext(ctx)
 	if f.failWith != nil {
 		return "", f.failWith
 	}

@@ -51,10 +51,10 @@ func (s *Server) createProcess(w http.ResponseWriter, r *http.Request, who ident
 	if err != nil {
 		// The process exists but its schedules are not all armed: answer
 		// with it, so the client does not create it twice.
-		s.log.Error("process created without all its schedules", zap.String("process", rec.ID), zap.Error(err))
+		s.logger(r).Error("process created without all its schedules", zap.String("process", rec.ID), zap.Error(err))
 	}
 	w.Header().Set("Location", "/v1/processes/"+rec.ID)
-	s.writeJSON(w, http.StatusCreated, processOf(rec, who))
+	s.writeJSON(w, r, http.StatusCreated, processOf(rec, who))
 	return nil
 }
 
@@ -63,7 +63,7 @@ func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, who identity
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, processWithInbox(rec, who))
+	s.writeJSON(w, r, http.StatusOK, processWithInbox(rec, who))
 	return nil
 }
 
@@ -78,15 +78,15 @@ func (s *Server) deleteProcess(w http.ResponseWriter, r *http.Request, who ident
 	}
 	rec, workers, err := s.cfg.Backend.Delete(r.Context(), pid)
 	if len(workers) > 0 { // even when the process itself was refused
-		s.log.Info("workers deleted", zap.String("process", pid), zap.String("by", qualified(string(who.role), who.name)),
+		s.logger(r).Info("workers deleted", zap.String("process", pid), zap.String("by", qualified(string(who.role), who.name)),
 			zap.Strings("workers", workers))
 	}
 	if err != nil {
 		return err
 	}
-	s.log.Info("process deleted", zap.String("process", pid), zap.String("by", qualified(string(who.role), who.name)),
+	s.logger(r).Info("process deleted", zap.String("process", pid), zap.String("by", qualified(string(who.role), who.name)),
 		zap.String("recipe", rec.Recipe), zap.String("state", string(rec.Status.State)), zap.String("owner", rec.Owner))
-	s.writeJSON(w, http.StatusOK, DeletedProcess{Process: processOf(rec, who), Workers: workers})
+	s.writeJSON(w, r, http.StatusOK, DeletedProcess{Process: processOf(rec, who), Workers: workers})
 	return nil
 }
 
@@ -170,7 +170,7 @@ func (s *Server) listProcesses(w http.ResponseWriter, r *http.Request, who ident
 		}
 	}
 	page.Next = after
-	s.writeJSON(w, http.StatusOK, page)
+	s.writeJSON(w, r, http.StatusOK, page)
 	return nil
 }
 
@@ -194,7 +194,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request, who identit
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusAccepted, MessageAccepted{MessageID: id})
+	s.writeJSON(w, r, http.StatusAccepted, MessageAccepted{MessageID: id})
 	return nil
 }
 
@@ -209,7 +209,7 @@ func (s *Server) listInbox(w http.ResponseWriter, r *http.Request, _ identity) e
 	for _, m := range msgs {
 		list.Messages = append(list.Messages, InboxMessage{ID: m.ID, Kind: string(m.Kind), From: m.From, Content: m.Content, At: m.At.UTC()})
 	}
-	s.writeJSON(w, http.StatusOK, list)
+	s.writeJSON(w, r, http.StatusOK, list)
 	return nil
 }
 
@@ -229,7 +229,7 @@ func (s *Server) steer(w http.ResponseWriter, r *http.Request, who identity) err
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusAccepted, MessageAccepted{MessageID: id})
+	s.writeJSON(w, r, http.StatusAccepted, MessageAccepted{MessageID: id})
 	return nil
 }
 
@@ -241,7 +241,7 @@ func (s *Server) control(ev lifecycle.Event) handler {
 		if err != nil {
 			return err
 		}
-		s.writeJSON(w, http.StatusOK, processOf(rec, who))
+		s.writeJSON(w, r, http.StatusOK, processOf(rec, who))
 		return nil
 	}
 }

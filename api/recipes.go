@@ -7,8 +7,8 @@ import (
 	"github.com/engine-brain/brain/recipes"
 )
 
-func (s *Server) listRecipes(w http.ResponseWriter, _ *http.Request, _ identity) error {
-	s.writeJSON(w, http.StatusOK, recipeList(s.cfg.Backend.Recipes()))
+func (s *Server) listRecipes(w http.ResponseWriter, r *http.Request, _ identity) error {
+	s.writeJSON(w, r, http.StatusOK, recipeList(s.cfg.Backend.Recipes()))
 	return nil
 }
 
@@ -26,7 +26,7 @@ func (s *Server) getRecipe(w http.ResponseWriter, r *http.Request, id identity) 
 	if id.role == RoleUser {
 		redact(rec)
 	}
-	s.writeJSON(w, http.StatusOK, rec)
+	s.writeJSON(w, r, http.StatusOK, rec)
 	return nil
 }
 
@@ -53,6 +53,6 @@ func (s *Server) reloadRecipes(w http.ResponseWriter, r *http.Request, _ identit
 		}
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, recipeList(s.cfg.Backend.Recipes()))
+	s.writeJSON(w, r, http.StatusOK, recipeList(s.cfg.Backend.Recipes()))
 	return nil
 }

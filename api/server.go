@@ -9,6 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/lifecycle"
@@ -33,6 +37,16 @@ type Config struct {
 	MaxBody int64
 	// Metrics serves /metrics; nil answers 404.
 	Metrics http.Handler
+	// Registerer takes the API's own metrics: brain_http_request_duration_seconds
+	// {route,code}, brain_http_requests_in_flight and
+	// brain_redis_unavailable_total{source="api"}. Nil registers none.
+	Registerer prometheus.Registerer
+	// TracerProvider makes the span of each request (default: the global
+	// one, a no-op unless the binary installs an SDK).
+	TracerProvider trace.TracerProvider
+	// Propagator reads the trace context a client sends, so that its trace
+	// continues here (default: the global one).
+	Propagator propagation.TextMapPropagator
 	// Reload reloads the recipes (POST /v1/recipes/reload); nil answers 501.
 	Reload func(context.Context) error
 	// Logger receives the server's logs (default: none). Tokens and
@@ -60,6 +74,12 @@ func (c *Config) setDefaults() {
 	if c.FollowBlock == 0 {
 		c.FollowBlock = DefaultFollowBlock
 	}
+	if c.TracerProvider == nil {
+		c.TracerProvider = otel.GetTracerProvider()
+	}
+	if c.Propagator == nil {
+		c.Propagator = otel.GetTextMapPropagator()
+	}
 }
 
 func (c *Config) validate() error {
@@ -84,12 +104,17 @@ func (c *Config) validate() error {
 }
 
 // Server is the HTTP API. It is an http.Handler, safe for concurrent use,
-// and immutable once built but for its tokens (SetTokens).
+// and immutable once built but for its tokens (SetTokens) and its draining
+// (SetDraining).
 type Server struct {
-	cfg    Config
-	log    *zap.Logger
-	mux    *http.ServeMux
-	tokens atomic.Pointer[tokenTable]
+	cfg         Config
+	log         *zap.Logger
+	mux         *http.ServeMux
+	tokens      atomic.Pointer[tokenTable]
+	draining    atomic.Bool
+	httpMetrics *httpMetrics
+	tracer      trace.Tracer
+	propagator  propagation.TextMapPropagator
 }
 
 // New builds a server.
@@ -98,7 +123,12 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.Named("api"), mux: http.NewServeMux()}
+	metrics, err := newHTTPMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("api: metrics: %w", err)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.Named("api"), mux: http.NewServeMux(), httpMetrics: metrics,
+		tracer: cfg.TracerProvider.Tracer(tracerName), propagator: cfg.Propagator}
 	s.tokens.Store(newTokenTable(cfg.Tokens, len(cfg.Tokens) == 0))
 	s.routes()
 	return s, nil
@@ -159,11 +189,16 @@ func (s *Server) route(pattern string, need Role, h handler) {
 	})
 }
 
-// ServeHTTP authenticates every request but those of the public paths,
-// refuses a query string that does not decode, then routes it. Unknown
-// routes get 401 without a valid token (they reveal nothing), else a JSON
-// 404 or 405.
+// ServeHTTP gives every request an id, a span, a line in the access log
+// and its metrics (observe.go); it authenticates every request but those
+// of the public paths, refuses a query string that does not decode, then
+// routes it. Unknown routes get 401 without a valid token (they reveal
+// nothing), else a JSON 404 or 405.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, pattern := s.mux.Handler(r)
+	x, r := s.begin(w, r, pattern)
+	defer s.end(x)
+	w = x.w
 	defer s.recoverPanic(w, r)
 	if !public(r.URL.Path) {
 		who, err := s.authenticate(r)
@@ -171,13 +206,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
+		x.who = &who
 		r = r.WithContext(withIdentity(r.Context(), who))
 	}
 	if err := checkQuery(r.URL.RawQuery); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if _, pattern := s.mux.Handler(r); pattern == "" {
+	if pattern == "" {
 		w = &unrouted{ResponseWriter: w, s: s, r: r}
 	}
 	s.mux.ServeHTTP(w, r)
@@ -192,9 +228,9 @@ func (s *Server) recoverPanic(w http.ResponseWriter, r *http.Request) {
 	if v == http.ErrAbortHandler { // net/http's signal to abort the response
 		panic(v)
 	}
-	s.log.Error("panic in a handler", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+	s.logger(r).Error("panic in a handler", zap.String("method", r.Method), zap.String("path", r.URL.Path),
 		zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
-	s.writeJSON(w, internalError.Status, internalError)
+	s.writeJSON(w, r, internalError.Status, internalError)
 }
 
 // unrouted rewrites the mux's plain-text 404 and 405 answers as error
@@ -210,10 +246,10 @@ func (u *unrouted) WriteHeader(code int) {
 	switch code {
 	case http.StatusNotFound:
 		u.handled = true
-		u.s.writeJSON(u.ResponseWriter, code, errorf(code, CodeNotFound, "no route %s %s", u.r.Method, u.r.URL.Path))
+		u.s.writeJSON(u.ResponseWriter, u.r, code, errorf(code, CodeNotFound, "no route %s %s", u.r.Method, u.r.URL.Path))
 	case http.StatusMethodNotAllowed:
 		u.handled = true
-		u.s.writeJSON(u.ResponseWriter, code, errorf(code, CodeMethodNotAllowed, "%s is not allowed on %s; allowed: %s",
+		u.s.writeJSON(u.ResponseWriter, u.r, code, errorf(code, CodeMethodNotAllowed, "%s is not allowed on %s; allowed: %s",
 			u.r.Method, u.r.URL.Path, u.Header().Get("Allow")))
 	default:
 		u.ResponseWriter.WriteHeader(code)

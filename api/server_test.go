@@ -593,10 +593,6 @@ func TestProbes(t *testing.T) {
 		t.Errorf("metrics: %d %s", w.Code, w.Body)
 	}
 	b.fake.pingErr = errors.New("dial tcp 10.0.0.7:6379: connection refused")
-	w := b.do("GET", "/readyz", "", nil, "")
-	if w.Code != 503 || errorCode(w.Body.Bytes()) != CodeNotReady || strings.Contains(w.Body.String(), "10.0.0.7") {
-		t.Errorf("readyz without Redis: %d %s, want 503 not_ready without details", w.Code, w.Body)
-	}
 	if w := b.do("GET", "/healthz", "", nil, ""); w.Code != 200 {
 		t.Errorf("healthz without Redis: %d, want 200", w.Code)
 	}

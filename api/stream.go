@@ -55,7 +55,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, who identi
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
-	log := s.log.With(zap.String("process", pid))
+	log := s.logger(r).With(zap.String("process", pid))
 	st := &sse{w: w, rc: rc, log: log}
 	if err := rc.Flush(); err != nil {
 		return nil // no flushing, no stream; nothing more can be written

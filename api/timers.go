@@ -26,7 +26,7 @@ func (s *Server) listTimers(w http.ResponseWriter, r *http.Request, who identity
 	for _, t := range timers {
 		list.Timers = append(list.Timers, timerOf(t))
 	}
-	s.writeJSON(w, http.StatusOK, list)
+	s.writeJSON(w, r, http.StatusOK, list)
 	return nil
 }
 
@@ -53,9 +53,9 @@ func (s *Server) scheduleTimer(w http.ResponseWriter, r *http.Request, who ident
 	if wakeup.In > 0 {
 		t.At = due
 	}
-	s.log.Info("timer scheduled", zap.String("process", pid), zap.String("timer", id),
+	s.logger(r).Info("timer scheduled", zap.String("process", pid), zap.String("timer", id),
 		zap.String("by", qualified(string(who.role), who.name)), zap.Time("due", due))
-	s.writeJSON(w, http.StatusCreated, timerOf(t))
+	s.writeJSON(w, r, http.StatusCreated, timerOf(t))
 	return nil
 }
 
@@ -77,7 +77,7 @@ func (s *Server) cancelTimer(w http.ResponseWriter, r *http.Request, who identit
 	if err != nil {
 		return err
 	}
-	s.log.Info("timer cancelled", zap.String("process", pid), zap.String("timer", id),
+	s.logger(r).Info("timer cancelled", zap.String("process", pid), zap.String("timer", id),
 		zap.String("by", qualified(string(who.role), who.name)))
 	w.WriteHeader(http.StatusNoContent)
 	return nil

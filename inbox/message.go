@@ -26,13 +26,24 @@ type Message struct {
 	// message's id instead of adding a copy. It is not stored with the
 	// message.
 	IdempotencyKey string
+	// TraceParent is the W3C traceparent of the span that posted the
+	// message (an API request, a spawn_worker call), or "": the span of
+	// the turn that drains it links to it, whichever node runs the turn.
+	TraceParent string
 }
+
+// maxTraceParent bounds TraceParent: a version 00 traceparent has 55
+// bytes, and later versions may only append to it.
+const maxTraceParent = 256
 
 // Validate reports whether m can be posted: its kind must be one of
 // conversation's, and an approval must carry a decision (Decision).
 func (m Message) Validate() error {
 	if !m.Kind.Known() {
 		return fmt.Errorf("kind %q: want one of user, operator, process_event, schedule, system, approval", m.Kind)
+	}
+	if len(m.TraceParent) > maxTraceParent {
+		return fmt.Errorf("trace parent: %d bytes, more than %d", len(m.TraceParent), maxTraceParent)
 	}
 	if m.Kind == conversation.KindApproval {
 		if _, ok := m.Decision(); !ok {

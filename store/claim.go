@@ -31,6 +31,10 @@ type Claim struct {
 	// Recovered says the turn was interrupted by a node that died and is
 	// resumed here.
 	Recovered bool
+	// TraceParents are the trace parents of the messages the claim drained
+	// that have one (Message.TraceParent), in order: the turn's span links
+	// to them. A recovered turn drains nothing, and has none.
+	TraceParents []string
 	// History is the log before this turn: when HistoryAfter is set
 	// (ClaimAfter), only the events after that id; else its newest events,
 	// all of them unless HistoryOmitted.
@@ -195,6 +199,9 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	}
 	c := &Claim{Record: rec, Node: node, Token: token, Wake: w, TurnID: str(res[2]), Recovered: str(res[1]) == "1",
 		HistoryAfter: known, Gapless: true, logLen: int(logLen)} // the log came back to its end
+	if len(res) > 7 {
+		c.TraceParents = strs(res[7])
+	}
 	own, err := s.made(res[5], now)
 	if err == nil && len(own) == 0 {
 		err = errors.New("the script wrote no event")

@@ -29,7 +29,7 @@ func ReportTo(parent string, report conversation.ProcessEvent) *Notify {
 // pid posts n (commit.lua, delete.lua): the first 5 keys of n.PID, then its
 // id, shard, the message's kind (process_event when empty), sender (pid
 // when empty), content and time, the idempotency key "child:<pid>" and its
-// ttl.
+// ttl, and its trace parent when it has one.
 func (s *Store) notifyArgs(pid string, n *Notify, now time.Time) ([]string, []any, error) {
 	if !validID(n.PID) {
 		return nil, nil, fmt.Errorf("notify: %q is not a process id", n.PID)
@@ -44,8 +44,12 @@ func (s *Store) notifyArgs(pid string, n *Notify, now time.Time) ([]string, []an
 	if err := m.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("notify: %w", err)
 	}
-	return processKeys(n.PID)[:5], []any{n.PID, s.shard(n.PID), string(m.Kind), m.From, m.Content, m.At.UnixMilli(),
-		"child:" + pid, idempotencyTTL.Milliseconds()}, nil
+	args := []any{n.PID, s.shard(n.PID), string(m.Kind), m.From, m.Content, m.At.UnixMilli(),
+		"child:" + pid, idempotencyTTL.Milliseconds()}
+	if m.TraceParent != "" {
+		args = append(args, m.TraceParent)
+	}
+	return processKeys(n.PID)[:5], args, nil
 }
 
 // Commit ends the claim's turn in one fenced, atomic step:

@@ -79,6 +79,9 @@ func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 	args = append(args, string(state), p.Recipe, p.Engine, p.Parent, p.Depth, p.Owner, meta,
 		hasInput, string(in.Kind), in.From, in.Content, in.At.UnixMilli(), in.IdempotencyKey, idempotencyTTL.Milliseconds(),
 		s.cfg.OwnerLimit)
+	if in.TraceParent != "" {
+		args = append(args, in.TraceParent)
+	}
 	status, res, err := s.run(ctx, s.scripts.create, processKeys(p.ID), args...)
 	switch {
 	case err != nil:

@@ -16,7 +16,8 @@
 //	                            of the last UTC day with some), trimmed
 //	                            (events commits removed from the log; absent
 //	                            before any)
-//	brain:{pid}:inbox   stream  pending messages: kind, from, content, at (unix ms)
+//	brain:{pid}:inbox   stream  pending messages: kind, from, content, at (unix ms),
+//	                            and traceparent when posted with one
 //	brain:{pid}:events  stream  the log: e = JSON of a conversation.Event; the
 //	                            entry id is the event's ID; it only grows
 //	                            while a claim holds the lease (a claim knows
@@ -43,6 +44,8 @@
 //	                            wakes, unix ms (Beat): the members among
 //	                            which each wake stream has a home
 //	                            (HomeStreams)
+//	brain:lease:<name>  string  the node that holds the lease of a duty one
+//	                            node does for all, PX = its TTL (HoldLease)
 //
 // turn and turn_at name the process's current (or last) turn and the
 // stream id of its turn_start, so that a recovering claim resumes it

@@ -49,6 +49,9 @@ func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup
 	d, _ := m.Decision() // the call an approval decides
 	args = append(args, string(m.Kind), m.From, m.Content, m.At.UnixMilli(), m.IdempotencyKey, idempotencyTTL.Milliseconds(), s.inboxLimit(),
 		d.CallID, m.Decider())
+	if m.TraceParent != "" { // only then: an argument costs Redis even when empty
+		args = append(args, m.TraceParent)
+	}
 	status, res, err := s.run(ctx, s.scripts.post, processKeys(pid)[:5], args...)
 	if err != nil {
 		return "", false, fmt.Errorf("store: post to %s: %w", pid, err)
@@ -107,6 +110,7 @@ func (s *Store) Inbox(ctx context.Context, pid string) ([]Message, error) {
 		m.Kind = conversation.Kind(field(e.Values, "kind"))
 		m.From = field(e.Values, "from")
 		m.Content = field(e.Values, "content")
+		m.TraceParent = field(e.Values, "traceparent")
 		if ms, err := strconv.ParseInt(field(e.Values, "at"), 10, 64); err == nil {
 			m.At = time.UnixMilli(ms)
 		}

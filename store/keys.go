@@ -34,6 +34,9 @@ func eventsKey(pid string) string { return keyPrefix + "{" + pid + "}:events" }
 func leaseKey(pid string) string  { return keyPrefix + "{" + pid + "}:lease" }
 func timersOf(pid string) string  { return keyPrefix + "{" + pid + "}:timers" }
 
+// namedLeaseKey is the lease of a duty one node does for all (HoldLease).
+func namedLeaseKey(name string) string { return keyPrefix + "lease:" + name }
+
 // workersKey is the index of the workers process pid started, scored by
 // creation time.
 func workersKey(pid string) string { return keyPrefix + "{" + pid + "}:workers" }

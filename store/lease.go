@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // RenewLease extends the claim's lease by LeaseTTL, or returns ErrFenced
@@ -36,3 +37,28 @@ func (s *Store) Release(ctx context.Context, c *Claim) error {
 
 // leaseValue is what the lease key holds for c.
 func (c *Claim) leaseValue() string { return c.Node + "|" + strconv.FormatInt(c.Token, 10) }
+
+// HoldLease takes the lease name for holder for ttl, or extends it when
+// holder has it already, and reports whether holder holds it now. A duty
+// that one node does for all of them (publishing brain_processes) goes
+// with such a lease: whoever holds it does the duty until it lapses.
+func (s *Store) HoldLease(ctx context.Context, name, holder string, ttl time.Duration) (held bool, err error) {
+	key := namedLeaseKey(name)
+	renewed, err := s.scripts.renew.Run(ctx, s.batch, []string{key}, holder, ttl.Milliseconds()).Int()
+	if err == nil && renewed != 1 {
+		held, err = s.rdb.SetNX(ctx, key, holder, ttl).Result()
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: hold lease %s: %w", name, err)
+	}
+	return renewed == 1 || held, nil
+}
+
+// DropLease gives the lease name up if holder holds it, so that another
+// node takes the duty at once rather than when it lapses.
+func (s *Store) DropLease(ctx context.Context, name, holder string) error {
+	if err := s.scripts.release.Run(ctx, s.batch, []string{namedLeaseKey(name)}, holder).Err(); err != nil {
+		return fmt.Errorf("store: drop lease %s: %w", name, err)
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/api"
 )
 
 // collecting is a prometheus.Registerer that keeps what is registered.
@@ -33,9 +35,12 @@ func (c *collecting) Unregister(prometheus.Collector) bool { return false }
 
 var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
 
-// nodeMetrics returns the names of the metrics a node registers (its
-// Metrics and the state gauge), as brain serve does.
-func nodeMetrics(t *testing.T) []string {
+// servedMetrics returns the names of the brain_* metrics brain serve's
+// /metrics has, registered as brain serve registers them: the binary's
+// (metricsRegistry), the node's (its Metrics and the state gauge) and the
+// API's. Described rather than scraped: a labelled metric shows in a scrape
+// only once something has been counted.
+func servedMetrics(t *testing.T) []string {
 	t.Helper()
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
@@ -50,6 +55,9 @@ func nodeMetrics(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	if err := node.RegisterStateGauge(reg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.New(api.Config{Backend: emptyNode{}, Registerer: reg}); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
@@ -68,6 +76,15 @@ func nodeMetrics(t *testing.T) []string {
 	if len(names) < 10 {
 		t.Fatalf("a node registers %d metrics: %q", len(names), names)
 	}
+	families, err := metricsRegistry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if strings.HasPrefix(f.GetName(), "brain_") {
+			names = append(names, f.GetName())
+		}
+	}
 	return names
 }
 
@@ -79,7 +96,7 @@ func TestREADMEListsTheMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range nodeMetrics(t) {
+	for _, name := range servedMetrics(t) {
 		if !bytes.Contains(readme, []byte("`"+name)) {
 			t.Errorf("the README does not name the metric %s", name)
 		}
@@ -115,8 +132,7 @@ func TestDeployAlerts(t *testing.T) {
 	if err := dec.Decode(&file); err != nil {
 		t.Fatal(err)
 	}
-	served := nodeMetrics(t)
-	metric := regexp.MustCompile(`\bbrain_[a-z_]+\b`)
+	served := servedMetrics(t)
 	alerts := 0
 	for _, g := range file.Groups {
 		for _, r := range g.Rules {
@@ -135,24 +151,118 @@ func TestDeployAlerts(t *testing.T) {
 			if r.Annotations["summary"] == "" || r.Annotations["description"] == "" {
 				t.Errorf("%s: want a summary and a description", r.Alert)
 			}
-			names := metric.FindAllString(r.Expr, -1)
-			if len(names) == 0 {
-				t.Errorf("%s: its expression uses no brain metric: %s", r.Alert, r.Expr)
-			}
-			for _, name := range names {
-				base := name
-				for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-					if b, ok := strings.CutSuffix(name, suffix); ok && slices.Contains(served, b) {
-						base = b
-					}
-				}
-				if !slices.Contains(served, base) {
-					t.Errorf("%s: %s is not a metric a node serves (%s)", r.Alert, name, strings.Join(served, ", "))
-				}
-			}
+			checkExpr(t, r.Alert, r.Expr, served)
 		}
 	}
 	if alerts == 0 {
 		t.Error("no alerts")
+	}
+	if t.Failed() {
+		t.Logf("a node serves %s", strings.Join(served, ", "))
+	}
+}
+
+var (
+	brainMetric = regexp.MustCompile(`\bbrain_[a-z_]+\b`)
+	// scrapeUp is Prometheus's own series of whether it reached a node.
+	scrapeUp = regexp.MustCompile(`\bup\{job="brain"\}`)
+)
+
+// checkExpr checks that the PromQL expr, of where, is about brain and
+// names only metrics a node serves (a histogram by its _bucket, _sum and
+// _count series).
+func checkExpr(t *testing.T, where, expr string, served []string) {
+	t.Helper()
+	names := brainMetric.FindAllString(expr, -1)
+	if len(names) == 0 && !scrapeUp.MatchString(expr) {
+		t.Errorf("%s: its expression uses no brain metric: %s", where, expr)
+	}
+	for _, name := range names {
+		base := name
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			if b, ok := strings.CutSuffix(name, suffix); ok && slices.Contains(served, b) {
+				base = b
+			}
+		}
+		if !slices.Contains(served, base) {
+			t.Errorf("%s: %s is not a metric a node serves", where, name)
+		}
+	}
+}
+
+// deploy/grafana/brain-dashboard.json is a Grafana dashboard whose every
+// panel queries the Prometheus its datasource variable picks, and every
+// brain metric its queries use is one a node serves, as for the alerts.
+func TestDeployDashboard(t *testing.T) {
+	t.Parallel()
+	type target struct {
+		Expr       string `json:"expr"`
+		RefID      string `json:"refId"`
+		Datasource struct {
+			UID string `json:"uid"`
+		} `json:"datasource"`
+	}
+	type variable struct {
+		Name  string `json:"name"`
+		Type  string `json:"type"`
+		Query string `json:"query"`
+	}
+	type panel struct {
+		ID      int      `json:"id"`
+		Type    string   `json:"type"`
+		Title   string   `json:"title"`
+		Targets []target `json:"targets"`
+	}
+	var dash struct {
+		UID        string  `json:"uid"`
+		Title      string  `json:"title"`
+		Panels     []panel `json:"panels"`
+		Templating struct {
+			List []variable `json:"list"`
+		} `json:"templating"`
+	}
+	data, err := os.ReadFile(filepath.Join(deployDir, "grafana", "brain-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &dash); err != nil {
+		t.Fatal(err)
+	}
+	if dash.UID == "" || dash.Title == "" {
+		t.Errorf("the dashboard has uid %q, title %q: want both", dash.UID, dash.Title)
+	}
+	hasDatasource := slices.ContainsFunc(dash.Templating.List, func(v variable) bool {
+		return v.Name == "datasource" && v.Type == "datasource" && v.Query == "prometheus"
+	})
+	if !hasDatasource {
+		t.Error("no datasource variable of type prometheus: the dashboard would not import into another Grafana")
+	}
+	served := servedMetrics(t)
+	ids, titles := map[int]bool{}, map[string]bool{}
+	queries := 0
+	for _, p := range dash.Panels {
+		if ids[p.ID] || titles[p.Title] {
+			t.Errorf("panel %d %q: its id or title is another panel's", p.ID, p.Title)
+		}
+		ids[p.ID], titles[p.Title] = true, true
+		if p.Type == "row" {
+			continue
+		}
+		if p.Title == "" || len(p.Targets) == 0 {
+			t.Errorf("panel %d: want a title and queries (got %q, %d)", p.ID, p.Title, len(p.Targets))
+		}
+		for _, q := range p.Targets {
+			queries++
+			if q.Datasource.UID != "${datasource}" {
+				t.Errorf("%s: query %s asks datasource %q, want ${datasource}", p.Title, q.RefID, q.Datasource.UID)
+			}
+			checkExpr(t, p.Title, q.Expr, served)
+		}
+	}
+	if queries == 0 {
+		t.Error("no queries")
+	}
+	if t.Failed() {
+		t.Logf("a node serves %s", strings.Join(served, ", "))
 	}
 }

@@ -60,6 +60,11 @@ type serveConfig struct {
 	// OPENAI_*, ANTHROPIC_* and GEMINI_* variables (providers.FromEnv);
 	// the first is the default.
 	Providers []providers.Config
+	// Log is how the node logs: flags, BRAIN_LOG_* or the file's log
+	// section.
+	Log logOptions
+	// Telemetry comes from the OTEL_* variables only (otel.go).
+	Telemetry telemetryConfig
 	// File is the config file that was read, or "".
 	File string
 }
@@ -76,6 +81,7 @@ func defaultServeConfig() serveConfig {
 		MaxBody:      api.DefaultMaxBody,
 		InboxLimit:   store.DefaultInboxLimit,
 		AffinityWait: brain.DefaultAffinityWait,
+		Log:          defaultLogOptions(),
 		// HistoryMemory: brain.Config's default.
 	}
 }
@@ -102,16 +108,41 @@ func (c serveConfig) nodeAffinityWait() time.Duration {
 // the config file can all give. Every source goes through the same set, so
 // a value means the same wherever it is written.
 type setting struct {
-	name   string // the flag; the file key is the same with _ for -
-	usage  string
-	isBool bool
-	set    func(c *serveConfig, v string) error
+	name string // the flag; the file key is the same with _ for -
+	// section, when set, is the mapping of the file that holds the key,
+	// which is then the name without "section-": log.format for
+	// log-format.
+	section string
+	usage   string
+	isBool  bool
+	set     func(c *serveConfig, v string) error
 }
 
 func (s setting) key() string { return strings.ReplaceAll(s.name, "-", "_") }
 func (s setting) env() string { return "BRAIN_" + strings.ToUpper(s.key()) }
 
-var settings = []setting{
+// fileKey is the key of s in its mapping of the config file.
+func (s setting) fileKey() string { return strings.TrimPrefix(s.key(), s.section+"_") }
+
+// flagValue is a flag's value, checked when parsed and applied after the
+// config file and the environment.
+type flagValue struct {
+	s setting
+	v string
+}
+
+// logSettings are also flags of brain itself, before the command, for
+// every command (commandLog); brain serve takes those as its own.
+var logSettings = []setting{
+	{name: "log-format", section: "log", usage: "`FORMAT`: json (one object a line, for a log collector) or console (default console)", set: func(c *serveConfig, v string) error {
+		return c.Log.setFormat(v)
+	}},
+	{name: "log-level", section: "log", usage: "`LEVEL`: debug, info, warn or error (default info)", set: func(c *serveConfig, v string) error {
+		return c.Log.setLevel(v)
+	}},
+}
+
+var settings = slices.Concat([]setting{
 	{name: "listen", usage: "`ADDRESS`: host:port to serve the HTTP API on (default 127.0.0.1:8080)", set: func(c *serveConfig, v string) error {
 		if _, _, err := net.SplitHostPort(v); err != nil {
 			return fmt.Errorf("want host:port, like 127.0.0.1:8080 (%v)", err)
@@ -202,7 +233,7 @@ var settings = []setting{
 		c.MaxLogEvents = n
 		return nil
 	}},
-}
+}, logSettings)
 
 // parseRetention reads a duration of Go's syntax (12h, 90m) or a whole
 // number of days (30d); 0 is allowed.
@@ -281,6 +312,7 @@ model providers, the first being the one recipes call "default":
   listen: 127.0.0.1:8080
   redis: redis://127.0.0.1:6379/0
   recipes: ./recipes            # relative to the file's directory
+  log: {format: json, level: info}
   auth:
     tokens:
       - {name: alice, role: user, sha256: <brain token hash>}
@@ -294,6 +326,9 @@ provider named openai; with no provider at all, a scripted demo model
 answers. Without tokens the API is open (everyone is admin) and serves on a
 loopback address only, unless --insecure-open. SIGHUP reloads the recipes
 and the config file's tokens (its other settings take a restart).
+OTEL_EXPORTER_OTLP_ENDPOINT, and the other OTEL_* variables, export traces
+and metrics to an OpenTelemetry collector over OTLP/HTTP (README:
+Operations).
 
 Flags:
 `
@@ -308,10 +343,6 @@ func loadServeConfig(args []string, lookupEnv func(string) (string, bool), stder
 		fs.PrintDefaults()
 	}
 	configFile := fs.String("config", "", "read settings and tokens from this YAML `FILE` (default ./brain.yaml when it exists; env BRAIN_CONFIG)")
-	type flagValue struct {
-		s setting
-		v string
-	}
 	var flagged []flagValue
 	for _, s := range settings {
 		record := func(v string) error {
@@ -362,6 +393,11 @@ func loadServeConfig(args []string, lookupEnv func(string) (string, bool), stder
 			errs = append(errs, fmt.Errorf("%s=%q: %w", s.env(), v, err))
 		}
 	}
+	tel, err := readTelemetryConfig(lookupEnv)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	c.Telemetry = tel
 	if len(c.Providers) == 0 {
 		ps, err := providers.FromEnv(lookupEnv)
 		if err != nil {

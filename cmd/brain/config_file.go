@@ -65,9 +65,17 @@ func readConfigFile(path string, c *serveConfig, lookupEnv func(string) (string,
 	}
 	keys := []string{"auth", "providers"}
 	bySetting := map[string]setting{}
+	sections := map[string][]setting{} // log: its settings, under it
 	for _, s := range settings {
-		keys = append(keys, s.key())
-		bySetting[s.key()] = s
+		if s.section == "" {
+			keys = append(keys, s.key())
+			bySetting[s.key()] = s
+			continue
+		}
+		if sections[s.section] == nil {
+			keys = append(keys, s.section)
+		}
+		sections[s.section] = append(sections[s.section], s)
 	}
 	y.mapping(root, "", keys, func(key string, v *yaml.Node) {
 		switch key {
@@ -78,20 +86,38 @@ func readConfigFile(path string, c *serveConfig, lookupEnv func(string) (string,
 			y.providers(v, c)
 			return
 		}
-		s := bySetting[key]
-		val, ok := y.scalar(v, key, s.name == "engines")
-		if !ok {
+		if in, ok := sections[key]; ok {
+			y.section(v, key, in, c)
 			return
 		}
-		if err := s.set(c, val); err != nil {
-			y.errorf(v, key, "%v", err)
-			return
-		}
+		y.setting(v, key, bySetting[key], c)
 		if key == "recipes" {
 			c.Recipes = relativeTo(path, c.Recipes)
 		}
 	})
 	return errors.Join(y.errs...)
+}
+
+// setting applies the value v of s, at path in the file, to c.
+func (y *yamlFile) setting(v *yaml.Node, path string, s setting, c *serveConfig) {
+	val, ok := y.scalar(v, path, s.name == "engines")
+	if !ok {
+		return
+	}
+	if err := s.set(c, val); err != nil {
+		y.errorf(v, path, "%v", err)
+	}
+}
+
+// section applies a mapping of settings, the file's log: {format, level}.
+func (y *yamlFile) section(n *yaml.Node, path string, in []setting, c *serveConfig) {
+	keys := make([]string, len(in))
+	for i, s := range in {
+		keys[i] = s.fileKey()
+	}
+	y.mapping(n, path, keys, func(key string, v *yaml.Node) {
+		y.setting(v, path+"."+key, in[slices.Index(keys, key)], c)
+	})
 }
 
 // yamlFile collects the problems of one YAML file.

@@ -57,6 +57,9 @@ max_log_events: 5000
 max_processes_per_owner: 20
 wait_replicas: 1
 affinity_wait: 100ms
+log:
+  format: json
+  level: warn
 auth:
   tokens:
     - name: alice
@@ -70,6 +73,7 @@ auth:
 			RetainFinished: 30 * 24 * time.Hour, InboxLimit: 50, MaxLogEvents: 5000, MaxProcessesPerOwner: 20, WaitReplicas: 1,
 			AffinityWait: 100 * time.Millisecond,
 			Tokens:       []api.Token{{Name: "alice", Role: api.RoleUser, SHA256: secretHash}},
+			Log:          logOptions{Format: "json", Level: "warn"},
 			File:         filepath.Join(dir, "brain.yaml"),
 		}
 	}
@@ -92,22 +96,24 @@ auth:
 		{
 			name: "env over file",
 			file: file,
-			env:  map[string]string{"BRAIN_LISTEN": "127.0.0.1:9001", "BRAIN_ENGINES": "chat,worker", "BRAIN_RECIPES": "env-recipes", "BRAIN_NODE_ID": ""},
+			env:  map[string]string{"BRAIN_LISTEN": "127.0.0.1:9001", "BRAIN_ENGINES": "chat,worker", "BRAIN_RECIPES": "env-recipes", "BRAIN_NODE_ID": "", "BRAIN_LOG_LEVEL": "debug"},
 			want: func(dir string) serveConfig {
 				c := fromFile(dir)
 				c.Listen, c.Engines, c.Recipes = "127.0.0.1:9001", []string{"chat", "worker"}, "env-recipes"
+				c.Log.Level = "debug"
 				return c // an empty variable counts as unset: node_id stays
 			},
 		},
 		{
 			name: "flags over env over file",
 			file: file,
-			env:  map[string]string{"BRAIN_LISTEN": "127.0.0.1:9001", "BRAIN_CONCURRENCY": "3", "BRAIN_INSECURE_OPEN": "false"},
-			args: []string{"--listen", "0.0.0.0:9002", "--insecure-open", "--max-body=4096", "--redis", "embedded", "--wait-replicas", "0"},
+			env:  map[string]string{"BRAIN_LISTEN": "127.0.0.1:9001", "BRAIN_CONCURRENCY": "3", "BRAIN_INSECURE_OPEN": "false", "BRAIN_LOG_LEVEL": "debug", "BRAIN_LOG_FORMAT": "console"},
+			args: []string{"--listen", "0.0.0.0:9002", "--insecure-open", "--max-body=4096", "--redis", "embedded", "--wait-replicas", "0", "--log-level", "error"},
 			want: func(dir string) serveConfig {
 				c := fromFile(dir)
 				c.Listen, c.Concurrency, c.InsecureOpen, c.MaxBody, c.Redis = "0.0.0.0:9002", 3, true, 4096, "embedded"
 				c.WaitReplicas = 0
+				c.Log = logOptions{Format: "console", Level: "error"}
 				return c
 			},
 		},
@@ -506,6 +512,43 @@ func TestLoadServeConfigErrors(t *testing.T) {
 				`BRAIN_MAX_LOG_EVENTS="50": want 0 to keep every event, or a whole number of events from 100 to 100000000`,
 				`BRAIN_MAX_PROCESSES_PER_OWNER="-1": want a whole number of processes, or 0 for no limit`,
 				`BRAIN_WAIT_REPLICAS="some": want a whole number of replicas, or 0 for none`},
+		},
+		{
+			name: "bad log section",
+			file: "log:\n  format: xml\n  level: loud\n  colour: yes\n",
+			want: []string{
+				`brain.yaml:2:11: log.format: want json or console (got "xml")`,
+				`brain.yaml:3:10: log.level: want debug, info, warn or error (got "loud")`,
+				"brain.yaml:4:3: log.colour: unknown field; want one of format, level",
+			},
+		},
+		{
+			name: "log not a mapping",
+			file: "log: json\n",
+			want: []string{"brain.yaml:1:6: log: want a mapping of format, level"},
+		},
+		{
+			name: "log keys at the top level",
+			file: "log_format: json\n",
+			want: []string{"brain.yaml:1:1: log_format: unknown field"},
+		},
+		{
+			name: "bad log variables and flag",
+			env:  map[string]string{"BRAIN_LOG_FORMAT": "text", "BRAIN_LOG_LEVEL": "trace"},
+			want: []string{`BRAIN_LOG_FORMAT="text": want json or console`, `BRAIN_LOG_LEVEL="trace": want debug, info, warn or error`},
+		},
+		{
+			name: "bad log flag",
+			args: []string{"--log-level", "fatal"},
+			want: []string{`invalid value "fatal" for flag -log-level: want debug, info, warn or error`},
+		},
+		{
+			name: "bad OTEL_* variables",
+			env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json",
+				"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "yes please"},
+			want: []string{`OTEL_EXPORTER_OTLP_PROTOCOL="grpc": brain exports OTLP over HTTP only`,
+				`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="http/json"`,
+				`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="yes please": want true or false`},
 		},
 		{
 			name: "bad flag",

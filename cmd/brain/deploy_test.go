@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -48,6 +49,10 @@ type deployedServe struct {
 	// needsRedis: the file must point brain at a Redis server (it runs
 	// several nodes, or one that must keep its state).
 	needsRedis bool
+	// stopGrace is how long the file's supervisor waits after asking brain
+	// to stop before it kills it, preStop included (0: the file does not
+	// say); preStop is how long it waits before sending SIGTERM.
+	stopGrace, preStop time.Duration
 }
 
 // sampleRedisURL stands for a Redis URL that a deploy file takes from a
@@ -69,9 +74,18 @@ func dockerfileServe(t *testing.T) deployedServe {
 	t.Helper()
 	var entrypoint, cmd []string
 	var goImage, copied, port string
+	env := map[string]string{}
 	for line := range strings.Lines(string(readDeployFile(t, "Dockerfile"))) {
 		instr, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
 		switch instr {
+		case "ENV":
+			for _, kv := range strings.Fields(rest) {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					t.Fatalf("Dockerfile: ENV %s: want the KEY=value form", rest)
+				}
+				env[k] = v
+			}
 		case "FROM":
 			if img, ok := strings.CutPrefix(rest, "golang:"); ok {
 				goImage, _, _ = strings.Cut(img, " ")
@@ -113,7 +127,7 @@ func dockerfileServe(t *testing.T) deployedServe {
 	if len(cmd) == 0 || cmd[0] != "serve" {
 		t.Fatalf("Dockerfile: CMD %q, want serve and its flags", cmd)
 	}
-	return deployedServe{file: "Dockerfile", args: cmd[1:], env: map[string]string{}, port: port}
+	return deployedServe{file: "Dockerfile", args: cmd[1:], env: env, port: port}
 }
 
 // composeServe reads compose.yaml's brain service and checks that its
@@ -124,10 +138,11 @@ func composeServe(t *testing.T) deployedServe {
 		Build struct {
 			Context, Dockerfile string
 		}
-		Command     []string
-		Environment map[string]string
-		Ports       []string
-		Volumes     []string
+		Command         []string
+		Environment     map[string]string
+		Ports           []string
+		Volumes         []string
+		StopGracePeriod string `yaml:"stop_grace_period"`
 	}
 	var f struct {
 		Services map[string]service
@@ -159,7 +174,12 @@ func composeServe(t *testing.T) deployedServe {
 	if slices.Contains(b.Command, "--insecure-open") && !net.ParseIP(hostIP).IsLoopback() {
 		t.Errorf("compose.yaml: an open API published on %s, want the host's loopback", b.Ports[0])
 	}
-	return deployedServe{file: "compose.yaml", args: b.Command[1:], env: b.Environment, port: containerPort, needsRedis: true}
+	stopGrace, err := time.ParseDuration(b.StopGracePeriod)
+	if err != nil {
+		t.Errorf("compose.yaml: brain: stop_grace_period %q: %v (Docker's default, 10s, is too short)", b.StopGracePeriod, err)
+	}
+	return deployedServe{file: "compose.yaml", args: b.Command[1:], env: b.Environment, port: containerPort, needsRedis: true,
+		stopGrace: stopGrace}
 }
 
 // kubeServe reads kubernetes/brain.yaml's Deployment and Service, and
@@ -186,7 +206,12 @@ func kubeServe(t *testing.T) deployedServe {
 		}
 		ReadinessProbe probe `yaml:"readinessProbe"`
 		LivenessProbe  probe `yaml:"livenessProbe"`
-		VolumeMounts   []struct {
+		Lifecycle      struct {
+			PreStop struct {
+				Sleep struct{ Seconds int }
+			} `yaml:"preStop"`
+		}
+		VolumeMounts []struct {
 			Name      string
 			MountPath string `yaml:"mountPath"`
 		} `yaml:"volumeMounts"`
@@ -199,7 +224,8 @@ func kubeServe(t *testing.T) deployedServe {
 					Annotations map[string]string
 				}
 				Spec struct {
-					Containers []container
+					Containers                    []container
+					TerminationGracePeriodSeconds int `yaml:"terminationGracePeriodSeconds"`
 				}
 			}
 			Ports []struct {
@@ -250,6 +276,16 @@ func kubeServe(t *testing.T) deployedServe {
 		}
 		checkProbe(t, p.HTTPGet.Path)
 	}
+	if c.ReadinessProbe.HTTPGet.Path != "/readyz" || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Errorf("kubernetes/brain.yaml: readiness on %s, liveness on %s: want /readyz (503 while draining) and /healthz (up)",
+			c.ReadinessProbe.HTTPGet.Path, c.LivenessProbe.HTTPGet.Path)
+	}
+	// The Service stops sending new requests a moment after the pod starts
+	// stopping; a preStop sleep keeps brain taking them meanwhile.
+	preStop := time.Duration(c.Lifecycle.PreStop.Sleep.Seconds) * time.Second
+	if preStop == 0 {
+		t.Error("kubernetes/brain.yaml: no lifecycle.preStop.sleep: the Service may still send requests once brain has stopped taking them")
+	}
 	for _, p := range service.Spec.Ports {
 		if p.TargetPort != "http" {
 			t.Errorf("kubernetes/brain.yaml: the Service targets port %q, want http", p.TargetPort)
@@ -276,7 +312,8 @@ func kubeServe(t *testing.T) deployedServe {
 		}
 	}
 	return deployedServe{file: "kubernetes/brain.yaml", args: c.Args[1:], env: env, port: strconv.Itoa(ports["http"]),
-		metricsPort: metricsPort, needsRedis: true}
+		metricsPort: metricsPort, needsRedis: true, preStop: preStop,
+		stopGrace: time.Duration(deployment.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second}
 }
 
 // systemdServe reads brain.service's ExecStart and, when systemd-analyze
@@ -285,16 +322,31 @@ func systemdServe(t *testing.T) deployedServe {
 	t.Helper()
 	unit := string(readDeployFile(t, "brain.service"))
 	var exec []string
+	env := map[string]string{}
+	var stopGrace time.Duration
 	for line := range strings.Lines(unit) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "ExecStart="); ok {
+		key, v, _ := strings.Cut(strings.TrimSpace(line), "=")
+		switch key {
+		case "ExecStart":
 			exec = strings.Fields(v)
+		case "Environment":
+			for _, kv := range strings.Fields(v) {
+				k, v, _ := strings.Cut(kv, "=")
+				env[k] = v
+			}
+		case "TimeoutStopSec":
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Errorf("brain.service: TimeoutStopSec=%s: want a duration like 30s (%v)", v, err)
+			}
+			stopGrace = d
 		}
 	}
 	if len(exec) < 2 || exec[1] != "serve" {
 		t.Fatalf("brain.service: ExecStart %q, want brain serve and its flags", exec)
 	}
 	verifyUnit(t, strings.Replace(unit, "ExecStart="+exec[0], "ExecStart="+testBinary(t), 1))
-	return deployedServe{file: "brain.service", args: exec[2:], env: map[string]string{}, port: "8080"}
+	return deployedServe{file: "brain.service", args: exec[2:], env: env, port: "8080", stopGrace: stopGrace}
 }
 
 // verifyUnit runs systemd-analyze verify on unit, which must say nothing.
@@ -385,6 +437,13 @@ func TestDeployServe(t *testing.T) {
 		}
 		if d.needsRedis && cfg.Redis == embeddedRedis {
 			t.Errorf("%s: brain keeps its state in the embedded Redis, lost on exit", d.file)
+		}
+		// A log collector reads JSON lines.
+		if cfg.Log.Format != "json" {
+			t.Errorf("%s: brain logs in the %s format, want json", d.file, cfg.Log.Format)
+		}
+		if d.stopGrace != 0 && d.stopGrace-d.preStop <= stopTimeout {
+			t.Errorf("%s: brain is killed %s after SIGTERM, within the %s it may take to stop", d.file, d.stopGrace-d.preStop, stopTimeout)
 		}
 	}
 	// Without a config file, the image's command serves nothing open

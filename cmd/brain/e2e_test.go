@@ -119,8 +119,9 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	srv.stop(t)
-	// The test's redis-server keeps nothing on disk.
-	for _, want := range []string{demoModelWarning, "redis keeps no append-only file", "shutting down", "node stopped"} {
+	// The test's redis-server keeps nothing on disk. SIGTERM makes /readyz
+	// answer 503 (draining) before the node stops.
+	for _, want := range []string{demoModelWarning, "redis keeps no append-only file", "shutting down", "draining", "node stopped"} {
 		if !strings.Contains(srv.log.String(), want) {
 			t.Errorf("the server's log lacks %q:\n%s", want, srv.log.String())
 		}
@@ -198,8 +199,15 @@ func startServe(t *testing.T, bin, dir string, args ...string) *serveProcess {
 // hermetic environment.
 func startServeEnv(t *testing.T, bin, dir string, env []string, args ...string) *serveProcess {
 	t.Helper()
+	return startBrain(t, bin, dir, env, append([]string{"--log-format", "json", "serve"}, args...))
+}
+
+// startBrain is startServeEnv with the whole command line after the
+// binary, which must make it serve with JSON logs.
+func startBrain(t *testing.T, bin, dir string, env, argv []string) *serveProcess {
+	t.Helper()
 	s := &serveProcess{bin: bin, env: append(hermeticEnv(), env...), log: newSyncBuffer(), exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, append([]string{"--log-format", "json", "serve"}, args...)...)
+	s.cmd = exec.Command(bin, argv...)
 	s.cmd.Dir = dir // a brain.yaml there is read
 	s.cmd.Env = s.env
 	stderr, err := s.cmd.StderrPipe()
@@ -257,12 +265,12 @@ func startServeEnv(t *testing.T, bin, dir string, env []string, args ...string) 
 	return s
 }
 
-// hermeticEnv is the test's environment without BRAIN_* and OPENAI_*
-// variables, which would change what the binary does.
+// hermeticEnv is the test's environment without BRAIN_*, OPENAI_* and
+// OTEL_* variables, which would change what the binary does.
 func hermeticEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "BRAIN_") && !strings.HasPrefix(kv, "OPENAI_") {
+		if !strings.HasPrefix(kv, "BRAIN_") && !strings.HasPrefix(kv, "OPENAI_") && !strings.HasPrefix(kv, "OTEL_") {
 			env = append(env, kv)
 		}
 	}

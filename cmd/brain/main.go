@@ -18,6 +18,9 @@ const usage = `brain runs LLM agent engine processes and owns their lifecycle.
 Usage:
   brain [--log-level LEVEL] [--log-format json|console] COMMAND [ARGS]
 
+The log flags, or BRAIN_LOG_LEVEL and BRAIN_LOG_FORMAT, set the log of every
+command; brain serve also takes them after serve and from its config file.
+
 Commands:
   serve                 run a brain node with its HTTP API (brain serve --help)
   demo                  play a delegation scenario offline: arthur hands a task to a
@@ -63,9 +66,16 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("brain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var logOpts logOptions
-	fs.StringVar(&logOpts.level, "log-level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&logOpts.format, "log-format", "console", "log format: json or console")
+	var logFlags []flagValue
+	for _, s := range logSettings {
+		fs.Func(s.name, s.usage, func(v string) error {
+			if err := s.set(&serveConfig{}, v); err != nil {
+				return err
+			}
+			logFlags = append(logFlags, flagValue{s, v})
+			return nil
+		})
+	}
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
@@ -81,14 +91,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	log, err := newLogger(logOpts, stderr)
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	if cmd == "serve" {
+		// Its config file may set the log too: it builds its own logger,
+		// with the log flags before the command taken as its own.
+		var serveArgs []string
+		for _, f := range logFlags {
+			serveArgs = append(serveArgs, "--"+f.s.name, f.v)
+		}
+		return runServe(ctx, append(serveArgs, rest...), stdout, stderr)
+	}
+	logOpts, err := commandLog(logFlags, os.LookupEnv)
 	if err != nil {
 		fmt.Fprintf(stderr, "brain: %v\n", err)
 		return 2
 	}
+	log := newLogger(logOpts, stderr)
 	defer func() { _ = log.Sync() }()
 
-	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	switch cmd {
 	case "version":
 		fmt.Fprintln(stdout, versionString())
@@ -97,8 +117,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runRecipe(rest, stdout, stderr)
 	case "demo":
 		return runDemo(ctx, log, stdout, stderr)
-	case "serve":
-		return runServe(ctx, rest, log, stdout, stderr)
 	case "token":
 		return runToken(rest, os.Stdin, stdout, stderr)
 	case "ps", "new", "send", "steer", "logs", "pause", "resume", "stop", "retry", "rm", "inbox", "timers", "approvals", "approve", "reject":

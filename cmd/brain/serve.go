@@ -42,12 +42,21 @@ const (
 	// starts, so that the last events reach their clients; then their
 	// requests are cancelled (Shutdown never interrupts a running handler).
 	streamGrace = time.Second
+	// nodeGrace is how long running turns may take to finish once the
+	// API has stopped (brain.Config.Grace); a turn cut short is taken
+	// over by another node.
+	nodeGrace = 10 * time.Second
+	// telemetryFlush bounds the export of the last spans and metrics.
+	telemetryFlush = 5 * time.Second
+	// stopTimeout is the most brain serve takes to exit after SIGTERM:
+	// a supervisor's grace (Kubernetes', systemd's) must exceed it.
+	stopTimeout = shutdownTimeout + nodeGrace + telemetryFlush
 )
 
 // runServe runs `brain serve` until ctx ends (SIGINT, SIGTERM) and returns
 // the exit code: 2 for a bad configuration, 1 when serving fails. It writes
 // nothing to stdout: the log tells what happens.
-func runServe(ctx context.Context, args []string, log *zap.Logger, _, stderr io.Writer) int {
+func runServe(ctx context.Context, args []string, _, stderr io.Writer) int {
 	cfg, err := loadServeConfig(args, os.LookupEnv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -56,6 +65,8 @@ func runServe(ctx context.Context, args []string, log *zap.Logger, _, stderr io.
 		fmt.Fprintf(stderr, "brain serve: %v\n", err)
 		return 2
 	}
+	log := newLogger(cfg.Log, stderr)
+	defer func() { _ = log.Sync() }()
 	warn, err := checkOpenMode(cfg.Listen, len(cfg.Tokens), cfg.InsecureOpen)
 	if err != nil {
 		fmt.Fprintf(stderr, "brain serve: %v\n", err)
@@ -102,21 +113,23 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 
 	reg := metricsRegistry()
 	node, err := brain.New(brain.Config{
-		Redis:          rdb,
-		NodeID:         cfg.NodeID,
-		Concurrency:    cfg.Concurrency,
-		HistoryBytes:   int(cfg.HistoryMemory),
-		RetainFinished: cfg.RetainFinished,
-		InboxLimit:     cfg.nodeInboxLimit(),
-		MaxLogEvents:   cfg.MaxLogEvents,
-		OwnerLimit:     cfg.MaxProcessesPerOwner,
-		WaitReplicas:   cfg.WaitReplicas,
-		AffinityWait:   cfg.nodeAffinityWait(),
-		Recipes:        lib,
-		ResolveModel:   models.Resolve,
-		Engines:        cfg.Engines,
-		Logger:         log,
-		Metrics:        brain.NewMetrics(reg),
+		Redis:                 rdb,
+		NodeID:                cfg.NodeID,
+		Concurrency:           cfg.Concurrency,
+		HistoryBytes:          int(cfg.HistoryMemory),
+		RetainFinished:        cfg.RetainFinished,
+		InboxLimit:            cfg.nodeInboxLimit(),
+		MaxLogEvents:          cfg.MaxLogEvents,
+		OwnerLimit:            cfg.MaxProcessesPerOwner,
+		WaitReplicas:          cfg.WaitReplicas,
+		AffinityWait:          cfg.nodeAffinityWait(),
+		Grace:                 nodeGrace,
+		Recipes:               lib,
+		ResolveModel:          models.Resolve,
+		Engines:               cfg.Engines,
+		Logger:                log,
+		Metrics:               brain.NewMetrics(reg),
+		CaptureMessageContent: cfg.Telemetry.CaptureContent,
 	})
 	if err != nil {
 		return err
@@ -124,6 +137,14 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 	if err := node.RegisterStateGauge(reg); err != nil {
 		return err
 	}
+	// OpenTelemetry's global providers, which the node and the API take by
+	// default, are installed once the node has its id, for the resource;
+	// the tracer and meters the node took from them already follow them.
+	tel, err := startTelemetry(ctx, cfg.Telemetry, node.ID(), log.Named("otel"))
+	if err != nil {
+		return err
+	}
+	defer tel.flush(context.WithoutCancel(ctx)) // after the node's last turns
 	reload := &reloader{dir: cfg.Recipes, models: models, node: node, log: log.Named("recipes")}
 	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	apiMetrics := metrics
@@ -131,12 +152,13 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		apiMetrics = nil // served on its own address only
 	}
 	handler, err := api.New(api.Config{
-		Backend: node,
-		Tokens:  cfg.Tokens,
-		MaxBody: cfg.MaxBody,
-		Metrics: apiMetrics,
-		Reload:  reload.Reload,
-		Logger:  log, // named "api" by the server
+		Backend:    node,
+		Tokens:     cfg.Tokens,
+		MaxBody:    cfg.MaxBody,
+		Metrics:    apiMetrics,
+		Registerer: reg,
+		Reload:     reload.Reload,
+		Logger:     log, // named "api" by the server
 	})
 	if err != nil {
 		return err
@@ -216,6 +238,10 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		errs = append(errs, context.Cause(runCtx))
 	}
 	log.Info("shutting down")
+	// /readyz answers 503 from now on, while requests in flight finish and
+	// the node drains, so that a load balancer that still probes sends no
+	// more.
+	handler.SetDraining()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

@@ -604,6 +604,8 @@ func (r *run) ending(ctx, toolCtx context.Context, resp *llm.Response) (lifecycl
 		r.result(c, tools.ErrorResult("%s", err.Error()))
 		return "", false
 	}
+	_, span := startTool(toolCtx, c) // the contract acts on the call in the turn itself
+	defer span.End()
 	return r.c.End(&Ending{r}, c, resp.Text)
 }
 
@@ -678,7 +680,9 @@ func (r *run) call(ctx context.Context, c conversation.ToolCall, key string) {
 			return
 		}
 	}
+	ctx, span := startTool(ctx, c)
 	res := r.t.Tools.Call(ctx, c)
+	endTool(span, res)
 	if c.Name == tools.SpawnWorker && !res.IsError {
 		r.spawned++
 	}

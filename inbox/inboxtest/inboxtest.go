@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -491,13 +492,14 @@ func testNotFound(t *testing.T, newHarness func(*testing.T) Harness) {
 }
 
 // testMessages checks that a message comes back from Inbox as it was
-// posted, with its id and without its key, and that an invalid one is
-// refused.
+// posted, with its id and trace parent and without its key, and that an
+// invalid one is refused.
 func testMessages(t *testing.T, newHarness func(*testing.T) Harness) {
 	h := newHarness(t)
 	in, pid := h.Make(t, paused(lifecycle.Blocked), 0)
 	at := time.Date(2025, 3, 1, 12, 0, 0, int(7*time.Millisecond), time.UTC)
-	first := inbox.Message{Kind: conversation.KindUser, From: "user:ada", Content: "hi\nthere", At: at, IdempotencyKey: "k1"}
+	first := inbox.Message{Kind: conversation.KindUser, From: "user:ada", Content: "hi\nthere", At: at, IdempotencyKey: "k1",
+		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 	second := inbox.Message{Kind: conversation.KindSystem, Content: "a notice"}
 	id1, id2 := post(t, in, pid, first), post(t, in, pid, second)
 	if id1 == id2 {
@@ -505,6 +507,9 @@ func testMessages(t *testing.T, newHarness func(*testing.T) Harness) {
 	}
 	if _, _, err := in.Post(context.Background(), pid, inbox.Message{Kind: "shout", Content: "HEY"}); err == nil {
 		t.Error("Post of kind shout succeeded")
+	}
+	if _, _, err := in.Post(context.Background(), pid, inbox.Message{Kind: conversation.KindUser, TraceParent: strings.Repeat("0", 300)}); err == nil {
+		t.Error("Post with a trace parent of 300 bytes succeeded")
 	}
 	got, err := in.Inbox(context.Background(), pid)
 	if err != nil {

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/conversation"
@@ -115,6 +118,21 @@ type Config struct {
 	Clock func() time.Time
 	// Metrics, when set, receives the node's measurements (see NewMetrics).
 	Metrics *Metrics
+	// TracerProvider makes the spans of turns (invoke_agent), model calls
+	// (chat) and tool calls (execute_tool), after OpenTelemetry's GenAI
+	// conventions (default: otel.GetTracerProvider(), a no-op unless the
+	// program installed an SDK).
+	TracerProvider trace.TracerProvider
+	// MeterProvider records the GenAI client metrics of model calls,
+	// gen_ai.client.operation.duration and gen_ai.client.token.usage
+	// (default: otel.GetMeterProvider()).
+	MeterProvider metric.MeterProvider
+	// CaptureMessageContent puts what model calls were sent and answered
+	// on their spans (gen_ai.system_instructions, gen_ai.input.messages,
+	// gen_ai.output.messages): users' words then reach the trace backend.
+	// Off by default; brain serve turns it on with
+	// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
+	CaptureMessageContent bool
 	// OnCommit, when set, is called after every turn this node commits, with
 	// the process's record and the turn's events (the demo prints them; tests
 	// wait on them). It runs on the turn's goroutine: keep it short.
@@ -185,6 +203,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
+	}
+	if c.TracerProvider == nil {
+		c.TracerProvider = otel.GetTracerProvider()
+	}
+	if c.MeterProvider == nil {
+		c.MeterProvider = otel.GetMeterProvider()
 	}
 }
 

@@ -17,8 +17,9 @@ import (
 // is renewed at least twice before it could expire; a lease it fails to
 // renew cancels its turn (another node recovers the process).
 type leaseKeeper struct {
-	store *store.Store
-	ttl   time.Duration
+	store   *store.Store
+	ttl     time.Duration
+	metrics *Metrics
 
 	mu   sync.Mutex
 	held map[*store.Claim]*heldLease
@@ -32,8 +33,8 @@ type heldLease struct {
 	renewed time.Time
 }
 
-func newLeaseKeeper(st *store.Store, ttl time.Duration) *leaseKeeper {
-	return &leaseKeeper{store: st, ttl: ttl, held: make(map[*store.Claim]*heldLease)}
+func newLeaseKeeper(st *store.Store, ttl time.Duration, m *Metrics) *leaseKeeper {
+	return &leaseKeeper{store: st, ttl: ttl, metrics: m, held: make(map[*store.Claim]*heldLease)}
 }
 
 // hold keeps claim's lease until drop; cancel ends its turn if the lease is
@@ -80,6 +81,7 @@ func (k *leaseKeeper) renewDue(ctx context.Context, now time.Time) {
 	for _, c := range due {
 		wg.Go(func() {
 			err := k.store.RenewLease(ctx, c)
+			k.metrics.redisError(err)
 			k.mu.Lock()
 			defer k.mu.Unlock()
 			h := k.held[c]

@@ -72,10 +72,10 @@ func (n *Node) prepare(rec store.Record) (turnSetup, error) {
 }
 
 // model resolves a recipe's model, by Config.ResolveModel when set, else
-// by Config.Models; each candidate metered under its provider name. With
-// model.fallbacks, the candidates are tried in order (llm.Fallback).
-// window is the smallest context window the candidates declare
-// (llm.Windowed), 0 when none does.
+// by Config.Models; each candidate observed (spans, metrics) under its
+// provider name. With model.fallbacks, the candidates are tried in order
+// (llm.Fallback). window is the smallest context window the candidates
+// declare (llm.Windowed), 0 when none does.
 func (n *Node) model(r *recipes.Recipe) (model llm.Model, window int, err error) {
 	specs := r.Model.Candidates()
 	chain := make([]llm.Candidate, len(specs))
@@ -95,7 +95,7 @@ func (n *Node) model(r *recipes.Recipe) (model llm.Model, window int, err error)
 	return llm.Fallback(chain...), window, nil
 }
 
-// candidate resolves one model section of recipe r, metered, its usage
+// candidate resolves one model section of recipe r, observed, its usage
 // saying who answered (the model may have said so itself, more precisely:
 // brain serve's providers name the provider "default" stands for).
 func (n *Node) candidate(r *recipes.Recipe, m recipes.Model) (llm.Model, int, error) {
@@ -116,5 +116,5 @@ func (n *Node) candidate(r *recipes.Recipe, m recipes.Model) (llm.Model, int, er
 	if w, ok := model.(llm.Windowed); ok {
 		window = w.ContextTokens()
 	}
-	return n.cfg.Metrics.meter(p, llm.Answering(p, "", model)), window, nil
+	return n.models.wrap(p, llm.Answering(p, "", model)), window, nil
 }

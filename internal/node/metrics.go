@@ -1,15 +1,13 @@
 package node
 
 import (
-	"context"
-	"iter"
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines"
-	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/store"
 )
@@ -24,6 +22,10 @@ type Metrics struct {
 	modelLatency *prometheus.HistogramVec
 	tokens       *prometheus.CounterVec
 	hosted       *prometheus.CounterVec
+	modelErrors  *prometheus.CounterVec
+	retries      *prometheus.CounterVec
+	firstToken   *prometheus.HistogramVec
+	unavailable  *prometheus.CounterVec // Redis, by source
 	takeovers    prometheus.Counter
 	drained      prometheus.Histogram
 	fitted       *prometheus.CounterVec
@@ -54,12 +56,27 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}),
 		modelLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "brain_model_latency_seconds", Help: "Duration of model calls, by provider.",
+			Name: "brain_model_latency_seconds", Help: "Duration of model calls, retries included, by provider (as recipes name it) and model.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 18),
-		}, []string{"provider"}),
+		}, []string{"provider", "model"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "brain_model_tokens_total", Help: "Tokens of model calls, by provider and direction (input, output).",
-		}, []string{"provider", "direction"}),
+			Name: "brain_model_tokens_total", Help: "Tokens of model calls, by provider, model and direction (input, output).",
+		}, []string{"provider", "model", "direction"}),
+		modelErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_model_errors_total",
+			Help: "Model calls that failed after their retries, by provider, model and kind: rate_limit, auth, server (5xx, unreachable, a stream cut), timeout, context_length, bad_request, payload (provider data the adapter cannot send back), other.",
+		}, []string{"provider", "model", "kind"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_model_retries_total", Help: "Attempts of model calls made again after a failure (429, 5xx, a connection error), by provider and model.",
+		}, []string{"provider", "model"}),
+		firstToken: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "brain_model_time_to_first_token_seconds", Help: "Time from the start of a model call to the first text or tool call of its answer, by provider and model.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 2, 14),
+		}, []string{"provider", "model"}),
+		unavailable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_redis_unavailable_total",
+			Help: redisUnavailableHelp,
+		}, []string{"source"}),
 		hosted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "brain_hosted_requests_total", Help: "Requests the model providers ran themselves and bill apart from tokens (web searches), by provider and tool.",
 		}, []string{"provider", "tool"}),
@@ -109,8 +126,31 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens, m.trimmed, m.histories, m.daySpent,
-		m.approvals, m.decisionTime)
+		m.approvals, m.decisionTime, m.modelErrors, m.retries, m.firstToken)
+	m.unavailable = registerShared(reg, m.unavailable)
 	return m
+}
+
+// redisUnavailableHelp is the help of brain_redis_unavailable_total, whose
+// family the node shares with the API (source="api"): the same wherever it
+// is registered.
+const redisUnavailableHelp = "Operations that failed because Redis could not serve just now, by source (api: requests answered 503 with Retry-After; node: its own work, retried)."
+
+// registerShared registers c on reg, or returns the family another part of
+// the server registered there first under the same name, help and labels.
+// Any other refusal panics, as MustRegister does.
+func registerShared(reg prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
+	err := reg.Register(c)
+	var dup prometheus.AlreadyRegisteredError
+	if errors.As(err, &dup) {
+		if existing, ok := dup.ExistingCollector.(*prometheus.CounterVec); ok {
+			return existing
+		}
+	}
+	if err != nil {
+		panic(err)
+	}
+	return c
 }
 
 // observeTurn records a committed turn.
@@ -225,64 +265,38 @@ func (m *Metrics) outcome(recipe, outcome string) {
 	}
 }
 
-// meter wraps a model so that its calls are timed and their tokens counted.
-func (m *Metrics) meter(provider string, model llm.Model) llm.Model {
+// observeModelCall records a model call of provider (as the recipe names
+// it) and model that took elapsed, its first text or tool call after first
+// (0: none came), after retries retries, with usage, and failed with an
+// error of kind (errorKind; "" when it did not). A cancelled call is the
+// node's doing, not the model's: no error is counted for it.
+func (m *Metrics) observeModelCall(provider, model string, elapsed, first time.Duration, retries int, usage llm.Usage, kind string) {
 	if m == nil {
-		return model
-	}
-	return meteredModel{Model: model, provider: provider, m: m}
-}
-
-type meteredModel struct {
-	llm.Model
-	provider string
-	m        *Metrics
-}
-
-func (mm meteredModel) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
-	return func(yield func(llm.Part, error) bool) {
-		start := time.Now()
-		defer func() { mm.m.modelLatency.WithLabelValues(mm.provider).Observe(time.Since(start).Seconds()) }()
-		for p, err := range mm.Model.Generate(ctx, req) {
-			if p.Usage != nil {
-				mm.m.tokens.WithLabelValues(mm.provider, "input").Add(float64(p.Usage.InputTokens))
-				mm.m.tokens.WithLabelValues(mm.provider, "output").Add(float64(p.Usage.OutputTokens))
-				for tool, n := range p.Usage.Hosted {
-					mm.m.hosted.WithLabelValues(mm.provider, tool).Add(float64(n))
-				}
-			}
-			if !yield(p, err) {
-				return
-			}
-		}
-	}
-}
-
-// stateCollector reports the processes in each state, read from the store's
-// state index when /metrics is scraped.
-type stateCollector struct {
-	store *store.Store
-	desc  *prometheus.Desc
-}
-
-// RegisterStateGauge registers brain_processes{state} on reg, read from
-// Redis at each scrape. One node per Redis should register it.
-func (n *Node) RegisterStateGauge(reg prometheus.Registerer) error {
-	return reg.Register(stateCollector{store: n.store, desc: prometheus.NewDesc(
-		"brain_processes", "Processes in each lifecycle state (all nodes).", []string{"state"}, nil)})
-}
-
-func (c stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
-
-func (c stateCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	counts, err := c.store.Counts(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
-	for _, st := range lifecycle.States() {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[st]), string(st))
+	m.modelLatency.WithLabelValues(provider, model).Observe(elapsed.Seconds())
+	if first > 0 {
+		m.firstToken.WithLabelValues(provider, model).Observe(first.Seconds())
+	}
+	if retries > 0 {
+		m.retries.WithLabelValues(provider, model).Add(float64(retries))
+	}
+	if kind != "" && kind != "canceled" {
+		m.modelErrors.WithLabelValues(provider, model, kind).Inc()
+	}
+	if usage.InputTokens+usage.OutputTokens > 0 {
+		m.tokens.WithLabelValues(provider, model, "input").Add(float64(usage.InputTokens))
+		m.tokens.WithLabelValues(provider, model, "output").Add(float64(usage.OutputTokens))
+	}
+	for tool, n := range usage.Hosted {
+		m.hosted.WithLabelValues(provider, tool).Add(float64(n))
+	}
+}
+
+// redisError counts err when it says Redis could not serve the node
+// (store.Unavailable).
+func (m *Metrics) redisError(err error) {
+	if m != nil && store.Unavailable(err) {
+		m.unavailable.WithLabelValues("node").Inc()
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/store"
@@ -34,6 +35,11 @@ type Node struct {
 	histories *histories
 	// wakes reads the wake queue, the node's home streams first.
 	wakes *wakeReader
+	// tracer makes the spans of turns; models records the model calls.
+	tracer trace.Tracer
+	models *modelObserver
+	// gauge is brain_processes, once registered (RegisterStateGauge).
+	gauge atomic.Pointer[stateCollector]
 
 	mu      sync.Mutex
 	started bool
@@ -66,17 +72,21 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("brain: %w", err)
 	}
 	n := &Node{
-		cfg:   cfg,
-		log:   cfg.Logger.Named("node").With(zap.String("node", cfg.NodeID)),
-		store: st,
-		slots: make(chan struct{}, cfg.Concurrency),
-		work:  make(chan store.Wake, cfg.Concurrency),
+		cfg:    cfg,
+		log:    cfg.Logger.Named("node").With(zap.String("node", cfg.NodeID)),
+		store:  st,
+		tracer: cfg.TracerProvider.Tracer(scope),
+		slots:  make(chan struct{}, cfg.Concurrency),
+		work:   make(chan store.Wake, cfg.Concurrency),
+	}
+	if n.models, err = newModelObserver(cfg); err != nil {
+		return nil, fmt.Errorf("brain: %w", err)
 	}
 	n.histories = newHistories(cfg.HistoryCache, cfg.HistoryBytes)
 	if n.wakes, err = newWakeReader(st, cfg); err != nil {
 		return nil, fmt.Errorf("brain: %w", err)
 	}
-	n.leases = newLeaseKeeper(st, cfg.LeaseTTL)
+	n.leases = newLeaseKeeper(st, cfg.LeaseTTL, cfg.Metrics)
 	catalog := toolset.Builtins()
 	catalog[tools.SpawnWorker] = tools.SpawnWorkerFactory(n)
 	catalog[tools.ScheduleWakeup] = tools.ScheduleWakeupFactory(n)
@@ -137,6 +147,7 @@ func (n *Node) Start(ctx context.Context) error {
 	n.loop(intakeCtx, "trimming wake queues", time.Second, n.trimWakes)
 	n.loop(intakeCtx, "timers", time.Second, n.fireTimers)
 	n.loop(intakeCtx, "tending function libraries", time.Hour, n.tendLibraries)
+	n.loop(intakeCtx, "holding the lease of brain_processes", n.cfg.LeaseTTL/3, n.holdGauge)
 	if n.cfg.RetainFinished > 0 {
 		n.loop(intakeCtx, "deleting finished processes", min(max(n.cfg.RetainFinished/4, time.Minute), time.Hour), n.deleteFinished)
 	}
@@ -166,6 +177,7 @@ func (n *Node) loop(ctx context.Context, name string, every time.Duration, step 
 		}
 		for ctx.Err() == nil {
 			if err := step(ctx); err != nil && ctx.Err() == nil {
+				n.cfg.Metrics.redisError(err)
 				n.log.Warn(name+" failed", zap.Error(err))
 				if every == 0 {
 					tick = time.After(time.Second)
@@ -198,6 +210,9 @@ func (n *Node) Stop(ctx context.Context) error {
 
 	n.cancel()
 	n.intake.Wait()
+	dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	n.dropGauge(dropCtx)
+	cancel()
 	if n.cfg.AffinityWait > 0 {
 		leaveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		if err := n.wakes.leave(leaveCtx); err != nil {

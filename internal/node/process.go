@@ -39,7 +39,8 @@ type NewProcess struct {
 }
 
 // Create creates a process from a recipe, with the recipe's scheduled
-// wakeups armed.
+// wakeups armed. Its input carries the trace context of ctx, if any: the
+// span of its first turn links to it.
 func (n *Node) Create(ctx context.Context, p NewProcess) (store.Record, error) {
 	r, err := n.recipe(p.Recipe)
 	if err != nil {
@@ -57,7 +58,7 @@ func (n *Node) Create(ctx context.Context, p NewProcess) (store.Record, error) {
 		if kind == "" {
 			kind, from = conversation.KindUser, userFrom(p.Owner)
 		}
-		np.Input = &store.Message{Kind: kind, From: from, Content: p.Input, At: n.cfg.Clock()}
+		np.Input = &store.Message{Kind: kind, From: from, Content: p.Input, At: n.cfg.Clock(), TraceParent: traceParent(ctx)}
 	}
 	rec, err := n.store.Create(ctx, np)
 	if errors.Is(err, store.ErrExists) && p.IdempotencyKey != "" {
@@ -105,7 +106,9 @@ func userFrom(owner string) string {
 
 // Send posts a user message to a process's inbox; it wakes the process when
 // its state allows. A repeated idempotency key returns the first message's
-// id and adds nothing.
+// id and adds nothing. The message carries the trace context of ctx, if
+// any (so do Steer's and Decide's): the span of the turn that drains it
+// links to it.
 func (n *Node) Send(ctx context.Context, pid, from, content, idempotencyKey string) (string, error) {
 	return n.post(ctx, pid, conversation.KindUser, from, content, idempotencyKey)
 }
@@ -117,7 +120,8 @@ func (n *Node) Steer(ctx context.Context, pid, from, content, idempotencyKey str
 }
 
 func (n *Node) post(ctx context.Context, pid string, kind conversation.Kind, from, content, key string) (string, error) {
-	id, _, err := n.store.Post(ctx, pid, store.Message{Kind: kind, From: from, Content: content, At: n.cfg.Clock(), IdempotencyKey: key})
+	id, _, err := n.store.Post(ctx, pid, store.Message{Kind: kind, From: from, Content: content, At: n.cfg.Clock(), IdempotencyKey: key,
+		TraceParent: traceParent(ctx)})
 	if errors.Is(err, store.ErrInboxFull) {
 		n.cfg.Metrics.inboxFull(kind)
 	}
@@ -131,7 +135,7 @@ func (n *Node) post(ctx context.Context, pid string, kind conversation.Kind, fro
 // caller's to check (Record.Approvals says who the recipe lets decide).
 func (n *Node) Decide(ctx context.Context, pid, from string, d conversation.ApprovalDecision, idempotencyKey string) (string, error) {
 	m := inbox.Approval(d, from)
-	m.At, m.IdempotencyKey = n.cfg.Clock(), idempotencyKey
+	m.At, m.IdempotencyKey, m.TraceParent = n.cfg.Clock(), idempotencyKey, traceParent(ctx)
 	id, _, err := n.store.Post(ctx, pid, m)
 	return id, err
 }

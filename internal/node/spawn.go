@@ -61,6 +61,7 @@ func (n *Node) Spawn(ctx context.Context, parent tools.Caller, recipe, task stri
 	wait := spawnRetryWait
 	for attempt := 1; ; attempt++ {
 		id, err := create()
+		n.cfg.Metrics.redisError(err)
 		if err != nil && store.Unavailable(err) && attempt == spawnAttempts {
 			return "", fmt.Errorf("spawn_worker: Redis could not be reached just now, so the worker may or may not have "+
 				"been started (if it was, its result will reach your inbox): %w", err)

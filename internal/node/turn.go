@@ -26,14 +26,18 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	// Lazy: most turns log nothing, and an eager With costs a copy per turn.
 	log := n.log.WithLazy(zap.String("process", w.PID))
 	known, kept := n.histories.known(w.PID)
+	start := time.Now()
 	claim, err := n.store.ClaimAfter(ctx, w, n.cfg.NodeID, "t_"+rand.Text()[:10], known, kept)
 	if errors.Is(err, store.ErrNothingToDo) || errors.Is(err, store.ErrNotFound) {
 		return // the store has settled the wake
 	}
 	if err != nil {
+		n.cfg.Metrics.redisError(err)
 		log.Warn("claim failed", zap.Error(err))
 		return
 	}
+	ctx, span := n.traceTurn(ctx, claim, start)
+	defer span.End()
 	log = log.WithLazy(zap.String("recipe", claim.Record.Recipe), zap.String("turn", claim.TurnID))
 	setup, err := n.prepare(claim.Record)
 	if err != nil {
@@ -44,6 +48,8 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 	claim.KeepEvents = cmp.Or(setup.recipe.Limits.MaxLogEvents, n.cfg.MaxLogEvents)
 	history, omitted, err := n.turnHistory(ctx, claim, kept, setup.contextTokens)
 	if err != nil {
+		n.cfg.Metrics.redisError(err)
+		turnEnded(ctx, "abandoned", err)
 		log.Error("reading the history failed; abandoning the turn", zap.Error(err))
 		_ = n.store.Release(context.WithoutCancel(ctx), claim)
 		return
@@ -74,12 +80,14 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 // turn is recovered from its last checkpoint, here or on another node, not
 // failed. Anything else fails the process.
 func (n *Node) abandon(ctx context.Context, claim *store.Claim, err error, log *zap.Logger) {
+	n.cfg.Metrics.redisError(err)
 	if ctx.Err() == nil && !errors.Is(err, store.ErrFenced) && !store.Unavailable(err) {
 		log.Error("turn failed", zap.Error(err))
 		n.fail(ctx, claim, err.Error(), log)
 		return
 	}
 	log.Info("turn abandoned", zap.Error(err))
+	turnEnded(ctx, "abandoned", err)
 	n.cfg.Metrics.outcome(claim.Record.Recipe, "abandoned")
 	if rerr := n.store.Release(context.WithoutCancel(ctx), claim); rerr != nil && !errors.Is(rerr, store.ErrFenced) {
 		log.Warn("release failed", zap.Error(rerr))
@@ -94,12 +102,15 @@ func (n *Node) commit(ctx context.Context, claim *store.Claim, out engines.Outco
 		n.resumeAt(context.WithoutCancel(ctx), claim, out.ResumeAt, log) // as the commit
 	}
 	n.armTimeouts(context.WithoutCancel(ctx), claim, out.Approvals, log) // as the commit
-	notify := n.notifyParent(claim, out)
+	notify := n.notifyParent(ctx, claim, out)
 	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, out.Pending, out.Next, "engine", notify, out.Approvals...)
 	if err != nil {
+		n.cfg.Metrics.redisError(err)
+		turnEnded(ctx, "abandoned", err) // recovered from its last checkpoint
 		log.Warn("commit failed", zap.Error(err))
 		return
 	}
+	turnEnded(ctx, string(out.Next), nil)
 	n.cfg.Metrics.observeApprovals(claim, out)
 	n.keepTurn(claim, rec)
 	n.histories.keepRecord(rec)
@@ -147,12 +158,15 @@ func (n *Node) fail(ctx context.Context, claim *store.Claim, why string, log *za
 	notice := conversation.NewSystemNotice("turn_failed", "The turn failed and the process stopped: "+why+
 		". An operator can retry it.")
 	notice.At, notice.Turn, notice.By = n.cfg.Clock(), claim.TurnID, "node:"+n.cfg.NodeID
-	notify := n.notifyParent(claim, engines.Outcome{Next: lifecycle.Fail, Finish: &tools.FinishArgs{Status: tools.FinishFailed, Result: notice.SystemNotice.Text}})
+	notify := n.notifyParent(ctx, claim, engines.Outcome{Next: lifecycle.Fail, Finish: &tools.FinishArgs{Status: tools.FinishFailed, Result: notice.SystemNotice.Text}})
 	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, []conversation.Event{notice}, lifecycle.Fail, "node:"+n.cfg.NodeID, notify)
 	if err != nil {
+		n.cfg.Metrics.redisError(err)
+		turnEnded(ctx, "abandoned", err)
 		log.Warn("commit of the failure failed", zap.Error(err))
 		return
 	}
+	turnEnded(ctx, string(lifecycle.Fail), errors.New(why))
 	n.keepTurn(claim, rec)
 	n.cfg.Metrics.outcome(claim.Record.Recipe, string(lifecycle.Fail))
 	if n.cfg.OnCommit != nil {
@@ -195,8 +209,10 @@ func (n *Node) armTimeouts(ctx context.Context, claim *store.Claim, calls []conv
 }
 
 // notifyParent returns the message a finished worker sends its parent: a
-// conversation.ProcessEvent, with the sources its result rests on.
-func (n *Node) notifyParent(claim *store.Claim, out engines.Outcome) *store.Notify {
+// conversation.ProcessEvent, with the sources its result rests on, from
+// the span of the turn in ctx (the parent's turn that drains it links to
+// it).
+func (n *Node) notifyParent(ctx context.Context, claim *store.Claim, out engines.Outcome) *store.Notify {
 	rec := claim.Record
 	if (out.Next != lifecycle.Finish && out.Next != lifecycle.Fail) || rec.Parent == "" || out.Finish == nil {
 		return nil
@@ -205,7 +221,9 @@ func (n *Node) notifyParent(claim *store.Claim, out engines.Outcome) *store.Noti
 	for _, c := range out.Cited {
 		report.Sources = append(report.Sources, c.Source)
 	}
-	return store.ReportTo(rec.Parent, report)
+	notify := store.ReportTo(rec.Parent, report)
+	notify.Message.TraceParent = traceParent(ctx)
+	return notify
 }
 
 // shortDuration writes d as a person would: 1h, 1h30m, 45s, not 1h0m0s.

@@ -23,8 +23,9 @@ type Attempt func() (yielded, stopped bool, err error)
 // it (the stream has no way to take parts back). The error is returned
 // instead, and the engine ends the turn with a notice.
 //
-// Each retry is logged to log as a warning with fields; the errors of this
-// package carry no key and no payload.
+// Each retry is logged to log as a warning with fields, and told to the
+// context's retry observer (WithRetryObserver); the errors of this package
+// carry no key and no payload.
 func (r Retry) Stream(ctx context.Context, log *zap.Logger, attempt Attempt, yield func(llm.Part, error) bool, fields ...zap.Field) {
 	for n := 1; ; n++ {
 		yielded, stopped, err := attempt()
@@ -47,6 +48,7 @@ func (r Retry) Stream(ctx context.Context, log *zap.Logger, attempt Attempt, yie
 			yield(llm.Part{}, final)
 			return
 		}
+		observeRetry(ctx, n, err)
 		log.Warn("model call failed; retrying", append(fields[:len(fields):len(fields)],
 			zap.Int("attempt", n),
 			zap.Duration("wait", wait),

@@ -49,17 +49,18 @@ func TestStream(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			sleeps := 0
+			sleeps, retries := 0, 0
 			r := policy()
 			r.Sleep = func(context.Context, time.Duration) error { sleeps++; return nil }
 			s := &script{results: tt.results}
 			var errs []error
-			r.Stream(context.Background(), zap.NewNop(), s.attempt, func(_ llm.Part, err error) bool {
+			ctx := WithRetryObserver(context.Background(), func(int, error) { retries++ })
+			r.Stream(ctx, zap.NewNop(), s.attempt, func(_ llm.Part, err error) bool {
 				errs = append(errs, err)
 				return true
 			})
-			if s.n != tt.attempts || sleeps != tt.sleeps {
-				t.Errorf("attempts %d, sleeps %d; want %d, %d", s.n, sleeps, tt.attempts, tt.sleeps)
+			if s.n != tt.attempts || sleeps != tt.sleeps || retries != tt.sleeps {
+				t.Errorf("attempts %d, sleeps %d, retries observed %d; want %d, %d, %d", s.n, sleeps, retries, tt.attempts, tt.sleeps, tt.sleeps)
 			}
 			switch {
 			case tt.errHas == "" && len(errs) != 0:

@@ -75,7 +75,7 @@ func (p Config) Check() error {
 	if p.Type == TypeOpenAI && p.BaseURL == "" && p.APIKey == "" {
 		return errors.New("base_url: required for an OpenAI-compatible server, such as http://127.0.0.1:11434/v1; only OpenAI's own API goes without it, and that needs api_key_env")
 	}
-	_, err := p.newModel("", nil)
+	_, err := p.newModel("", nil, nil)
 	return err
 }
 

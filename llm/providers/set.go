@@ -3,6 +3,7 @@ package providers
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -35,6 +36,7 @@ type Set struct {
 	providers []Config  // the first is the default
 	fallback  llm.Model // set when providers is empty
 	log       *zap.Logger
+	http      *http.Client // the clients' (tracedClient)
 
 	mu      sync.Mutex
 	clients map[clientKey]llm.Model
@@ -62,7 +64,7 @@ func New(providers []Config, opts Options) (*Set, error) {
 	if err := checkAll(providers); err != nil {
 		return nil, err
 	}
-	s := &Set{providers: slices.Clone(providers), log: opts.Logger, clients: map[clientKey]llm.Model{}}
+	s := &Set{providers: slices.Clone(providers), log: opts.Logger, http: tracedClient(), clients: map[clientKey]llm.Model{}}
 	if s.log == nil {
 		s.log = zap.NewNop()
 	}
@@ -153,7 +155,7 @@ func (s *Set) client(p Config, baseURL string) (llm.Model, error) {
 	if c, ok := s.clients[key]; ok {
 		return c, nil
 	}
-	c, err := p.newModel(baseURL, s.log)
+	c, err := p.newModel(baseURL, s.log, s.http)
 	if err != nil {
 		return nil, err
 	}
@@ -167,20 +169,22 @@ func (s *Set) client(p Config, baseURL string) (llm.Model, error) {
 	return c, nil
 }
 
-// newModel builds a client of p, at baseURL when it is set. log may be nil.
-func (p Config) newModel(baseURL string, log *zap.Logger) (llm.Model, error) {
+// newModel builds a client of p, at baseURL when it is set, sending with
+// hc (nil: the adapter's own client). log may be nil.
+func (p Config) newModel(baseURL string, log *zap.Logger, hc *http.Client) (llm.Model, error) {
 	if baseURL == "" {
 		baseURL = p.BaseURL
 	}
 	var m llm.Model
 	var err error
+	opts := provider.Options{MaxAttempts: p.MaxAttempts, Logger: log, HTTPClient: hc}
 	switch p.Type {
 	case TypeOpenAI:
-		m, err = openai.New(openai.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, Options: provider.Options{MaxAttempts: p.MaxAttempts, Logger: log}})
+		m, err = openai.New(openai.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, Options: opts})
 	case TypeAnthropic:
-		m, err = anthropic.New(anthropic.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, Options: provider.Options{MaxAttempts: p.MaxAttempts, Logger: log}})
+		m, err = anthropic.New(anthropic.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, Options: opts})
 	case TypeGemini:
-		m, err = gemini.New(gemini.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, Options: provider.Options{MaxAttempts: p.MaxAttempts, Logger: log}})
+		m, err = gemini.New(gemini.Config{APIKey: string(p.APIKey), BaseURL: baseURL, Model: p.Model, Options: opts})
 	default:
 		err = fmt.Errorf("unknown type %q", p.Type)
 	}

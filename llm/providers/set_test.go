@@ -293,7 +293,7 @@ func TestProviderSetCheck(t *testing.T) {
 func TestAnthropicProvider(t *testing.T) {
 	t.Parallel()
 	p := Config{Name: "claude", Type: TypeAnthropic, APIKey: "sk-ant", Model: "claude-sonnet-4-5"}
-	m, err := p.newModel("", nil)
+	m, err := p.newModel("", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,9 @@
 --       and the reply carries only its status, see the prelude)
 -- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or
 -- {'OK', token, recovered, turn, turn_at, record or status, made, events in
--- the log}: made lists the events the claim wrote (see write in the
--- prelude). The log before them the caller reads itself, right after the
+-- the log, traces}: made lists the events the claim wrote (see write in the
+-- prelude); traces, only when some drained message has one, their
+-- traceparents. The log before them the caller reads itself, right after the
 -- script and outside Lua (Store.ClaimAfter): a stream entry read into Lua
 -- and returned costs Redis several times what the XRANGE itself does.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
@@ -59,6 +60,7 @@ if holder and holder ~= wake then
 end
 local recovered = '0'
 local turn_at
+local traces -- nil: the reply ends without them
 -- What the claim sets with its state, in the same HSET: off the wake
 -- stream, the lease's token, the turn and the wake it holds.
 local function claimed() return {'queued', '0', 'fence', token, 'turn', turn, 'turn_at', turn_at, 'wake', wake} end
@@ -73,6 +75,11 @@ if state == 'READY' then
     local msg = message(e[2])
     write(p, 'inbox', {turn, sender(msg) or '', e[1], msg.kind or '', msg.from or '', msg.content or ''})
     drained[#drained + 1] = e[1]
+    local trace = e[2][10] -- the traceparent, the optional fifth field (post)
+    if trace then
+      traces = traces or {}
+      traces[#traces + 1] = trace
+    end
   end
   if #drained > 0 then redis.call('XDEL', p.inbox, unpack(drained)) end
 else
@@ -94,4 +101,4 @@ end
 
 local record
 if has_record then record = status(p) else record = redis.call('HGETALL', p.proc) end
-return {'OK', tostring(token), recovered, turn, turn_at, record, p.made, redis.call('XLEN', p.events)}
+return {'OK', tostring(token), recovered, turn, turn_at, record, p.made, redis.call('XLEN', p.events), traces}

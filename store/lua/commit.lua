@@ -12,8 +12,8 @@
 --       the calls the process waits for approval of (the JSON of the
 --       record's approvals; '' = none), then, only when notifying: parent
 --       pid, parent shard, kind, from, content, message at (ms),
---       idempotency key, idempotency ttl. (An argument costs Redis even
---       when empty.)
+--       idempotency key, idempotency ttl and the message's traceparent when
+--       it has one. (An argument costs Redis even when empty.)
 -- Returns {'FENCED'} or {'OK', status (the prelude's), gapless ('1'/'0'),
 -- {id of each event}, made: the events the script wrote itself, as write in
 -- the prelude lists them, only when gapless}.
@@ -100,7 +100,7 @@ end
 if ARGV[notify] then
   local a = notify
   local parent = process(KEYS, 5, ARGV[a], ARGV[a + 1], p.now, p.at)
-  post(parent, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], 0) -- 0: a result is never refused
+  post(parent, ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], 0, nil, nil, ARGV[a + 8]) -- 0: a result is never refused
 end
 -- What the script wrote after the caller's events (the state change, an
 -- unblocking one): the caller cannot know it otherwise. Gapless, nothing

@@ -9,8 +9,8 @@
 -- ARGV: pid, shard, now, at, finished before (unix ms; '' = delete whatever
 --       the state: else only a DONE or FAILED process last changed before),
 --       then, when telling the parent: its pid, its shard, kind, from,
---       content, message at (ms), idempotency key, idempotency ttl (as
---       commit.lua takes them)
+--       content, message at (ms), idempotency key, idempotency ttl and
+--       traceparent when there is one (as commit.lua takes them)
 -- Returns {'NOTFOUND'}, {'RUNNING'}, {'KEPT'} (not finished before),
 -- {'WORKERS'} (it still has workers) or {'OK', record (as HGETALL lists
 -- it)}.
@@ -26,7 +26,7 @@ end
 if redis.call('EXISTS', workers_key(p.pid)) == 1 then return {'WORKERS'} end
 if ARGV[6] and r.state ~= 'DONE' and r.state ~= 'FAILED' then
   local parent = process(KEYS, 7, ARGV[6], ARGV[7], p.now, p.at)
-  post(parent, ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13], 0) -- 0: a report is never refused
+  post(parent, ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[12], ARGV[13], 0, nil, nil, ARGV[14]) -- 0: a report is never refused
 end
 redis.call('ZREM', state_key(r.state), p.pid)
 if r.owner then redis.call('ZREM', owner_key(r.owner), p.pid) end

@@ -123,8 +123,11 @@ end
 -- OPERATORONLY) and the message id. FULL: the inbox holds limit messages
 -- already (limit > 0; see bounded). call is the call an approval decides
 -- ('' for other kinds) and decider who decides it: NOTPENDING, DECIDED and
--- OPERATORONLY refuse one (see decide).
-local function post(p, kind, from, content, at, idem_key, idem_ttl, limit, call, decider)
+-- OPERATORONLY refuse one (see decide). trace, when given, is the W3C
+-- traceparent of who posted the message: the entry's fifth field, written
+-- only then, so that a post without one costs what it did (the claim
+-- returns it).
+local function post(p, kind, from, content, at, idem_key, idem_ttl, limit, call, decider, trace)
   local state = rec(p).state
   if not state then return 'NOTFOUND', '' end
   if idem_key ~= '' then
@@ -142,7 +145,12 @@ local function post(p, kind, from, content, at, idem_key, idem_ttl, limit, call,
     local refused = decide(p, call, decider)
     if refused then return refused, '' end
   end
-  local id = redis.call('XADD', p.inbox, '*', 'kind', kind, 'from', from, 'content', content, 'at', at)
+  local id
+  if trace then
+    id = redis.call('XADD', p.inbox, '*', 'kind', kind, 'from', from, 'content', content, 'at', at, 'traceparent', trace)
+  else
+    id = redis.call('XADD', p.inbox, '*', 'kind', kind, 'from', from, 'content', content, 'at', at)
+  end
   if idem_key ~= '' then
     redis.call('HSET', p.idem, idem_key, id)
     redis.call('PEXPIRE', p.idem, idem_ttl)

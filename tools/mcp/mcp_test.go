@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/tools"
@@ -325,5 +327,43 @@ func TestStreamableHTTP(t *testing.T) {
 	reg := registry(t, p, mcp.Server{Name: "remote", URL: hs.URL}, "echo")
 	if got := call(t, reg, "remote__echo", `{"text":"hi"}`); got.IsError || got.Text() != "remote: hi" {
 		t.Errorf("remote echo = %+v; want remote: hi", got)
+	}
+}
+
+// A remote server's tool calls carry the W3C traceparent of the call's
+// span.
+func TestStreamableHTTPCarriesTraceParent(t *testing.T) {
+	t.Parallel()
+	s := sdk.NewServer(&sdk.Implementation{Name: "remote", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echoes."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil, nil
+		})
+	var mu sync.Mutex
+	var parents []string
+	handler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		parents = append(parents, r.Header.Get("traceparent"))
+		mu.Unlock()
+		handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close) // after the pool's Close, which ends the session's stream
+	p := newPool(t, mcp.Config{})
+	reg := registry(t, p, mcp.Server{Name: "remote", URL: hs.URL}, "echo")
+
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: trace.TraceID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+		SpanID:  trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8}, TraceFlags: trace.FlagsSampled,
+	})
+	ctx := trace.ContextWithSpanContext(t.Context(), sc)
+	if got := reg.Call(ctx, conversation.ToolCall{ID: "c1", Name: "remote__echo", Arguments: json.RawMessage(`{}`)}); got.IsError {
+		t.Fatalf("remote echo = %+v", got)
+	}
+	want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(parents, want) {
+		t.Errorf("traceparents the server got: %q; want the call's, %s", parents, want)
 	}
 }

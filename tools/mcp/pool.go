@@ -9,6 +9,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/tools"
@@ -45,7 +47,10 @@ type Config struct {
 	RetryDelay time.Duration
 	// Clock tells the time; time.Now by default.
 	Clock func() time.Time
-	// HTTPClient reaches remote servers; http.DefaultClient by default.
+	// HTTPClient reaches remote servers. By default, a client whose
+	// requests carry the W3C traceparent of the tool call's span (and are
+	// client spans of the global TracerProvider), so that a server's own
+	// traces join the turn's.
 	HTTPClient *http.Client
 }
 
@@ -64,6 +69,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Transport: otelhttp.NewTransport(http.DefaultTransport, otelhttp.WithPropagators(propagation.TraceContext{}))}
 	}
 }
 
