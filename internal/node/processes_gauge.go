@@ -57,6 +57,11 @@ func (n *Node) holdGauge(ctx context.Context) error {
 	if c == nil {
 		return nil
 	}
+	return c.hold(ctx)
+}
+
+// hold takes or renews the gauge's lease.
+func (c *stateCollector) hold(ctx context.Context) error {
 	start := c.clock()
 	held, err := c.store.HoldLease(ctx, gaugeLease, c.holder, c.ttl)
 	switch {
@@ -88,12 +93,16 @@ func (c *stateCollector) held() bool { return c.clock().UnixNano() < c.until.Loa
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
+// Collect publishes the counts while the node holds the lease. A node that
+// does not hold it tries to take it first: a scrape does not wait for the
+// next renewal to find the lease free (say, when taking it at start failed,
+// or its holder stopped).
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	if !c.held() {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	if !c.held() && (c.hold(ctx) != nil || !c.held()) {
+		return
+	}
 	counts, err := c.store.Counts(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.desc, err)

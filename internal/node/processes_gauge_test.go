@@ -56,9 +56,7 @@ func TestProcessesGaugeSumsOverNodes(t *testing.T) {
 	if err := nodes[0].Stop(context.Background()); err != nil { // the first to register holds the lease
 		t.Fatal(err)
 	}
-	if err := nodes[1].holdGauge(context.Background()); err != nil { // its next renewal
-		t.Fatal(err)
-	}
+	// The other publishes at its next scrape, before its next renewal.
 	if total, publishers := sum(regs[1]); total != processes || publishers != 1 {
 		t.Errorf("after the publisher stopped, the other node publishes %v (%d), want %d", total, publishers, processes)
 	}
