@@ -117,6 +117,8 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		full   *store.InboxFullError
 		owner  *store.OwnerLimitError
 		call   *inbox.NotPendingError
+
+		operatorOnly *inbox.OperatorOnlyError
 	)
 	switch {
 	case errors.As(err, &e):
@@ -143,8 +145,9 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		}
 		return errorf(http.StatusConflict, CodeNotPending, "process %s has no call %s waiting for approval (it never waited, or its decision has been applied); GET /v1/processes/%s lists the calls that wait",
 			call.PID, call.CallID, call.PID)
-	case errors.Is(err, inbox.ErrOperatorOnly):
-		return errorf(http.StatusForbidden, CodeForbidden, "%s; an operator must decide it (its recipe's approval.by)", strings.TrimPrefix(err.Error(), "inbox: "))
+	case errors.As(err, &operatorOnly):
+		return errorf(http.StatusForbidden, CodeForbidden, "call %s of process %s waits for an operator's decision (its recipe's approval.by); an operator must decide it",
+			operatorOnly.CallID, operatorOnly.PID)
 	case errors.Is(err, store.ErrClosed):
 		return errorf(http.StatusConflict, CodeProcessClosed, "the process is closed (DONE or FAILED) and takes no more messages or timers")
 	case errors.As(err, &worker) && errors.Is(err, store.ErrRunning):

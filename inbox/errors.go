@@ -22,9 +22,21 @@ var (
 	// already. Nothing was stored. The error is a *NotPendingError.
 	ErrNotPending = errors.New("inbox: not pending")
 	// ErrOperatorOnly: a user's decision on a call that an operator must
-	// decide (the recipe's approval.by). Nothing was stored.
+	// decide (the recipe's approval.by). Nothing was stored. The error is
+	// an *OperatorOnlyError.
 	ErrOperatorOnly = errors.New("inbox: an operator must decide this call")
 )
+
+// OperatorOnlyError is a user's decision refused because call CallID of
+// process PID waits for an operator's. It matches ErrOperatorOnly.
+type OperatorOnlyError struct{ PID, CallID string }
+
+func (e *OperatorOnlyError) Error() string {
+	return fmt.Sprintf("inbox: call %s of process %s waits for an operator's decision", e.CallID, e.PID)
+}
+
+// Is makes errors.Is(err, ErrOperatorOnly) true for an *OperatorOnlyError.
+func (e *OperatorOnlyError) Is(target error) bool { return target == ErrOperatorOnly }
 
 // NotPendingError is an approval decision refused because call CallID of
 // process PID waits for none. Decided says it was decided already.

@@ -147,7 +147,7 @@ func (m *Memory) Post(ctx context.Context, pid string, msg Message) (string, boo
 		case !pending || by == "":
 			return "", false, &NotPendingError{PID: pid, CallID: d.CallID, Decided: pending}
 		case by == conversation.ApproverOperator && msg.Decider() != conversation.ApproverOperator:
-			return "", false, fmt.Errorf("%w: call %s of process %s", ErrOperatorOnly, d.CallID, pid)
+			return "", false, &OperatorOnlyError{PID: pid, CallID: d.CallID}
 		}
 		p.calls[d.CallID] = ""
 	}

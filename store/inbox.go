@@ -60,7 +60,7 @@ func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup
 	case "NOTPENDING", "DECIDED":
 		return "", false, &inbox.NotPendingError{PID: pid, CallID: d.CallID, Decided: status == "DECIDED"}
 	case "OPERATORONLY":
-		return "", false, fmt.Errorf("%w: call %s of process %s", inbox.ErrOperatorOnly, d.CallID, pid)
+		return "", false, &inbox.OperatorOnlyError{PID: pid, CallID: d.CallID}
 	}
 	return s.postResult(pid, status, res)
 }
