@@ -274,11 +274,15 @@ func addHosted(m *Message, hosted []HostedActivity) []HostedActivity {
 }
 
 // textEnd is where the text of a response added to m starts in m.Text():
-// after m's text and the line break TextOf puts between two blocks.
+// after m's text and the line break TextOf puts between two blocks. It
+// counts what TextOf would join rather than joining it: every text part of
+// a response is placed this way, and the view is built every turn.
 func textEnd(m *Message) int {
-	n := len(m.Text())
-	if n > 0 {
-		n++
+	n := 0
+	for i := range m.Content {
+		if t := m.Content[i].text(); t != "" {
+			n += len(t) + 1 // TextOf's line break after it, or textEnd's
+		}
 	}
 	return n
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -43,6 +42,5 @@ func (s *Store) Approvals(ctx context.Context) ([]Record, error) {
 			out = append(out, r)
 		}
 	}
-	slices.SortFunc(out, func(a, b Record) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
