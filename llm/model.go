@@ -50,8 +50,14 @@ const (
 	PartText      PartKind = "text"      // Text is a delta of the answer
 	PartReasoning PartKind = "reasoning" // Reasoning is one whole block
 	PartToolCall  PartKind = "tool_call" // ToolCall is one complete call
-	PartUsage     PartKind = "usage"     // Usage counts tokens
-	PartFinish    PartKind = "finish"    // Finish says why the answer ended
+	// PartToolArgs is a fragment of a tool call's arguments as they
+	// stream, before the complete PartToolCall: ToolCall.ID and Name say
+	// whose (set on every fragment) and ToolCall.Arguments holds the
+	// fragment, raw JSON text (the fragments of a call, joined, are its
+	// arguments). For showing progress only: Collect ignores them.
+	PartToolArgs PartKind = "tool_args"
+	PartUsage    PartKind = "usage"  // Usage counts tokens
+	PartFinish   PartKind = "finish" // Finish says why the answer ended
 	// PartHosted is one state of work the provider ran itself (a web
 	// search): started, then completed or failed, linked by ActivityID.
 	PartHosted PartKind = "hosted"

@@ -87,3 +87,7 @@ func newID() string {
 
 // isWakeStream reports whether key names a wake stream.
 func isWakeStream(key string) bool { return strings.HasPrefix(key, keyPrefix+"wake:") }
+
+// nodeChannel is the Pub/Sub channel on which the scripts tell node that
+// something reached a turn it runs (lua/prelude.lua signal).
+func nodeChannel(node string) string { return keyPrefix + "node:" + node }

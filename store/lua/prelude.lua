@@ -191,3 +191,18 @@ end
 local function fenced(p, value, token, fence)
   return redis.call('GET', p.lease) == value and fence == token
 end
+
+-- signal tells the node whose turn of p runs, if one does (the lease's
+-- holder), that something reached the turn: 'halt' (paused, stopped or
+-- failed: end the turn now) or 'interrupt' (a message that cuts the model
+-- call in flight). A message on the node's channel (keys.go
+-- NodeChannel), '<pid> <what>': Pub/Sub may lose it, so the node also
+-- learns of a halt when it renews the lease, and of a message at the next
+-- checkpoint.
+local function signal(p, what)
+  local holder = redis.call('GET', p.lease)
+  if not holder then return end
+  local bar = string.find(holder, '|', 1, true)
+  if not bar then return end
+  redis.call('PUBLISH', 'brain:node:' .. string.sub(holder, 1, bar - 1), p.pid .. ' ' .. what)
+end
