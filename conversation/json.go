@@ -161,6 +161,7 @@ func (w *jsonWriter) event(e *Event) {
 		w.str("kind", string(p.Kind))
 		w.optStr("from", p.From)
 		w.str("content", p.Content)
+		w.optTrue("during_turn", p.DuringTurn)
 		w.close()
 	}
 	if p := e.ChatResponse; p != nil {

@@ -42,6 +42,9 @@ type InboxMessage struct {
 	// schedule (optional).
 	From    string `json:"from,omitempty"`
 	Content string `json:"content"`
+	// DuringTurn says the message reached the turn while it ran (drained
+	// between two of its rounds), not before it: the model is told so.
+	DuringTurn bool `json:"during_turn,omitempty"`
 }
 
 // ProcessEvent is the content of a process_event inbox message, as JSON:

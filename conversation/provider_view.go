@@ -320,6 +320,9 @@ func inboxText(m *InboxMessage) string {
 	var header string
 	switch m.Kind {
 	case KindUser:
+		if m.DuringTurn {
+			return "[user message, " + duringTurn + "]\n" + m.Content
+		}
 		return m.Content
 	case KindOperator:
 		header = "operator message"
@@ -331,8 +334,15 @@ func inboxText(m *InboxMessage) string {
 	if m.From != "" {
 		header += " from " + m.From
 	}
+	if m.DuringTurn {
+		header += ", " + duringTurn
+	}
 	return "[" + header + "]\n" + m.Content
 }
+
+// duringTurn is how the model is told that a message reached it while it
+// was working: it may change what the model was doing.
+const duringTurn = "sent while you were working: take it into account before you go on"
 
 // toolMessage is a tool result as the model reads it.
 func toolMessage(r *ToolCallResponse) Message {

@@ -220,6 +220,17 @@ func TestProviderView(t *testing.T) {
 			},
 		},
 		{
+			name: "a message drained while the turn ran says so",
+			events: []Event{
+				during(NewInboxMessage("m1", KindUser, "user:alice", "Use metric units.")),
+				during(NewInboxMessage("m2", KindOperator, "operator:bob", "Stop searching; answer now.")),
+			},
+			want: []Message{
+				msg(MessageUser, "[user message, sent while you were working: take it into account before you go on]\nUse metric units."),
+				msg(MessageUser, "[operator message from operator:bob, sent while you were working: take it into account before you go on]\nStop searching; answer now."),
+			},
+		},
+		{
 			name: "identical schedule messages drained together are one, with their count",
 			events: []Event{
 				NewTurnStart("wake"),
@@ -436,4 +447,10 @@ func eventType(events []Event) EventType {
 		return "end"
 	}
 	return events[0].Type
+}
+
+// during marks inbox message e as drained while its turn ran.
+func during(e Event) Event {
+	e.InboxMessage.DuringTurn = true
+	return e
 }

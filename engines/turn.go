@@ -6,6 +6,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/live"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
@@ -54,6 +55,20 @@ type Turn struct {
 	// decision on (its record's): the turn applies the decisions its inbox
 	// brought (Current's approval messages) before anything else.
 	Approvals []conversation.PendingCall
+	// Halt, when not nil, is closed when the process is paused, stopped or
+	// failed while the turn runs: the turn cuts the model call in flight,
+	// cancels a running tool that is harmless to run again (its
+	// definition's Replayable) or lets any other finish, saves what it has
+	// and ends (Outcome.Halted).
+	Halt <-chan struct{}
+	// Interrupt, when not nil, receives when a message arrived that cuts
+	// the model call in flight (a user's, under steering.user_messages:
+	// interrupt): the turn keeps what the call wrote and goes on with the
+	// next round, which the message reaches (Steerer).
+	Interrupt <-chan struct{}
+	// Progress, when not nil, receives the turn's live updates: rounds,
+	// the text and the answer as they stream, tools.
+	Progress live.Sink
 }
 
 // Checkpointer makes a turn's progress durable. The engine calls it with
@@ -62,6 +77,17 @@ type Turn struct {
 // turn. An error (a lost lease, say) aborts the turn.
 type Checkpointer interface {
 	Checkpoint(ctx context.Context, events []conversation.Event) error
+}
+
+// Steerer is a Checkpointer that also brings the turn what reached it
+// while it ran. Steer checkpoints events and, in the same step, drains the
+// inbox messages that steer the running turn (an operator's; a user's, as
+// the recipe's steering.user_messages says), returning their events: the
+// turn adds them and the next model call sees them. A turn whose
+// Checkpointer is not a Steerer sees messages only when it starts.
+type Steerer interface {
+	Checkpointer
+	Steer(ctx context.Context, events []conversation.Event) ([]conversation.Event, error)
 }
 
 // CheckpointFunc adapts a function to a Checkpointer.
@@ -110,4 +136,8 @@ type Outcome struct {
 	// person's decision (Next is AwaitUser): the caller commits them as
 	// what the process waits for, and rejects each at its Deadline.
 	Approvals []conversation.PendingCall
+	// Halted says the turn ended early because the process was paused,
+	// stopped or failed while it ran (Turn.Halt); Next is then Continue,
+	// which a new state set meanwhile overrides at the commit.
+	Halted bool
 }

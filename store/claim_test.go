@@ -166,7 +166,7 @@ func TestFencing(t *testing.T) {
 	if _, err := e.s.Commit(e.ctx, old, []conversation.Event{chat("late")}, lifecycle.AwaitUser, "model", nil); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("stale Commit = %v, want ErrFenced", err)
 	}
-	if err := e.s.RenewLease(e.ctx, old); !errors.Is(err, store.ErrFenced) {
+	if _, err := e.s.RenewLease(e.ctx, old); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("stale RenewLease = %v, want ErrFenced", err)
 	}
 	if err := e.s.Release(e.ctx, old); !errors.Is(err, store.ErrFenced) {

@@ -134,6 +134,8 @@ type templates struct {
 //   - unblock: the user_input state change of the wake rule;
 //   - turn_start, wake, inbox: a turn's start (Claim); recover precedes the
 //     wake of a recovered turn;
+//   - steer: an inbox message drained between two rounds of a running
+//     turn (Steer);
 //   - change: the state change that ends a turn (Commit).
 var templateValues = map[string][]string{
 	"unblock":    {"by"},
@@ -141,6 +143,7 @@ var templateValues = map[string][]string{
 	"wake":       {"turn", "by"},
 	"recover":    {"turn", "by"},
 	"inbox":      {"turn", "by", "id", "kind", "from", "content"},
+	"steer":      {"turn", "by", "id", "kind", "from", "content"},
 	"change":     {"turn", "by", "from", "to", "event"},
 }
 
@@ -177,8 +180,9 @@ func (t templates) event(name string, v func(string) string) conversation.Event 
 	switch name {
 	case "turn_start":
 		e = conversation.NewTurnStart("wake")
-	case "inbox":
+	case "inbox", "steer":
 		e = conversation.NewInboxMessage(v("id"), conversation.Kind(v("kind")), v("from"), v("content"))
+		e.InboxMessage.DuringTurn = name == "steer"
 	case "change":
 		e = conversation.NewStateChange(v("from"), v("to"), v("event"))
 	default: // unblock, wake, recover

@@ -8,16 +8,20 @@ import (
 )
 
 // RenewLease extends the claim's lease by LeaseTTL, or returns ErrFenced
-// when it is no longer the claim's.
-func (s *Store) RenewLease(ctx context.Context, c *Claim) error {
-	ok, err := s.scripts.renew.Run(ctx, s.batch, []string{leaseKey(c.Record.ID)}, c.leaseValue(), s.cfg.LeaseTTL.Milliseconds()).Int()
+// when it is no longer the claim's. running is false when the process is
+// no longer RUNNING: it was paused, stopped or failed while the turn ran,
+// which its node learns here if the news did not reach it otherwise
+// (Signals).
+func (s *Store) RenewLease(ctx context.Context, c *Claim) (running bool, err error) {
+	pid := c.Record.ID
+	n, err := s.scripts.renew.Run(ctx, s.batch, []string{leaseKey(pid), procKey(pid)}, c.leaseValue(), s.cfg.LeaseTTL.Milliseconds()).Int()
 	if err != nil {
-		return fmt.Errorf("store: renew lease of %s: %w", c.Record.ID, err)
+		return false, fmt.Errorf("store: renew lease of %s: %w", pid, err)
 	}
-	if ok != 1 {
-		return fmt.Errorf("%w: process %s: lease of %s lost", ErrFenced, c.Record.ID, c.leaseValue())
+	if n == 0 {
+		return false, fmt.Errorf("%w: process %s: lease of %s lost", ErrFenced, pid, c.leaseValue())
 	}
-	return nil
+	return n == 1, nil
 }
 
 // Release gives the claim's lease up without committing (a graceful stop):

@@ -16,14 +16,26 @@ func TestRenewLease(t *testing.T) {
 	e.create(t, "p1", &in)
 	c := e.claim(t, "p1", "t1")
 	e.rdb.PExpire(e.ctx, "brain:{p1}:lease", time.Second)
-	if err := e.s.RenewLease(e.ctx, c); err != nil {
+	if running, err := e.s.RenewLease(e.ctx, c); err != nil || !running {
+		t.Fatalf("RenewLease = %t, %v; want true, nil", running, err)
+	}
+	if ttl := e.rdb.PTTL(e.ctx, "brain:{p1}:lease").Val(); ttl <= time.Second {
+		t.Errorf("lease TTL after renewal = %s, want about 10s", ttl)
+	}
+	// Paused during the turn: the lease is renewed (the turn saves what it
+	// has under it), and its node learns that the process is not RUNNING.
+	if _, _, err := e.s.Transition(e.ctx, "p1", lifecycle.Pause, "operator"); err != nil {
 		t.Fatal(err)
+	}
+	e.rdb.PExpire(e.ctx, "brain:{p1}:lease", time.Second)
+	if running, err := e.s.RenewLease(e.ctx, c); err != nil || running {
+		t.Errorf("RenewLease of a paused process = %t, %v; want false, nil", running, err)
 	}
 	if ttl := e.rdb.PTTL(e.ctx, "brain:{p1}:lease").Val(); ttl <= time.Second {
 		t.Errorf("lease TTL after renewal = %s, want about 10s", ttl)
 	}
 	e.rdb.Del(e.ctx, "brain:{p1}:lease")
-	if err := e.s.RenewLease(e.ctx, c); !errors.Is(err, store.ErrFenced) {
+	if _, err := e.s.RenewLease(e.ctx, c); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("RenewLease of a lost lease = %v, want ErrFenced", err)
 	}
 }

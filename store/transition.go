@@ -22,7 +22,8 @@ const transitionAttempts = 4
 //
 // An event the lifecycle forbids returns its error (errors.Is
 // lifecycle.ErrForbidden). Pausing, closing or failing a RUNNING process
-// changes only the record: the node running it sees the change at Commit.
+// changes the record and tells the node running its turn (Signals), which
+// ends the turn at once; its Commit keeps the new state.
 // The turn events (wake, await_user, continue, user_input, recover) belong
 // to Claim, Commit and the wake rule and are refused here.
 func (s *Store) Transition(ctx context.Context, pid string, ev lifecycle.Event, by string) (lifecycle.Transition, Record, error) {

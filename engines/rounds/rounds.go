@@ -70,6 +70,9 @@ func Run(ctx context.Context, t *engines.Turn, cp engines.Checkpointer, c Contra
 		return r.outcome(lifecycle.AwaitUser), nil
 	}
 	for r.err == nil {
+		if r.halted() {
+			return r.outcome(r.halt()), nil
+		}
 		if limit := t.Recipe.Limits.MaxTokens; limit > 0 && r.tokens >= limit {
 			return r.outcome(r.spent(limit)), nil
 		}
@@ -90,7 +93,7 @@ func Run(ctx context.Context, t *engines.Turn, cp engines.Checkpointer, c Contra
 		if done {
 			return r.outcome(next), nil
 		}
-		r.save(ctx)
+		r.steer(ctx)
 	}
 	return engines.Outcome{}, r.err
 }
@@ -119,6 +122,7 @@ type run struct {
 	err         error // a failed checkpoint: the turn is abandoned
 	finish      *tools.FinishArgs
 	approvals   []conversation.PendingCall // the calls the turn ends waiting for (see approvals.go)
+	halts       bool                       // the turn was halted (Outcome.Halted)
 
 	// turn is this turn's events: t.Current, then what it adds. The
 	// history is not copied in: a turn costs what it adds, not the length
@@ -286,7 +290,7 @@ func (r *run) save(ctx context.Context) bool {
 func (r *run) outcome(next lifecycle.Event) engines.Outcome {
 	evs := r.turn
 	out := engines.Outcome{Events: evs, Pending: evs[r.committed:], Next: next, Finish: r.finish, Rounds: r.rounds, Fitted: r.fitted, TooLong: r.tooLong,
-		ResumeAt: r.resumeAt, Approvals: r.approvals}
+		ResumeAt: r.resumeAt, Approvals: r.approvals, Halted: r.halts}
 	if r.finish != nil {
 		out.Cited = r.citations()
 	}
@@ -329,9 +333,12 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 	if mt := r.t.Recipe.Model.MaxTokens; mt != nil {
 		req.Params.MaxTokens = *mt
 	}
-	resp, err := llm.Collect(r.t.Model.Generate(toolCtx, req))
+	resp, err, cause := r.generate(toolCtx, req)
 	r.observed(req, &resp, fit)
 	if err != nil {
+		if next, done, ok := r.cutShort(cause, &resp); ok {
+			return next, done
+		}
 		if r.shrink(err, msgs) {
 			return "", false
 		}
@@ -347,6 +354,15 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 		return r.natural(ctx, toolCtx, &resp)
 	}
 	return r.ending(ctx, toolCtx, &resp)
+}
+
+// generate makes the model call of req, which a halt or an interrupt cuts
+// short (cause says which; see cut).
+func (r *run) generate(ctx context.Context, req *llm.Request) (resp llm.Response, err, cause error) {
+	ctx, stop := r.cut(ctx, true)
+	defer stop()
+	resp, err = llm.Collect(r.t.Model.Generate(ctx, req))
+	return resp, err, context.Cause(ctx)
 }
 
 // contextTokens is the turn's bound on what a model call is shown.
@@ -555,6 +571,14 @@ func (r *run) runCalls(ctx, toolCtx context.Context, calls []conversation.ToolCa
 	}
 	var waiting []conversation.PendingCall
 	for i, c := range calls {
+		if r.halted() {
+			for _, w := range waiting {
+				r.skip([]conversation.ToolCall{{ID: w.CallID, Name: w.Name, Arguments: w.Arguments}})
+			}
+			r.skip(calls[i:])
+			r.save(ctx)
+			return r.halt(), true
+		}
 		a, gated := r.t.Tools.Approval(c.Name)
 		switch {
 		case c.Name == r.terminal:
@@ -679,6 +703,11 @@ func (r *run) call(ctx context.Context, c conversation.ToolCall, key string) {
 				"the most limits.max_workers allows; wait for their results", max))
 			return
 		}
+	}
+	if r.t.Tools.Replayable([]conversation.ToolCall{c}) { // harmless to run again: a halt cancels it
+		var stop func()
+		ctx, stop = r.cut(ctx, false)
+		defer stop()
 	}
 	ctx, span := startTool(ctx, c)
 	res := r.t.Tools.Call(ctx, c)

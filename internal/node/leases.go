@@ -26,9 +26,11 @@ type leaseKeeper struct {
 }
 
 // heldLease is the lease of a running turn: how to end the turn when the
-// lease is lost, and when the lease was taken or last renewed.
+// lease is lost, and when its process is no longer RUNNING (halt), and
+// when the lease was taken or last renewed.
 type heldLease struct {
 	cancel  context.CancelFunc
+	halt    func()
 	log     *zap.Logger
 	renewed time.Time
 }
@@ -38,11 +40,11 @@ func newLeaseKeeper(st *store.Store, ttl time.Duration, m *Metrics) *leaseKeeper
 }
 
 // hold keeps claim's lease until drop; cancel ends its turn if the lease is
-// lost.
-func (k *leaseKeeper) hold(claim *store.Claim, cancel context.CancelFunc, log *zap.Logger) {
+// lost, halt if a renewal finds its process paused, stopped or failed.
+func (k *leaseKeeper) hold(claim *store.Claim, cancel context.CancelFunc, halt func(), log *zap.Logger) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.held[claim] = &heldLease{cancel: cancel, log: log, renewed: time.Now()}
+	k.held[claim] = &heldLease{cancel: cancel, halt: halt, log: log, renewed: time.Now()}
 }
 
 // drop stops keeping claim's lease: its turn has ended.
@@ -80,7 +82,7 @@ func (k *leaseKeeper) renewDue(ctx context.Context, now time.Time) {
 	var wg sync.WaitGroup
 	for _, c := range due {
 		wg.Go(func() {
-			err := k.store.RenewLease(ctx, c)
+			running, err := k.store.RenewLease(ctx, c)
 			k.metrics.redisError(err)
 			k.mu.Lock()
 			defer k.mu.Unlock()
@@ -99,6 +101,9 @@ func (k *leaseKeeper) renewDue(ctx context.Context, now time.Time) {
 				delete(k.held, c)
 			default:
 				h.renewed = now
+				if !running {
+					h.halt()
+				}
 			}
 		})
 	}

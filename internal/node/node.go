@@ -51,6 +51,8 @@ type Node struct {
 	// work carries the wakes whose turns the workers run, each in a slot
 	// already taken; closed when intake has stopped.
 	work chan store.Wake
+	// controls carries pauses, stops and interrupts to the running turns.
+	controls *controls
 	// leases renews the running turns' leases until the turns are over.
 	leases     *leaseKeeper
 	stopLeases context.CancelFunc
@@ -87,6 +89,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("brain: %w", err)
 	}
 	n.leases = newLeaseKeeper(st, cfg.LeaseTTL, cfg.Metrics)
+	n.controls = newControls()
 	catalog := toolset.Builtins()
 	catalog[tools.SpawnWorker] = tools.SpawnWorkerFactory(n)
 	catalog[tools.ScheduleWakeup] = tools.ScheduleWakeupFactory(n)
@@ -121,6 +124,7 @@ func (n *Node) Start(ctx context.Context) error {
 	leasesCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
 	n.stopLeases = stopLeases
 	n.keeping.Go(func() { n.leases.run(leasesCtx) })
+	n.keeping.Go(func() { n.listen(leasesCtx) })
 	for range n.cfg.Concurrency {
 		n.turns.Go(n.runTurns)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
 )
@@ -64,8 +65,10 @@ func (n *Node) runWake(ctx context.Context, w store.Wake) {
 
 	turnCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	n.leases.hold(claim, cancel, log) // a lost lease cancels the turn
-	out, err := n.play(turnCtx, claim, setup, historyView, viewTokens, omitted)
+	ctl := n.controls.add(w.PID)
+	defer n.controls.remove(w.PID, ctl)
+	n.leases.hold(claim, cancel, ctl.stop, log) // a lost lease cancels the turn
+	out, err := n.play(turnCtx, claim, setup, ctl, historyView, viewTokens, omitted)
 	n.leases.drop(claim) // the commit or release ends the lease
 	cancel()
 	if err != nil {
@@ -101,6 +104,9 @@ func (n *Node) commit(ctx context.Context, claim *store.Claim, out engines.Outco
 	if !out.ResumeAt.IsZero() {
 		n.resumeAt(context.WithoutCancel(ctx), claim, out.ResumeAt, log) // as the commit
 	}
+	if out.Halted {
+		n.goOnAfterHalt(context.WithoutCancel(ctx), claim, log) // as the commit
+	}
 	n.armTimeouts(context.WithoutCancel(ctx), claim, out.Approvals, log) // as the commit
 	notify := n.notifyParent(ctx, claim, out)
 	rec, err := n.store.Commit(context.WithoutCancel(ctx), claim, out.Pending, out.Next, "engine", notify, out.Approvals...)
@@ -124,7 +130,7 @@ func (n *Node) commit(ctx context.Context, claim *store.Claim, out engines.Outco
 // claim.History and viewTokens its conversation.ViewTokens, and omitted says
 // it does not start at the beginning of the log. A panic inside becomes an
 // error.
-func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, historyView []conversation.Message, viewTokens int, omitted bool) (out engines.Outcome, err error) {
+func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, ctl *control, historyView []conversation.Message, viewTokens int, omitted bool) (out engines.Outcome, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			n.log.Error("panic in a turn", zap.String("process", claim.Record.ID), zap.Any("panic", v), zap.ByteString("stack", debug.Stack()))
@@ -147,9 +153,46 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, hi
 		TokensUsed:     rec.Tokens.Input + rec.Tokens.Output,
 		TokensToday:    rec.Tokens.On(n.cfg.Clock()),
 		Approvals:      rec.Approvals,
-	}, engines.CheckpointFunc(func(ctx context.Context, evs []conversation.Event) error {
-		return n.store.Checkpoint(ctx, claim, evs)
-	}))
+		Halt:           ctl.halt,
+		Interrupt:      ctl.interrupt,
+	}, &checkpointer{store: n.store, claim: claim, steers: steers(setup.recipe)})
+}
+
+// checkpointer makes a turn's progress durable in the store, and brings it
+// the messages that steer it (engines.Steerer).
+type checkpointer struct {
+	store  *store.Store
+	claim  *store.Claim
+	steers []conversation.Kind // the kinds of message that reach the turn while it runs
+}
+
+func (c *checkpointer) Checkpoint(ctx context.Context, evs []conversation.Event) error {
+	return c.store.Checkpoint(ctx, c.claim, evs)
+}
+
+func (c *checkpointer) Steer(ctx context.Context, evs []conversation.Event) ([]conversation.Event, error) {
+	return c.store.Steer(ctx, c.claim, evs, c.steers...)
+}
+
+// steers returns the kinds of message that reach a running turn of recipe
+// rc between its rounds: an operator's always.
+func steers(rc *recipes.Recipe) []conversation.Kind {
+	return []conversation.Kind{conversation.KindOperator}
+}
+
+// goOnAfterHalt leaves in the inbox of claim's process, whose turn a pause
+// cut short, the message that makes it go on where it left off once
+// resumed (resume judges the inbox: a READY process with a message
+// wakes). It is posted before the commit, under a key derived from the
+// turn, so that a turn run again posts it once. A process stopped or
+// failed refuses it, as it should.
+func (n *Node) goOnAfterHalt(ctx context.Context, claim *store.Claim, log *zap.Logger) {
+	_, _, err := n.store.Post(ctx, claim.Record.ID, store.Message{Kind: conversation.KindSystem, From: "system", At: n.cfg.Clock(),
+		Content:        "Your turn was cut short when the process was paused; it has been resumed. Go on where you left off.",
+		IdempotencyKey: "halt/" + claim.TurnID})
+	if err != nil && !errors.Is(err, store.ErrClosed) {
+		log.Warn("leaving the message that resumes a paused turn failed; a message wakes the process once resumed", zap.Error(err))
+	}
 }
 
 // fail ends the turn FAILED with a notice saying why; a worker's parent is

@@ -9,6 +9,8 @@ local version = rec(p).version
 if not version then return {'NOTFOUND'} end
 if version ~= ARGV[5] then return {'CONFLICT'} end
 set_state(p, ARGV[6], ARGV[7], ARGV[8])
+-- Paused, stopped or failed while a turn runs: its node ends it now.
+if ARGV[6] == 'RUNNING' then signal(p, 'halt') end
 if closed(ARGV[7]) then forget_approvals(p) end -- stopped: nothing waits for a decision
 append(p, ARGV[9])
 if ARGV[10] == '1' then wake_rule(p) end
