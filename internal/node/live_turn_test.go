@@ -320,3 +320,27 @@ func TestStopHaltsTheRunningTurn(t *testing.T) {
 		t.Errorf("inbox = %v (%v), want empty", inbox, err)
 	}
 }
+
+// A halt whose signal never came (here the record is changed behind the
+// scripts' back, so nothing is published) reaches the turn at its lease's
+// renewal. (A short TTL, but not so short that a loaded machine lets the
+// lease lapse: the turn would then be abandoned, not halted.)
+func TestRenewalHaltsATurnWhoseSignalWasLost(t *testing.T) {
+	t.Parallel()
+	model := newTurnModel(modelAnswer{Hang: true})
+	commits := nodetest.NewCommits()
+	rdb := testutil.Redis(t)
+	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, OnCommit: commits.Add, LeaseTTL: 1500 * time.Millisecond})
+	rec, err := n.Create(context.Background(), NewProcess{Recipe: "steered", Input: "Think."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model.entered(t, 0)
+	if err := rdb.HSet(context.Background(), "brain:{"+rec.ID+"}:proc", "state", "PAUSED", "paused_from", "RUNNING").Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := commits.Wait(t, "the halted turn's commit", func(r store.Record) bool { return r.ID == rec.ID })
+	if got.Status.State != lifecycle.Paused || got.Status.PausedFrom != lifecycle.Ready {
+		t.Errorf("after the halted turn: %s, want PAUSED from READY", got.Status)
+	}
+}
