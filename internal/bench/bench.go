@@ -153,6 +153,14 @@ func run(ctx context.Context, cfg Config, tgt *target, w io.Writer, log *zap.Log
 		return err
 	}
 	lat.write(rep, cfg)
+	if err := b.between(ctx); err != nil {
+		return err
+	}
+	lv, err := b.live(ctx)
+	if err != nil {
+		return err
+	}
+	lv.write(rep, cfg)
 	if cfg.Idle > 0 {
 		if err := b.between(ctx); err != nil {
 			return err

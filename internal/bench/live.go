@@ -1,0 +1,222 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/store"
+	"github.com/engine-brain/brain/tools"
+)
+
+// liveWaves is how many times the live turns phase halts a node's worth
+// of running turns (Concurrency of them).
+const liveWaves = 8
+
+// liveResult holds the figures of the live turns phase.
+type liveResult struct {
+	// halts are sorted: each from the answer to a pause or stop of a
+	// process whose model call is midway through a slow answer to the
+	// commit of the halted turn on another node.
+	halts []time.Duration
+	calls int // model calls made: one per halted turn when no halt is missed
+}
+
+// live measures how soon a pause or a stop takes effect on a running
+// turn: waves of Concurrency processes whose model streams a long answer
+// slowly; once every call streams, each process is paused or stopped (in
+// turn) through the front node, as an API server on another node would,
+// and the time from that call's return to the halted turn's commit on the
+// measured node is taken.
+func (b *bench) live(ctx context.Context) (liveResult, error) {
+	var res liveResult
+	model := newSlowModel()
+	commits := newCommitClock()
+	node, err := brain.New(brain.Config{
+		Redis: b.tgt.client(), NodeID: "bench-live", Concurrency: b.cfg.Concurrency, Logger: b.log,
+		Models: map[string]llm.Model{"default": model}, OnCommit: commits.onCommit,
+	})
+	if err == nil {
+		err = node.Start(ctx)
+	}
+	if err != nil {
+		return res, fmt.Errorf("bench: live turns: node: %w", err)
+	}
+	defer func() { _ = node.Stop(context.WithoutCancel(ctx)) }()
+
+	for wave := range liveWaves {
+		pids := make([]string, b.cfg.Concurrency)
+		for i := range pids {
+			rec, err := b.front.Create(ctx, brain.NewProcess{Recipe: recipe, Owner: "bench", Input: "Write at length."})
+			if err != nil {
+				return res, fmt.Errorf("bench: live turns: create: %w", err)
+			}
+			pids[i] = rec.ID
+		}
+		if err := model.streaming(ctx, pids); err != nil {
+			return res, fmt.Errorf("bench: live turns: wave %d: %w", wave+1, err)
+		}
+		asked := make(map[string]time.Time, len(pids))
+		for i, pid := range pids {
+			ev := lifecycle.Pause
+			if i%2 == 1 {
+				ev = lifecycle.Finish
+			}
+			if _, err := b.front.Transition(ctx, pid, ev, "operator:bench"); err != nil {
+				return res, fmt.Errorf("bench: live turns: %s %s: %w", ev, pid, err)
+			}
+			asked[pid] = time.Now()
+		}
+		for pid, at := range asked {
+			done, err := commits.wait(ctx, pid)
+			if err != nil {
+				return res, fmt.Errorf("bench: live turns: %w", err)
+			}
+			res.halts = append(res.halts, max(done.Sub(at), 0))
+		}
+	}
+	res.calls = model.calls()
+	slices.Sort(res.halts)
+	return res, nil
+}
+
+func (r liveResult) write(rep *report, cfg Config) {
+	rep.title(fmt.Sprintf("live turns: %d waves of %d turns, each streaming a slow answer, paused or stopped from another node",
+		liveWaves, cfg.Concurrency))
+	rep.line("turns halted", fmtCount(len(r.halts)), fmt.Sprintf("%d model calls (one per turn: none after a halt)", r.calls))
+	note := "from the pause's or stop's answer to the halted turn's commit"
+	for _, q := range []struct {
+		label string
+		p     float64
+	}{{"halt p50", 0.50}, {"halt p99", 0.99}, {"halt max", 1}} {
+		rep.line(q.label, fmtDuration(percentile(r.halts, q.p)), note)
+		note = ""
+	}
+}
+
+// slowModel streams a long answer a word every slowWord, as a model
+// writing a long answer does, and notes which processes' calls have begun
+// streaming.
+type slowModel struct {
+	mu      sync.Mutex
+	n       int
+	started map[string]bool
+	changed chan struct{}
+}
+
+const (
+	slowWord  = 20 * time.Millisecond
+	slowWords = 3000 // a minute of writing: far longer than a halt takes
+)
+
+func newSlowModel() *slowModel {
+	return &slowModel{started: make(map[string]bool), changed: make(chan struct{}, 1)}
+}
+
+func (m *slowModel) Generate(ctx context.Context, _ *llm.Request) iter.Seq2[llm.Part, error] {
+	return func(yield func(llm.Part, error) bool) {
+		c, _ := tools.CallerFrom(ctx)
+		tick := time.NewTicker(slowWord)
+		defer tick.Stop()
+		for i := range slowWords {
+			if !yield(llm.Part{Kind: llm.PartText, Text: "word "}, nil) {
+				return
+			}
+			if i == 0 {
+				m.mu.Lock()
+				m.n++
+				m.started[c.ProcessID] = true
+				m.mu.Unlock()
+				select {
+				case m.changed <- struct{}{}:
+				default:
+				}
+			}
+			select {
+			case <-ctx.Done():
+				yield(llm.Part{}, context.Cause(ctx))
+				return
+			case <-tick.C:
+			}
+		}
+		yield(llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: "c1", Name: tools.Respond,
+			Arguments: []byte(`{"message":"Done.","awaiting_user_input":true}`)}}, nil)
+	}
+}
+
+// streaming waits until the calls of every process of pids stream.
+func (m *slowModel) streaming(ctx context.Context, pids []string) error {
+	stall := time.NewTimer(stallTimeout)
+	defer stall.Stop()
+	for {
+		m.mu.Lock()
+		all := !slices.ContainsFunc(pids, func(pid string) bool { return !m.started[pid] })
+		m.mu.Unlock()
+		if all {
+			return nil
+		}
+		select {
+		case <-m.changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-stall.C:
+			return fmt.Errorf("the model calls of %d processes did not begin within %s", len(pids), stallTimeout)
+		}
+	}
+}
+
+func (m *slowModel) calls() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.n
+}
+
+// commitClock notes when each process's turn committed.
+type commitClock struct {
+	mu      sync.Mutex
+	at      map[string]time.Time
+	changed chan struct{}
+}
+
+func newCommitClock() *commitClock {
+	return &commitClock{at: make(map[string]time.Time), changed: make(chan struct{}, 1)}
+}
+
+func (c *commitClock) onCommit(rec store.Record, _ []conversation.Event) {
+	now := time.Now()
+	c.mu.Lock()
+	c.at[rec.ID] = now
+	c.mu.Unlock()
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns when pid's turn committed.
+func (c *commitClock) wait(ctx context.Context, pid string) (time.Time, error) {
+	stall := time.NewTimer(stallTimeout)
+	defer stall.Stop()
+	for {
+		c.mu.Lock()
+		at, ok := c.at[pid]
+		c.mu.Unlock()
+		if ok {
+			return at, nil
+		}
+		select {
+		case <-c.changed:
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-stall.C:
+			return time.Time{}, fmt.Errorf("the turn of %s did not end within %s of its halt", pid, stallTimeout)
+		}
+	}
+}
