@@ -124,6 +124,19 @@ func TestStreams(t *testing.T) {
 			},
 		},
 		{
+			name: "a call whose id comes after its arguments began keeps the id its fragments went out under",
+			reply: func(*testing.T) reply {
+				return chunks(
+					`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"type":"function","function":{"name":"respond","arguments":"{\"message\":"}}]},"finish_reason":null}]}`,
+					`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_late","type":"function","function":{"arguments":"\"Hi\"}"}}]},"finish_reason":"tool_calls"}]}`,
+				)
+			},
+			want: []llm.Part{
+				llmtest.ArgsPart("call_0", "respond", `{"message":`), llmtest.ArgsPart("call_0", "respond", `"Hi"}`),
+				llmtest.CallPart("call_0", "respond", `{"message":"Hi"}`), finishPart(llm.FinishToolCalls),
+			},
+		},
+		{
 			name: "length and refusal",
 			reply: func(*testing.T) reply {
 				return chunks(
