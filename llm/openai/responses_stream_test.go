@@ -268,6 +268,21 @@ func TestResponseStreams(t *testing.T) {
 				llmtest.CallPart("call_0", "get_time", `{}`), llmtest.CallPart("call_b", "b", `{"x":1}`), finishPart(llm.FinishToolCalls),
 			},
 		},
+		{
+			name: "a call whose call_id comes after its arguments began keeps the id its fragments went out under",
+			reply: func(*testing.T) reply {
+				return events(
+					`{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"{\"message\":","name":"respond"}}`,
+					`{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"\"Hi\"}"}`,
+					`{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"completed","arguments":"{\"message\":\"Hi\"}","call_id":"call_late","name":"respond"}}`,
+					`{"type":"response.completed","response":{"id":"r","status":"completed","output":[]}}`,
+				)
+			},
+			want: []llm.Part{
+				llmtest.ArgsPart("call_0", "respond", `{"message":`), llmtest.ArgsPart("call_0", "respond", `"Hi"}`),
+				llmtest.CallPart("call_0", "respond", `{"message":"Hi"}`), finishPart(llm.FinishToolCalls),
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
