@@ -3,7 +3,8 @@
 // written, a tool started and finished). Updates are never logged and never
 // replayed; the durable event that lands later supersedes them. A turn
 // publishes them to a Sink; a node carries them to the clients that watch
-// the process, on whatever node they are connected to.
+// the process, on whatever node they are connected to. A FieldReader reads
+// the answer an ending tool carries from its arguments as they stream.
 package live
 
 import (

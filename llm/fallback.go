@@ -15,7 +15,8 @@ type Candidate struct {
 
 // Fallback returns a model that asks each candidate in turn until one
 // answers. A candidate is left for the next only when it fails before any
-// part of its answer arrived (its adapter has already spent its retries);
+// part of its answer arrived (its adapter has already spent its retries;
+// progress, see Part.Progress, is passed on but is no part of the answer);
 // once parts arrived, its error ends the stream, as a cut answer cannot be
 // continued by another model. A cancelled or timed-out call is never passed
 // on. With one candidate, Fallback returns it unchanged.
@@ -39,7 +40,7 @@ func (f fallback) Generate(ctx context.Context, req *Request) iter.Seq2[Part, er
 					failed = err
 					break
 				}
-				yielded = true
+				yielded = yielded || !p.Progress()
 				if !yield(p, nil) {
 					return
 				}

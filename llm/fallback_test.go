@@ -2,9 +2,14 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/conversation"
 )
 
 // fixed answers every request with parts, then err; it records the model
@@ -90,5 +95,37 @@ func TestFallbackStopsOnCancel(t *testing.T) {
 	_, err := Collect(Fallback(Candidate{fixed{err: context.Canceled, asked: &asked}, "a"}, Candidate{fixed{asked: &asked}, "b"}).Generate(ctx, &Request{}))
 	if !errors.Is(err, context.Canceled) || len(asked) != 1 {
 		t.Errorf("err %v after asking %q; want the cancellation after one model", err, asked)
+	}
+}
+
+// TestFallbackProgress checks that argument fragments are passed on, and
+// that a candidate that failed after fragments alone, having delivered no
+// part of an answer, is left for the next.
+func TestFallbackProgress(t *testing.T) {
+	t.Parallel()
+	down := errors.New("down")
+	fragment := func(id, args string) Part {
+		return Part{Kind: PartToolArgs, ToolCall: &conversation.ToolCall{ID: id, Name: "respond", Arguments: json.RawMessage(args)}}
+	}
+	cut := []Part{fragment("a1", `{"message":"Hel`)}
+	whole := []Part{
+		fragment("b1", `{"message":`), fragment("b1", `"Hi"}`),
+		{Kind: PartToolCall, ToolCall: &conversation.ToolCall{ID: "b1", Name: "respond", Arguments: json.RawMessage(`{"message":"Hi"}`)}},
+		{Kind: PartFinish, Finish: FinishToolCalls},
+	}
+	var asked []string
+	m := Fallback(Candidate{fixed{parts: cut, err: down, asked: &asked}, "big"}, Candidate{fixed{parts: whole, asked: &asked}, "small"})
+	var got []Part
+	for p, err := range m.Generate(context.Background(), &Request{}) {
+		if err != nil {
+			t.Fatalf("Generate: %v", err)
+		}
+		got = append(got, p)
+	}
+	if diff := cmp.Diff(append(cut, whole...), got); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"big", "small"}, asked); diff != "" {
+		t.Errorf("models asked (-want +got):\n%s", diff)
 	}
 }

@@ -54,7 +54,11 @@ const (
 	// stream, before the complete PartToolCall: ToolCall.ID and Name say
 	// whose (set on every fragment) and ToolCall.Arguments holds the
 	// fragment, raw JSON text (the fragments of a call, joined, are its
-	// arguments). For showing progress only: Collect ignores them.
+	// arguments). For showing progress only: Collect ignores them. A
+	// provider that sends calls whole (Gemini) yields none, and a call
+	// that failed after fragments alone may be tried again (see
+	// Part.Progress): the new attempt streams its calls from their first
+	// fragment, under the ids it gives them.
 	PartToolArgs PartKind = "tool_args"
 	PartUsage    PartKind = "usage"  // Usage counts tokens
 	PartFinish   PartKind = "finish" // Finish says why the answer ended
@@ -78,6 +82,12 @@ type Part struct {
 	Hosted    *conversation.HostedActivity
 	Citation  *conversation.Citation
 }
+
+// Progress reports whether p only shows how the answer is coming
+// (PartToolArgs) and is not part of it. Collect leaves it out, and a call
+// that failed after progress alone has delivered nothing: an adapter may
+// retry it and a Fallback may ask its next model, as before any part.
+func (p Part) Progress() bool { return p.Kind == PartToolArgs }
 
 // FinishReason says why a model stopped.
 type FinishReason string

@@ -31,6 +31,7 @@ func TestCollect(t *testing.T) {
 		{Kind: PartReasoning, Reasoning: &conversation.Reasoning{Text: "hmm", Signature: "sig"}},
 		{Kind: PartText, Text: "Hel"},
 		{Kind: PartText, Text: "lo"},
+		{Kind: PartToolArgs, ToolCall: &conversation.ToolCall{ID: "c1", Name: "respond", Arguments: []byte(`{}`)}}, // progress: left out
 		{Kind: PartToolCall, ToolCall: &call},
 		{Kind: PartUsage, Usage: &Usage{InputTokens: 3, OutputTokens: 2}},
 		{Kind: PartUsage, Usage: &Usage{OutputTokens: 1, Hosted: map[string]int{"web_search": 1}}},
@@ -71,6 +72,10 @@ func TestCollectKeepsPartialOnError(t *testing.T) {
 	}
 	if len(got.Citations) != 1 || !got.Citations[0].Incomplete || cite.Incomplete {
 		t.Errorf("citations of a cut answer = %+v; want one, marked incomplete (a copy)", got.Citations)
+	}
+	fragment := Part{Kind: PartToolArgs, ToolCall: &conversation.ToolCall{ID: "c1", Name: "respond", Arguments: []byte(`{"message":"Hi`)}}
+	if got, _ := Collect(stream([]Part{fragment}, cut)); got.Started() {
+		t.Errorf("Collect of argument fragments alone = %+v; want nothing started", got)
 	}
 	if !(&Response{Text: "  \n"}).Empty() {
 		t.Error("whitespace-only answer is not Empty")

@@ -57,9 +57,10 @@ func New(cfg Config) (*Client, error) {
 	}, nil
 }
 
-// Generate streams the model's answer to req: text deltas as they arrive;
-// reasoning blocks, web search states and a text block's citations as their
-// blocks end; then tool calls, usage and the finish reason (see assembler).
+// Generate streams the model's answer to req: text deltas and fragments of
+// tool call input as they arrive; reasoning blocks, web search states and a
+// text block's citations as their blocks end; then tool calls, usage and
+// the finish reason (see assembler).
 // An answer the API pauses (pause_turn) is continued, at most
 // maxContinuations times, as one answer: each response's usage is yielded,
 // and one finish reason ends the whole (see pause).
@@ -67,8 +68,9 @@ func New(cfg Config) (*Client, error) {
 // A failed attempt is retried (see provider.Retry.Stream) only while
 // nothing of its response has been yielded: once a part has gone out, a
 // fresh attempt would produce another answer that cannot be joined to it.
-// Tool calls are yielded only at the end, so an answer of tool calls alone
-// is retried whenever its stream is cut; a web search, once reported
+// Tool calls are yielded only at the end, and their fragments are progress,
+// no part of the answer (llm.Part.Progress), so an answer of tool calls
+// alone is retried whenever its stream is cut; a web search, once reported
 // started, is not (the consumer has seen it run). A continuation is
 // retried the same way: the paused answer it continues is the same.
 func (c *Client) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
@@ -100,8 +102,8 @@ func (c *Client) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.P
 }
 
 // attempt makes one streamed call, yielding its parts as a reads them. It
-// reports whether any part was yielded, whether the consumer stopped the
-// stream, and why the attempt failed.
+// reports whether any part of the answer was yielded, whether the consumer
+// stopped the stream, and why the attempt failed.
 func (c *Client) attempt(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption, a *assembler, yield func(llm.Part, error) bool) (yielded, stopped bool, err error) {
 	// The middleware keeps the HTTP status, headers and the start of an
 	// error body, which the SDK's error does not expose as plainly (and a
@@ -127,7 +129,7 @@ func (c *Client) attempt(ctx context.Context, params sdk.MessageNewParams, opts 
 	for stream.Next() {
 		ev := stream.Current()
 		for _, p := range a.add(&ev) {
-			yielded = true
+			yielded = yielded || !p.Progress()
 			if !yield(p, nil) {
 				return yielded, true, nil
 			}

@@ -63,9 +63,10 @@ func TestConformance(t *testing.T) {
 			typ := map[int]string{401: "authentication_error", 429: "rate_limit_error", 500: "api_error"}[status]
 			return apiError(typ, message)
 		},
-		Sentinels: llmtest.Sentinels{Auth: ErrAuth, RateLimited: ErrRateLimited, Unavailable: ErrUnavailable},
-		Provider:  "anthropic",
-		Replay:    llmtest.Stream{Body: text},
+		Sentinels:       llmtest.Sentinels{Auth: ErrAuth, RateLimited: ErrRateLimited, Unavailable: ErrUnavailable},
+		StreamsToolArgs: true,
+		Provider:        "anthropic",
+		Replay:          llmtest.Stream{Body: text},
 	}
 	llmtest.Conformance(t, func(t *testing.T, srv llmtest.Server) llm.Model {
 		c, err := New(Config{

@@ -16,8 +16,8 @@
 //     they arrive, each thinking block (with its signature) and each
 //     redacted_thinking block as one reasoning part, web searches as hosted
 //     activity, citations of text blocks, tool calls assembled from their
-//     input_json_delta events and sent whole at the end, usage, the finish
-//     reason. Block, delta and event kinds it does not know (other server
+//     input_json_delta events (each going out as a fragment as it arrives)
+//     and sent whole at the end, usage, the finish reason. Block, delta and event kinds it does not know (other server
 //     tools and their results, newer kinds) are skipped, never fatal;
 //     pause.go continues an answer the API paused (see Paused answers);
 //   - error.go classifies failures into the sentinels shared with the other

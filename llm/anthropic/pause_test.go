@@ -116,6 +116,24 @@ func TestPause(t *testing.T) {
 			)},
 			want: []llm.Part{llmtest.CallPart("toolu_1", "lookup", `{}`), usagePart(10, 6), finishPart(llm.FinishToolCalls)},
 		},
+		{
+			name: "a continuation streams the input of its tool calls, under their ids, before them",
+			replies: []reply{paused, events(
+				`{"type":"message_start","message":{"id":"msg_c","type":"message","role":"assistant","content":[],"model":"claude-test","usage":{"input_tokens":10,"output_tokens":1}}}`,
+				`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_2","name":"lookup","input":{}}}`,
+				`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"q\":"}}`,
+				`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"Lyon\"}"}}`,
+				`{"type":"content_block_stop","index":0}`,
+				`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":6}}`,
+				`{"type":"message_stop"}`,
+			)},
+			want: []llm.Part{
+				llmtest.TextPart("Searching."), usagePart(10, 4),
+				llmtest.ArgsPart("toolu_2", "lookup", `{"q":`), llmtest.ArgsPart("toolu_2", "lookup", `"Lyon"}`),
+				llmtest.CallPart("toolu_2", "lookup", `{"q":"Lyon"}`), usagePart(10, 6), finishPart(llm.FinishToolCalls),
+			},
+			sent: map[int][]string{1: {searching}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

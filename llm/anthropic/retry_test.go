@@ -23,6 +23,9 @@ func TestRetries(t *testing.T) {
 	t.Parallel()
 	okText := []llm.Part{llmtest.TextPart("Hello"), llmtest.TextPart(", world"), llmtest.TextPart("! How can I help?"), usagePart(25, 12), finishPart(llm.FinishStop)}
 	firstWait := [][2]time.Duration{{250 * time.Millisecond, 500 * time.Millisecond}}
+	paris := func(args string) llm.Part { // the first call of two_tool_uses.sse
+		return llmtest.ArgsPart("toolu_01A09q90qw90lq917835lq9", "get_weather", args)
+	}
 	tests := []struct {
 		name     string
 		cfg      Config
@@ -112,11 +115,15 @@ func TestRetries(t *testing.T) {
 			requests: 1, err: ErrRateLimited, errHas: []string{"no time left to retry"},
 		},
 		{
-			name: "a stream cut before any part is retried from the start",
+			name: "a stream cut before any part of the answer, its input streaming, is retried from the start",
 			replies: func(t *testing.T) []reply {
 				return []reply{llmtest.CutStream(t, "two_tool_uses.sse", 5), llmtest.Streamed(t, "two_tool_uses.sse")}
 			},
 			want: []llm.Part{
+				paris(`{"location": `), paris(`"Paris"}`), // progress of the cut attempt
+				paris(`{"location": `), paris(`"Paris"}`),
+				llmtest.ArgsPart("toolu_01B8Rr2m4hLk7dQpZs3xYv1N", "get_time", `{"timezone"`),
+				llmtest.ArgsPart("toolu_01B8Rr2m4hLk7dQpZs3xYv1N", "get_time", `: "Europe/Paris"}`),
 				llmtest.CallPart("toolu_01A09q90qw90lq917835lq9", "get_weather", `{"location": "Paris"}`),
 				llmtest.CallPart("toolu_01B8Rr2m4hLk7dQpZs3xYv1N", "get_time", `{"timezone": "Europe/Paris"}`),
 				usagePart(610, 104), finishPart(llm.FinishToolCalls),

@@ -21,7 +21,7 @@ const (
 	blockText                          // text, streamed as it arrives; citations when it stops
 	blockThinking                      // thinking, sent whole with its signature
 	blockRedacted                      // redacted thinking, sent whole with its data
-	blockToolUse                       // a tool call, sent whole at the end
+	blockToolUse                       // a tool call: its input as it streams, whole at the end
 	blockSearch                        // server_tool_use of web_search: a search started
 	blockSearchResult                  // web_search_tool_result: the search ended
 )
@@ -51,9 +51,10 @@ type block struct {
 // stops; a web search goes out as hosted activity when its server_tool_use
 // block stops (started, with the query) and when its result block stops
 // (completed or failed); tool calls are assembled from their
-// input_json_delta fragments and sent whole, with usage and the finish
-// reason, by end (so that an answer of tool calls alone can be retried when
-// its stream is cut).
+// input_json_delta fragments, each going out as it arrives (progress, see
+// llm.Part.Progress), and sent whole, with usage and the finish reason, by
+// end (so that an answer of tool calls alone can be retried when its stream
+// is cut).
 //
 // Blocks are tracked by their index. Block, delta, citation and event kinds
 // it does not know (server tools other than web search, their results,
@@ -147,6 +148,9 @@ func (a *assembler) start(index int64, cb *sdk.ContentBlockStartEventContentBloc
 		b.kind, b.data = blockRedacted, cb.Data
 	case "tool_use":
 		b.kind, b.id, b.name = blockToolUse, cb.ID, cb.Name
+		if b.id == "" {
+			b.id = fmt.Sprintf("toolu_%d", len(a.calls)) // the engine pairs results by id
+		}
 		b.startJSON = cb.JSON.Input.Raw()
 		a.calls = append(a.calls, b)
 	case "server_tool_use":
@@ -178,7 +182,12 @@ func (a *assembler) delta(index int64, d *sdk.MessageStreamEventUnionDelta) []ll
 		return []llm.Part{a.textPart(b, d.Text)}
 	case d.Type == "citations_delta" && b.kind == blockText:
 		b.cite(d.Citation.RawJSON())
-	case d.Type == "input_json_delta" && (b.kind == blockToolUse || b.kind == blockSearch):
+	case d.Type == "input_json_delta" && b.kind == blockToolUse && d.PartialJSON != "":
+		b.input.WriteString(d.PartialJSON)
+		return []llm.Part{{Kind: llm.PartToolArgs, ToolCall: &conversation.ToolCall{
+			ID: b.id, Name: b.name, Arguments: json.RawMessage(d.PartialJSON),
+		}}}
+	case d.Type == "input_json_delta" && b.kind == blockSearch:
 		b.input.WriteString(d.PartialJSON)
 	case d.Type == "thinking_delta" && b.kind == blockThinking:
 		b.thinking.WriteString(d.Thinking)
@@ -295,16 +304,11 @@ func (a *assembler) paused() bool {
 // refuse it back.
 func (a *assembler) end() []llm.Part {
 	out := a.unstopped() // none, unless a text block's stop was lost
-	for i, c := range a.calls {
-		id := c.id
-		if id == "" {
-			id = fmt.Sprintf("toolu_%d", i) // the engine pairs results by id
-		}
-		args := inputJSON(c)
+	for _, c := range a.calls {
 		// Arguments go on exactly as sent, valid JSON or not: the engine
 		// tells the model when they are not.
 		out = append(out, llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{
-			ID: id, Name: c.name, Arguments: json.RawMessage(args),
+			ID: c.id, Name: c.name, Arguments: json.RawMessage(inputJSON(c)),
 		}})
 	}
 	if a.sized {

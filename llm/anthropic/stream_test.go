@@ -40,10 +40,12 @@ func TestStreams(t *testing.T) {
 			},
 		},
 		{
-			name:  "text, then a tool call whose input arrives in many input_json_delta events",
+			name:  "text, then a tool call whose input arrives in many input_json_delta events, each a fragment as it arrives",
 			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "tool_use.sse") },
 			want: []llm.Part{
 				llmtest.TextPart("Okay, let me check"), llmtest.TextPart(" the weather for San Francisco, CA:"),
+				weather(`{"location":`), weather(` "San`), weather(` Francisc`), weather(`o,`), weather(` CA"`), weather(`, `),
+				weather(`"unit": "fah`), weather(`renheit"}`),
 				llmtest.CallPart("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", `{"location": "San Francisco, CA", "unit": "fahrenheit"}`),
 				usagePart(472, 89), finishPart(llm.FinishToolCalls),
 			},
@@ -182,6 +184,7 @@ func TestStreams(t *testing.T) {
 				}, stop("tool_use", 20)...)...)
 			},
 			want: []llm.Part{
+				llmtest.ArgsPart("toolu_bad", "respond", `{"message": "hi`),
 				llmtest.CallPart("toolu_bad", "respond", `{"message": "hi`), llmtest.CallPart("toolu_none", "list", `{}`),
 				usagePart(10, 20), finishPart(llm.FinishToolCalls),
 			},
@@ -237,6 +240,7 @@ func TestStreams(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parts (-want +got):\n%s", diff)
 			}
+			llmtest.CheckToolArgs(t, got, 0)
 			if n := len(b.fake.Requests()); n != 1 {
 				t.Errorf("%d requests, want 1", n)
 			}
@@ -259,6 +263,12 @@ func TestStreamStop(t *testing.T) {
 	if diff := cmp.Diff([]llm.Part{llmtest.TextPart("Hello")}, got); diff != "" {
 		t.Errorf("parts (-want +got):\n%s", diff)
 	}
+}
+
+// weather is a fragment of the input of the recorded call to get_weather
+// (tool_use.sse).
+func weather(args string) llm.Part {
+	return llmtest.ArgsPart("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", args)
 }
 
 func itoa(n int) string {

@@ -93,7 +93,8 @@ func TestConformance(t *testing.T) {
 			return apiError(status, statusOf(status), message, "")
 		},
 		Sentinels: llmtest.Sentinels{Auth: ErrAuth, RateLimited: ErrRateLimited, Unavailable: ErrUnavailable},
-		Provider:  "gemini",
+		// StreamsToolArgs is left false: Gemini sends function calls whole.
+		Provider: "gemini",
 		// Every payload is a thought signature, sent back; a search has
 		// none (its grounding metadata has no way back: see doc.go).
 		Replay: llmtest.Stream{Body: text},

@@ -26,7 +26,8 @@
 //     tool (any other hosted tool is refused before sending);
 //   - stream.go turns the chunks back into llm parts: text as it arrives,
 //     thought parts as one reasoning part per block, function calls (sent
-//     whole by Gemini) at the end with a stable id (Gemini's, else
+//     whole by Gemini, so with no llm.PartToolArgs fragments before them)
+//     at the end with a stable id (Gemini's, else
 //     "call_<response id>_<n>"), usage, the finish reason. Part kinds it
 //     does not know are skipped;
 //   - grounding.go turns a search's grounding metadata into a hosted

@@ -25,7 +25,9 @@ type pendingCall struct {
 // when the answer moves on or a thought signature closes them; function
 // calls, which Gemini sends whole, are held and sent, with the search
 // grounding, usage and the finish reason, by end (so that an answer of tool
-// calls alone can be retried when its stream is cut).
+// calls alone can be retried when its stream is cut). Their arguments never
+// stream, so no llm.PartToolArgs goes out: a consumer that shows arguments
+// as they are written sees each call's only when the answer ends.
 //
 // Part kinds it does not know (inline data, executable code, newer kinds)
 // are skipped, never fatal.

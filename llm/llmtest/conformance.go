@@ -3,7 +3,8 @@
 // httptest server, collected with llm.Collect and checked against what the
 // recording says and what every adapter owes the engine (text, tool calls
 // with ids, names and exact argument JSON, reasoning, finish reasons, error
-// classes, retries without sleeping).
+// classes, retries without sleeping) and a consumer that shows the answer
+// as it comes (the fragments of streamed arguments, see CheckToolArgs).
 //
 // An adapter's test supplies its recordings in a Wire and a constructor that
 // points a model at the case's Server:
@@ -108,6 +109,11 @@ type Wire struct {
 	ErrorBody func(status int, message string) string
 	// Sentinels are the adapter's error classes.
 	Sentinels Sentinels
+	// StreamsToolArgs says the provider streams the arguments of tool
+	// calls, so that the adapter yields their fragments: each call of the
+	// tool call cases must then come after its fragments (those of
+	// CaseToolCall, whose arguments arrive in many chunks, more than one).
+	StreamsToolArgs bool
 	// Provider is the provider name of the adapter's payloads
 	// (conversation.ProviderPayload.Provider): what it sends back of its
 	// own answers is checked against it (see replayConformance).
@@ -165,6 +171,9 @@ type conformanceCase struct {
 	err      func(s Sentinels) error
 	errHas   string   // lower-case substring of the error
 	hosted   []string // the request's Params.HostedTools
+	// fragments is how many argument fragments each tool call must come
+	// after, when the wire's provider streams them (Wire.StreamsToolArgs).
+	fragments int
 }
 
 // Conformance runs the table against the model newModel builds for each
@@ -199,12 +208,14 @@ func Conformance(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model
 		},
 		{
 			name: "one tool call with arguments in many chunks", needs: CaseToolCall, replies: one(CaseToolCall), want: recorded(CaseToolCall), requests: 1,
+			fragments: 2,
 			check: func(t *testing.T, got llm.Response) {
 				checkCalls(t, got, 1)
 			},
 		},
 		{
 			name: "two tool calls", needs: CaseTwoToolCalls, replies: one(CaseTwoToolCalls), want: recorded(CaseTwoToolCalls), requests: 1,
+			fragments: 1,
 			check: func(t *testing.T, got llm.Response) {
 				checkCalls(t, got, 2)
 			},
@@ -318,7 +329,7 @@ func run(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model, wire *
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	got, err := collect(ctx, m, tc.hosted)
+	parts, got, err := collect(ctx, m, tc.hosted)
 
 	switch {
 	case tc.err != nil:
@@ -343,6 +354,11 @@ func run(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model, wire *
 		if tc.check != nil {
 			tc.check(t, got)
 		}
+		atLeast := 0
+		if wire.StreamsToolArgs {
+			atLeast = tc.fragments
+		}
+		CheckToolArgs(t, parts, atLeast)
 	}
 	if n := len(f.Requests()); n != tc.requests {
 		t.Errorf("%d requests, want %d", n, tc.requests)
@@ -354,9 +370,10 @@ func run(t *testing.T, newModel func(t *testing.T, srv Server) llm.Model, wire *
 	}
 }
 
-// collect runs one request and collects the answer, turning a panic of the
-// adapter into a test failure with a clear message.
-func collect(ctx context.Context, m llm.Model, hosted []string) (resp llm.Response, err error) {
+// collect runs one request and collects the answer, and the parts it came
+// in, turning a panic of the adapter into a test failure with a clear
+// message.
+func collect(ctx context.Context, m llm.Model, hosted []string) (parts []llm.Part, resp llm.Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("llmtest: the adapter panicked: %v", p)
@@ -365,7 +382,17 @@ func collect(ctx context.Context, m llm.Model, hosted []string) (resp llm.Respon
 	req := &llm.Request{Messages: []conversation.Message{
 		{Role: conversation.MessageUser, Content: []conversation.Block{conversation.TextBlock("Hello")}},
 	}, Params: llm.Params{HostedTools: hosted}}
-	return llm.Collect(m.Generate(ctx, req))
+	resp, err = llm.Collect(func(yield func(llm.Part, error) bool) {
+		for p, err := range m.Generate(ctx, req) {
+			if err == nil {
+				parts = append(parts, p)
+			}
+			if !yield(p, err) {
+				return
+			}
+		}
+	})
+	return parts, resp, err
 }
 
 // checkCalls checks what every answer of n tool calls owes the engine:

@@ -58,6 +58,67 @@ func CallPart(id, name, args string) llm.Part {
 	return llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}}
 }
 
+// ArgsPart is a fragment, args, of the arguments of tool call id, name.
+func ArgsPart(id, name, args string) llm.Part {
+	return llm.Part{Kind: llm.PartToolArgs, ToolCall: &conversation.ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}}
+}
+
+// CheckToolArgs checks what the argument fragments of an answer's parts
+// owe a consumer: each carries the id and name of a call that comes after
+// it, and the fragments of a call, joined, are its arguments. Each call
+// must come after at least atLeast fragments (0 for a provider that sends
+// calls whole).
+func CheckToolArgs(t testing.TB, parts []llm.Part, atLeast int) {
+	t.Helper()
+	type streamed struct {
+		name string
+		args strings.Builder
+		n    int
+	}
+	open := map[string]*streamed{} // by call id, until the call comes
+	called := map[string]bool{}
+	for i, p := range parts {
+		if (p.Kind == llm.PartToolArgs || p.Kind == llm.PartToolCall) && p.ToolCall == nil {
+			t.Errorf("part %d (%s) has no ToolCall", i, p.Kind)
+			continue
+		}
+		switch p.Kind {
+		case llm.PartToolArgs:
+			c := p.ToolCall
+			if called[c.ID] {
+				t.Errorf("part %d: a fragment of call %q after the call", i, c.ID)
+			}
+			s := open[c.ID]
+			if s == nil {
+				s = &streamed{name: c.Name}
+				open[c.ID] = s
+			}
+			if c.Name != s.name {
+				t.Errorf("part %d: a fragment of call %q names %q, an earlier one %q", i, c.ID, c.Name, s.name)
+			}
+			s.args.Write(c.Arguments)
+			s.n++
+		case llm.PartToolCall:
+			c := p.ToolCall
+			called[c.ID] = true
+			s := open[c.ID]
+			delete(open, c.ID)
+			if s == nil {
+				s = &streamed{name: c.Name}
+			}
+			if s.n < atLeast {
+				t.Errorf("call %q came after %d fragments, want at least %d", c.ID, s.n, atLeast)
+			}
+			if s.n > 0 && (s.name != c.Name || s.args.String() != string(c.Arguments)) {
+				t.Errorf("call %q: %s(%s) streamed as %s(%s)", c.ID, c.Name, c.Arguments, s.name, s.args.String())
+			}
+		}
+	}
+	for id := range open {
+		t.Errorf("fragments of call %q, which never came", id)
+	}
+}
+
 // WithUsage wraps a model (a scripted one, which reports no usage) and
 // reports In input and Out output tokens after each of its answers, as
 // providers do.

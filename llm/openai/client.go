@@ -60,17 +60,19 @@ func New(cfg Config) (*Client, error) {
 	}, nil
 }
 
-// Generate streams the model's answer to req: text deltas as they arrive,
-// then reasoning, tool calls, usage and the finish reason (see assembler
-// and responseAssembler). A request with hosted tools goes to the Responses
+// Generate streams the model's answer to req: text deltas and fragments of
+// tool call arguments as they arrive, then reasoning, tool calls, usage and
+// the finish reason (see assembler and responseAssembler). A request with hosted tools goes to the Responses
 // API (POST /responses), any other to Chat Completions (POST
 // /chat/completions), which compatible servers speak too.
 //
 // A failed attempt is retried (see provider.Retry.Stream) only while
-// nothing has been yielded: once a text delta has gone out, the consumer has
-// part of an answer, and a fresh attempt would produce another answer that
-// cannot be joined to it. Tool calls are yielded only at the end, so an
-// answer of tool calls alone is retried whenever its stream is cut.
+// nothing of the answer has been yielded: once a text delta has gone out,
+// the consumer has part of an answer, and a fresh attempt would produce
+// another answer that cannot be joined to it. Tool calls are yielded only
+// at the end, and their fragments are progress, no part of the answer
+// (llm.Part.Progress), so an answer of tool calls alone is retried
+// whenever its stream is cut.
 func (c *Client) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
 	return func(yield func(llm.Part, error) bool) {
 		var run provider.Attempt
@@ -121,8 +123,8 @@ type decoder[E any] interface {
 }
 
 // attempt makes one streamed call through open, yielding the parts d makes
-// of its events. It reports whether any part was yielded, whether the
-// consumer stopped the stream, and why the attempt failed.
+// of its events. It reports whether any part of the answer was yielded,
+// whether the consumer stopped the stream, and why the attempt failed.
 func attempt[E any](ctx context.Context, c *Client, open func(option.RequestOption) *ssestream.Stream[E], d decoder[E], yield func(llm.Part, error) bool) (yielded, stopped bool, err error) {
 	// The middleware keeps the HTTP status, headers and the start of an
 	// error body: the SDK's error loses them when the body is not OpenAI's
@@ -135,7 +137,7 @@ func attempt[E any](ctx context.Context, c *Client, open func(option.RequestOpti
 		ev := stream.Current()
 		parts, err := d.add(&ev)
 		for _, p := range parts {
-			yielded = true
+			yielded = yielded || !p.Progress()
 			if !yield(p, nil) {
 				return yielded, true, nil
 			}

@@ -58,8 +58,9 @@ func TestConformance(t *testing.T) {
 			b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": message, "type": "error", "code": nil}})
 			return string(b)
 		},
-		Sentinels: llmtest.Sentinels{Auth: ErrAuth, RateLimited: ErrRateLimited, Unavailable: ErrUnavailable},
-		Provider:  "openai",
+		Sentinels:       llmtest.Sentinels{Auth: ErrAuth, RateLimited: ErrRateLimited, Unavailable: ErrUnavailable},
+		StreamsToolArgs: true,
+		Provider:        "openai",
 		// Requests with the hosted search go to the Responses API, which
 		// takes every payload back (Chat Completions takes none: see doc.go).
 		Replay: llmtest.Stream{Path: "/v1/responses", Body: read("responses_text.sse")},

@@ -17,7 +17,8 @@
 //     results, mid-conversation correction system messages, function tools;
 //   - stream.go turns the streamed chunks back into llm parts: text deltas as
 //     they arrive, reasoning as one block, tool calls assembled from their
-//     deltas and emitted whole at the end, usage, the finish reason;
+//     deltas (each delta's arguments going out as a fragment as it arrives)
+//     and emitted whole at the end, usage, the finish reason;
 //   - responses.go maps a request with hosted tools to a Responses API
 //     request (store=false, so every request carries the whole
 //     conversation): the system prompt as instructions, user and system
@@ -26,7 +27,8 @@
 //     items, function tools (not strict) and the hosted web_search tool;
 //   - responses_stream.go turns the typed events of a Responses API stream
 //     into parts: text deltas, reasoning summaries, web searches as hosted
-//     activity (started, then completed or failed), function calls, usage
+//     activity (started, then completed or failed), function calls (their
+//     argument deltas as fragments as they arrive, then whole), usage
 //     with the completed searches counted in Usage.Hosted, the finish
 //     reason; response.failed and error events become errors of the
 //     classes below. What the API must get back is kept in payloads (see

@@ -23,8 +23,10 @@ import (
 //   - url_citation annotations go out as citations when their message is
 //     done, their character offsets turned into byte offsets of the text,
 //     each keeping the annotation for replay;
-//   - function calls are gathered from their deltas and go out whole, with
-//     usage and the finish reason, by end.
+//   - function calls are gathered from their deltas, each delta going out
+//     as a fragment of the call's arguments as it arrives, and go out
+//     whole, with usage and the finish reason, by end. The arguments of a
+//     call's done events, when sent, stand for the deltas joined.
 //
 // Event and item kinds it does not know are skipped.
 type responseAssembler struct {
@@ -74,7 +76,7 @@ func (a *responseAssembler) add(ev *responses.ResponseStreamEventUnion) ([]llm.P
 		return a.itemDone(&ev.Item, ev.OutputIndex), nil
 	case "response.function_call_arguments.delta":
 		if c := a.byItem[itemKey(ev.ItemID, ev.OutputIndex)]; c != nil {
-			c.args.WriteString(ev.Delta)
+			return c.fragment(ev.Delta), nil
 		}
 	case "response.function_call_arguments.done":
 		if c := a.byItem[itemKey(ev.ItemID, ev.OutputIndex)]; c != nil && ev.JSON.Arguments.Valid() {
@@ -103,13 +105,14 @@ func (a *responseAssembler) add(ev *responses.ResponseStreamEventUnion) ([]llm.P
 	return nil, nil
 }
 
-// itemAdded handles a new output item: a function call starts a draft, a
-// web search starts an activity.
+// itemAdded handles a new output item: a function call starts a draft
+// (arguments it comes with go out as a fragment), a web search starts an
+// activity.
 func (a *responseAssembler) itemAdded(item *responses.ResponseOutputItemUnion, index int64) []llm.Part {
 	key := itemKey(item.ID, index)
 	switch item.Type {
 	case "function_call":
-		a.call(key, item)
+		return a.call(key, item).fragment(item.Arguments.OfString)
 	case "web_search_call":
 		return a.searchStarted(key, item.ID, item)
 	}
@@ -157,12 +160,10 @@ func (a *responseAssembler) call(key string, item *responses.ResponseOutputItemU
 	}
 	c := a.byItem[key]
 	if c == nil {
-		c = &callDraft{}
+		c = newCall(&a.calls)
 		a.byItem[key] = c
-		a.calls = append(a.calls, c)
-		c.args.WriteString(item.Arguments.OfString)
 	}
-	if item.CallID != "" {
+	if item.CallID != "" && !c.streamed {
 		c.id = item.CallID
 	}
 	if item.Name != "" {
@@ -238,8 +239,8 @@ func (a *responseAssembler) end() []llm.Part {
 		}
 		out = append(out, a.searchEnded(s, state))
 	}
-	for i, c := range a.calls {
-		out = append(out, c.part(i))
+	for _, c := range a.calls {
+		out = append(out, c.part())
 	}
 	if a.usage != nil || a.searched > 0 {
 		u := llm.Usage{}

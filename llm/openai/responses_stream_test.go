@@ -95,6 +95,12 @@ func recorded(t *testing.T, name, typ, field string, n int) string {
 	return ""
 }
 
+// fragment is a fragment of the arguments of the recorded call to
+// get_weather (responses_function_call.sse).
+func fragment(args string) llm.Part {
+	return llmtest.ArgsPart("call_Kx2mVq8RzT4nLp0sWd6yHj1c", "get_weather", args)
+}
+
 func searchUsagePart(in, out, searches int) llm.Part {
 	u := &llm.Usage{InputTokens: in, OutputTokens: out}
 	if searches > 0 {
@@ -158,6 +164,8 @@ func TestResponseStreams(t *testing.T) {
 					Text:    "**Checking the weather**\n\nThe user wants Paris weather; I will call get_weather.",
 					Payload: reasoningKept(recorded(t, "responses_function_call.sse", "response.output_item.done", "item", 0)),
 				}},
+				fragment(`{"`), fragment("location"), fragment(`":"`), fragment("Paris"), fragment(","), fragment(" France"),
+				fragment(`","`), fragment("unit"), fragment(`":"`), fragment("celsius"), fragment(`"}`),
 				llmtest.CallPart("call_Kx2mVq8RzT4nLp0sWd6yHj1c", "get_weather", `{"location":"Paris, France","unit":"celsius"}`),
 				usagePart(342, 151), finishPart(llm.FinishToolCalls),
 			},
@@ -255,7 +263,25 @@ func TestResponseStreams(t *testing.T) {
 					`{"type":"response.completed","response":{"id":"r","status":"completed","output":[]}}`,
 				)
 			},
-			want: []llm.Part{llmtest.CallPart("call_0", "get_time", `{}`), llmtest.CallPart("call_b", "b", `{"x":1}`), finishPart(llm.FinishToolCalls)},
+			want: []llm.Part{
+				llmtest.ArgsPart("call_b", "b", `{"x":`), llmtest.ArgsPart("call_b", "b", `1}`),
+				llmtest.CallPart("call_0", "get_time", `{}`), llmtest.CallPart("call_b", "b", `{"x":1}`), finishPart(llm.FinishToolCalls),
+			},
+		},
+		{
+			name: "a call whose call_id comes after its arguments began keeps the id its fragments went out under",
+			reply: func(*testing.T) reply {
+				return events(
+					`{"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"{\"message\":","name":"respond"}}`,
+					`{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"\"Hi\"}"}`,
+					`{"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","status":"completed","arguments":"{\"message\":\"Hi\"}","call_id":"call_late","name":"respond"}}`,
+					`{"type":"response.completed","response":{"id":"r","status":"completed","output":[]}}`,
+				)
+			},
+			want: []llm.Part{
+				llmtest.ArgsPart("call_0", "respond", `{"message":`), llmtest.ArgsPart("call_0", "respond", `"Hi"}`),
+				llmtest.CallPart("call_0", "respond", `{"message":"Hi"}`), finishPart(llm.FinishToolCalls),
+			},
 		},
 	}
 	for _, tt := range tests {
@@ -269,6 +295,7 @@ func TestResponseStreams(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parts (-want +got):\n%s", diff)
 			}
+			llmtest.CheckToolArgs(t, got, 0)
 			reqs := b.fake.Requests()
 			if len(reqs) != 1 || reqs[0].Path != "/v1/responses" {
 				t.Errorf("requests %+v, want one to /v1/responses", reqs)

@@ -134,11 +134,13 @@ func TestRetries(t *testing.T) {
 			requests: 1, err: ErrRateLimited, errHas: []string{"no time left to retry"},
 		},
 		{
-			name: "a stream cut before any part is retried from the start",
+			name: "a stream cut before any part of the answer, its arguments streaming, is retried from the start",
 			replies: func(t *testing.T) []reply {
 				return []reply{llmtest.CutStream(t, "tool_call.sse", 4), llmtest.Streamed(t, "tool_call.sse")}
 			},
 			want: []llm.Part{
+				weather(`{"`), weather("location"), weather(`":"`), // progress of the cut attempt
+				weather(`{"`), weather("location"), weather(`":"`), weather("Paris"), weather(", France"), weather(`"}`),
 				llmtest.CallPart("call_DdmO9pD3xa9XTPNJ32zg2hcA", "get_weather", `{"location":"Paris, France"}`),
 				usagePart(81, 17), finishPart(llm.FinishToolCalls),
 			},

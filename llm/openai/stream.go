@@ -17,10 +17,10 @@ import (
 var reasoningFields = [...]string{"reasoning_content", "reasoning"}
 
 // assembler turns the chunks of one streamed Chat Completions answer into
-// parts. Text goes
-// out as it arrives; reasoning is gathered into one block, sent when the
-// answer proper starts; tool calls are gathered from their deltas and sent
-// whole, with usage and the finish reason, by end.
+// parts. Text goes out as it arrives; reasoning is gathered into one block,
+// sent when the answer proper starts; tool calls are gathered from their
+// deltas, each delta's arguments going out as a fragment as it arrives, and
+// sent whole, with usage and the finish reason, by end.
 //
 // Tool calls are assembled here rather than by the SDK's
 // ChatCompletionAccumulator, which refuses a chunk whose id differs from the
@@ -37,22 +37,49 @@ type assembler struct {
 // callDraft is a tool call being assembled.
 type callDraft struct {
 	id, name string
+	pos      int // its place among the answer's calls
 	args     strings.Builder
+	// streamed says a fragment of the arguments went out: the call keeps
+	// the id it went out under, even should the server name it later.
+	streamed bool
 }
 
-// part is the finished call, the i-th of its answer.
-func (c *callDraft) part(i int) llm.Part {
-	id := c.id
-	if id == "" {
-		id = fmt.Sprintf("call_%d", i) // the engine pairs results by id
+// newCall starts the draft of the next call of calls.
+func newCall(calls *[]*callDraft) *callDraft {
+	c := &callDraft{pos: len(*calls)}
+	*calls = append(*calls, c)
+	return c
+}
+
+// callID is the server's id of the call, or one made up from its place:
+// the engine pairs results by id.
+func (c *callDraft) callID() string {
+	if c.id == "" {
+		return fmt.Sprintf("call_%d", c.pos)
 	}
+	return c.id
+}
+
+// fragment adds s to the call's arguments and returns it as a fragment
+// part; nothing for "".
+func (c *callDraft) fragment(s string) []llm.Part {
+	if s == "" {
+		return nil
+	}
+	c.args.WriteString(s)
+	c.streamed = true
+	return []llm.Part{{Kind: llm.PartToolArgs, ToolCall: &conversation.ToolCall{ID: c.callID(), Name: c.name, Arguments: json.RawMessage(s)}}}
+}
+
+// part is the finished call.
+func (c *callDraft) part() llm.Part {
 	// Arguments go on exactly as sent, valid JSON or not: the engine tells
 	// the model when they are not.
 	args := c.args.String()
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
-	return llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: id, Name: c.name, Arguments: json.RawMessage(args)}}
+	return llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{ID: c.callID(), Name: c.name, Arguments: json.RawMessage(args)}}
 }
 
 // add takes one chunk and returns the parts it completes, in order.
@@ -77,7 +104,7 @@ func (a *assembler) add(chunk *oai.ChatCompletionChunk) ([]llm.Part, error) {
 		}
 		for j := range d.ToolCalls {
 			out = a.flushReasoning(out)
-			a.addCall(&d.ToolCalls[j])
+			out = append(out, a.addCall(&d.ToolCalls[j])...)
 		}
 		if ch.FinishReason != "" {
 			a.finish = ch.FinishReason
@@ -102,26 +129,25 @@ func reasoningDelta(d *oai.ChatCompletionChunkChoiceDelta) string {
 	return ""
 }
 
-// addCall adds a tool call delta to the call its index is building. A
-// delta with a new id at a used index starts a new call: some servers send
-// every call at index 0.
-func (a *assembler) addCall(tc *oai.ChatCompletionChunkChoiceDeltaToolCall) {
+// addCall adds a tool call delta to the call its index is building and
+// returns its arguments as a fragment. A delta with a new id at a used
+// index starts a new call: some servers send every call at index 0.
+func (a *assembler) addCall(tc *oai.ChatCompletionChunkChoiceDeltaToolCall) []llm.Part {
 	if a.byIndex == nil {
 		a.byIndex = make(map[int64]*callDraft)
 	}
 	c := a.byIndex[tc.Index]
 	if c == nil || (tc.ID != "" && c.id != "" && tc.ID != c.id) {
-		c = &callDraft{}
+		c = newCall(&a.calls)
 		a.byIndex[tc.Index] = c
-		a.calls = append(a.calls, c)
 	}
-	if c.id == "" {
+	if c.id == "" && !c.streamed {
 		c.id = tc.ID
 	}
 	if c.name == "" {
 		c.name = tc.Function.Name
 	}
-	c.args.WriteString(tc.Function.Arguments)
+	return c.fragment(tc.Function.Arguments)
 }
 
 // flushReasoning appends the gathered reasoning, if any, as one part.
@@ -142,8 +168,8 @@ func (a *assembler) finished() bool { return a.finish != "" }
 // tool calls, usage, the finish reason.
 func (a *assembler) end() []llm.Part {
 	out := a.flushReasoning(nil)
-	for i, c := range a.calls {
-		out = append(out, c.part(i))
+	for _, c := range a.calls {
+		out = append(out, c.part())
 	}
 	if a.usage != nil {
 		out = append(out, llm.Part{Kind: llm.PartUsage, Usage: a.usage})

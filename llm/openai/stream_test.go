@@ -17,6 +17,12 @@ func usagePart(in, out int) llm.Part {
 
 func finishPart(f llm.FinishReason) llm.Part { return llm.Part{Kind: llm.PartFinish, Finish: f} }
 
+// weather is a fragment of the arguments of the recorded call to
+// get_weather (tool_call.sse).
+func weather(args string) llm.Part {
+	return llmtest.ArgsPart("call_DdmO9pD3xa9XTPNJ32zg2hcA", "get_weather", args)
+}
+
 func reasoningPart(s string) llm.Part {
 	return llm.Part{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Text: s}}
 }
@@ -38,9 +44,10 @@ func TestStreams(t *testing.T) {
 			},
 		},
 		{
-			name:  "one tool call streamed in several argument deltas",
+			name:  "one tool call streamed in several argument deltas, each a fragment as it arrives",
 			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "tool_call.sse") },
 			want: []llm.Part{
+				weather(`{"`), weather("location"), weather(`":"`), weather("Paris"), weather(", France"), weather(`"}`),
 				llmtest.CallPart("call_DdmO9pD3xa9XTPNJ32zg2hcA", "get_weather", `{"location":"Paris, France"}`),
 				usagePart(81, 17), finishPart(llm.FinishToolCalls),
 			},
@@ -49,6 +56,10 @@ func TestStreams(t *testing.T) {
 			name:  "two parallel tool calls",
 			reply: func(t *testing.T) reply { return llmtest.Streamed(t, "parallel_tool_calls.sse") },
 			want: []llm.Part{
+				llmtest.ArgsPart("call_7bMPjyPBqDyDCs9J0OxW1Xla", "get_weather", `{"location": "Pa`),
+				llmtest.ArgsPart("call_7bMPjyPBqDyDCs9J0OxW1Xla", "get_weather", `ris"}`),
+				llmtest.ArgsPart("call_QdXq4SMRiHVGTtKpzl0dQzCk", "get_time", `{"timezone"`),
+				llmtest.ArgsPart("call_QdXq4SMRiHVGTtKpzl0dQzCk", "get_time", `: "Europe/Paris"}`),
 				llmtest.CallPart("call_7bMPjyPBqDyDCs9J0OxW1Xla", "get_weather", `{"location": "Paris"}`),
 				llmtest.CallPart("call_QdXq4SMRiHVGTtKpzl0dQzCk", "get_time", `{"timezone": "Europe/Paris"}`),
 				usagePart(102, 46), finishPart(llm.FinishToolCalls),
@@ -79,6 +90,7 @@ func TestStreams(t *testing.T) {
 			},
 			want: []llm.Part{
 				reasoningPart("Need the weather."),
+				llmtest.ArgsPart("call_x1", "get_weather", `{"city":"Oslo"}`),
 				llmtest.CallPart("call_x1", "get_weather", `{"city":"Oslo"}`),
 				finishPart(llm.FinishToolCalls), // "stop" with calls: the calls win
 			},
@@ -91,7 +103,10 @@ func TestStreams(t *testing.T) {
 					`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
 				)
 			},
-			want: []llm.Part{llmtest.CallPart("call_bad", "respond", `{"message": "hi`), finishPart(llm.FinishToolCalls)},
+			want: []llm.Part{
+				llmtest.ArgsPart("call_bad", "respond", `{"message": "hi`),
+				llmtest.CallPart("call_bad", "respond", `{"message": "hi`), finishPart(llm.FinishToolCalls),
+			},
 		},
 		{
 			name: "calls all at index 0 with distinct ids, one without arguments or id",
@@ -103,8 +118,22 @@ func TestStreams(t *testing.T) {
 				)
 			},
 			want: []llm.Part{
+				llmtest.ArgsPart("call_a", "a", `{}`), llmtest.ArgsPart("call_b", "b", `{"x":1}`),
 				llmtest.CallPart("call_a", "a", `{}`), llmtest.CallPart("call_b", "b", `{"x":1}`), llmtest.CallPart("call_2", "c", `{}`),
 				finishPart(llm.FinishToolCalls),
+			},
+		},
+		{
+			name: "a call whose id comes after its arguments began keeps the id its fragments went out under",
+			reply: func(*testing.T) reply {
+				return chunks(
+					`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"type":"function","function":{"name":"respond","arguments":"{\"message\":"}}]},"finish_reason":null}]}`,
+					`{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_late","type":"function","function":{"arguments":"\"Hi\"}"}}]},"finish_reason":"tool_calls"}]}`,
+				)
+			},
+			want: []llm.Part{
+				llmtest.ArgsPart("call_0", "respond", `{"message":`), llmtest.ArgsPart("call_0", "respond", `"Hi"}`),
+				llmtest.CallPart("call_0", "respond", `{"message":"Hi"}`), finishPart(llm.FinishToolCalls),
 			},
 		},
 		{
@@ -129,6 +158,7 @@ func TestStreams(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("parts (-want +got):\n%s", diff)
 			}
+			llmtest.CheckToolArgs(t, got, 0)
 			if n := len(b.fake.Requests()); n != 1 {
 				t.Errorf("%d requests, want 1", n)
 			}

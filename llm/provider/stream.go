@@ -10,18 +10,21 @@ import (
 )
 
 // Attempt makes one streamed call, yielding its parts. It reports whether
-// any part was yielded, whether the consumer stopped the stream, and why the
-// attempt failed.
+// any part of the answer was yielded (progress alone, llm.Part.Progress,
+// is none), whether the consumer stopped the stream, and why the attempt
+// failed.
 type Attempt func() (yielded, stopped bool, err error)
 
 // Stream runs attempt until it succeeds, the consumer stops, or r allows no
 // further try; a final failure goes to yield.
 //
-// A failed attempt is retried (see Wait) only while nothing has been
-// yielded: once a part has gone out, the consumer has part of an answer,
-// and a fresh attempt would produce another answer that cannot be joined to
-// it (the stream has no way to take parts back). The error is returned
-// instead, and the engine ends the turn with a notice.
+// A failed attempt is retried (see Wait) only while nothing of the answer
+// has been yielded: once a part has gone out, the consumer has part of an
+// answer, and a fresh attempt would produce another answer that cannot be
+// joined to it (the stream has no way to take parts back). The error is
+// returned instead, and the engine ends the turn with a notice. Progress
+// yielded before (argument fragments) does not count: the consumer keeps
+// none of it, and the new attempt streams its calls from the start.
 //
 // Each retry is logged to log as a warning with fields, and told to the
 // context's retry observer (WithRetryObserver); the errors of this package

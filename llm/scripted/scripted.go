@@ -4,6 +4,7 @@
 // A script is a list of turns, each a list of rounds (one model answer per
 // round):
 //
+//	pace: 40ms                    # optional: the wait between parts of an answer
 //	turns:
 //	  - rounds:
 //	      - calls:
@@ -25,6 +26,11 @@
 // user message: its assistant messages, plus its system messages that follow
 // no assistant message (a correction after an empty answer, which leaves no
 // assistant message behind).
+//
+// An answer streams as a real model's does: its text in deltas and each
+// call's arguments in fragments (llm.PartToolArgs) before the call, cut
+// every few bytes; with a pace, the model waits that long between parts,
+// as one writing slowly.
 package scripted
 
 import (
@@ -37,6 +43,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -47,6 +55,9 @@ import (
 // Script is what a scripted model plays.
 type Script struct {
 	Turns []Turn `yaml:"turns"`
+	// Pace, when set, is the wait between two parts of an answer: a model
+	// that writes slowly, for demos and tests of what a running turn shows.
+	Pace time.Duration `yaml:"pace,omitempty"`
 }
 
 // Turn is the answers of one turn, one per round.
@@ -89,10 +100,14 @@ func Parse(data []byte) (*Script, error) {
 	return &s, nil
 }
 
-// Validate reports a script with nothing to play or a call without a name.
+// Validate reports a script with nothing to play, a call without a name or
+// a negative pace.
 func (s *Script) Validate() error {
 	if len(s.Turns) == 0 {
 		return errors.New("scripted: the script has no turns; add `turns: [{rounds: [...]}]`")
+	}
+	if s.Pace < 0 {
+		return fmt.Errorf("scripted: pace must not be negative (got %s)", s.Pace)
 	}
 	for i, t := range s.Turns {
 		if len(t.Rounds) == 0 {
@@ -169,11 +184,30 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Pa
 			yield(llm.Part{}, fmt.Errorf("scripted: %s", r.Error))
 			return
 		}
-		for _, p := range parts(r, turnIdx, round) {
+		for i, p := range parts(r, turnIdx, round) {
+			if i > 0 && m.script.Pace > 0 {
+				if err := wait(ctx, m.script.Pace); err != nil {
+					yield(llm.Part{}, err)
+					return
+				}
+			}
 			if !yield(p, nil) {
 				return
 			}
 		}
+	}
+}
+
+// wait waits d, or returns ctx's error when ctx ends first, as a real
+// model's stream ends when its call is cancelled.
+func wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -225,21 +259,30 @@ func (m *Model) position(msgs []conversation.Message) (turn, round int, err erro
 	return turn, round, nil
 }
 
+// parts is the answer of round r, streamed: reasoning whole, as providers
+// send it, then the text in pieces, then each call, its arguments in pieces
+// first.
 func parts(r Round, turn, round int) []llm.Part {
 	var out []llm.Part
 	if r.Reasoning != "" {
 		out = append(out, llm.Part{Kind: llm.PartReasoning, Reasoning: &conversation.Reasoning{Text: r.Reasoning}})
 	}
-	if r.Text != "" {
-		out = append(out, llm.Part{Kind: llm.PartText, Text: r.Text})
+	for _, p := range pieces(r.Text) {
+		out = append(out, llm.Part{Kind: llm.PartText, Text: p})
 	}
 	for i, c := range r.Calls {
 		id := c.ID
 		if id == "" {
 			id = fmt.Sprintf("call_%d_%d_%d", turn+1, round+1, i+1)
 		}
+		args := c.arguments()
+		for _, p := range pieces(string(args)) {
+			out = append(out, llm.Part{Kind: llm.PartToolArgs, ToolCall: &conversation.ToolCall{
+				ID: id, Name: c.Name, Arguments: json.RawMessage(p),
+			}})
+		}
 		out = append(out, llm.Part{Kind: llm.PartToolCall, ToolCall: &conversation.ToolCall{
-			ID: id, Name: c.Name, Arguments: c.arguments(),
+			ID: id, Name: c.Name, Arguments: args,
 		}})
 	}
 	finish := llm.FinishStop
@@ -249,6 +292,27 @@ func parts(r Round, turn, round int) []llm.Part {
 	// No usage: a script costs no tokens, and counting its text would put
 	// made-up figures in metrics and logs.
 	return append(out, llm.Part{Kind: llm.PartFinish, Finish: finish})
+}
+
+// pieceSize is the most bytes of a text delta or an argument fragment.
+const pieceSize = 16
+
+// pieces cuts s into pieces of at most pieceSize bytes, each cut at the
+// start of a character.
+func pieces(s string) []string {
+	var out []string
+	for len(s) > pieceSize {
+		n := pieceSize
+		for n > 1 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
 }
 
 func (c Call) arguments() json.RawMessage {

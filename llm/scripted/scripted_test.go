@@ -3,13 +3,16 @@ package scripted
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/llm/llmtest"
 )
 
 const script = `
@@ -142,6 +145,7 @@ func TestParseErrors(t *testing.T) {
 		"turns: [{rounds: []}]": "turns[0] has no rounds",
 		"turns: [{rounds: [{calls: [{args: {}}]}]}]": "turns[0].rounds[0].calls[0]: name is required",
 		"turns: [{rounds: [{txt: hi}]}]":             "field txt not found",
+		"pace: -1s\nturns: [{rounds: [{}]}]":         "pace must not be negative (got -1s)",
 	}
 	for in, want := range tests {
 		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
@@ -162,5 +166,104 @@ func TestRawArgsAreSentVerbatim(t *testing.T) {
 	}
 	if string(got.ToolCalls[0].Arguments) != `{"broken` {
 		t.Fatalf("arguments = %s", got.ToolCalls[0].Arguments)
+	}
+}
+
+// sunny is a script of one answer: text, then a call.
+const sunny = `
+turns:
+  - rounds:
+      - text: "It's sunny in Zürich today."
+        calls:
+          - name: respond
+            args: {message: "It's sunny."}
+`
+
+// TestStreamsInPieces checks that an answer streams as a real model's:
+// its text in deltas and its call's arguments in fragments before the
+// call, cut at most every 16 bytes, at the start of a character.
+func TestStreamsInPieces(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte(sunny))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := llmtest.Drain(t, context.Background(), New(s), &llm.Request{Messages: []conversation.Message{user("weather?")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.Part{
+		llmtest.TextPart("It's sunny in Z"), llmtest.TextPart("ürich today."), // ü would be cut after 16 bytes
+		llmtest.ArgsPart("call_1_1_1", "respond", `{"message":"It's`), llmtest.ArgsPart("call_1_1_1", "respond", ` sunny."}`),
+		llmtest.CallPart("call_1_1_1", "respond", `{"message":"It's sunny."}`),
+		{Kind: llm.PartFinish, Finish: llm.FinishToolCalls},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
+	}
+	llmtest.CheckToolArgs(t, got, 2)
+}
+
+// TestPace checks that a paced model waits between parts, and that a
+// cancelled call ends the wait with the context's error, what was streamed
+// before it kept.
+func TestPace(t *testing.T) {
+	t.Parallel()
+	play := func(ctx context.Context, cancel func(), pace time.Duration) (llm.Response, error) {
+		s, err := Parse([]byte(sunny))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Pace = pace
+		stream := New(s).Generate(ctx, &llm.Request{Messages: []conversation.Message{user("weather?")}})
+		return llm.Collect(func(yield func(llm.Part, error) bool) {
+			for p, err := range stream {
+				if !yield(p, err) {
+					return
+				}
+				cancel() // after the first part
+			}
+		})
+	}
+
+	t.Run("a cancelled call ends the wait", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		got, err := play(ctx, cancel, time.Hour)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("error %v, want context.Canceled", err)
+		}
+		if diff := cmp.Diff(llm.Response{Text: "It's sunny in Z"}, got); diff != "" {
+			t.Errorf("the answer before the cancel (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("the model waits between parts", func(t *testing.T) {
+		t.Parallel()
+		const pace = 2 * time.Millisecond
+		start := time.Now()
+		got, err := play(context.Background(), func() {}, pace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Six parts, five waits: at least that long, however fast the machine.
+		if elapsed := time.Since(start); elapsed < 5*pace {
+			t.Errorf("the answer took %s, want at least %s", elapsed, 5*pace)
+		}
+		if got.Text != "It's sunny in Zürich today." || len(got.ToolCalls) != 1 {
+			t.Errorf("answer %+v, want the whole of it", got)
+		}
+	})
+}
+
+// TestPaceParses checks that a script sets its pace.
+func TestPaceParses(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte("pace: 40ms\nturns: [{rounds: [{text: hi}]}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pace != 40*time.Millisecond {
+		t.Errorf("pace %s, want 40ms", s.Pace)
 	}
 }
