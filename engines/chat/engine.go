@@ -52,6 +52,8 @@ func (contract) Ending(r *recipes.Recipe, reg *tools.Registry) (string, []valida
 
 func (contract) NotAlone() string { return tools.RespondNotAloneError }
 
+func (contract) AnswerArgument() string { return "message" }
+
 func (contract) End(e *rounds.Ending, c conversation.ToolCall, text string) (lifecycle.Event, bool) {
 	args, err := tools.ParseRespond(c.Arguments)
 	if err != nil {

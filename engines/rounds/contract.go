@@ -19,6 +19,10 @@ type Contract interface {
 	// NotAlone is the error result of the ending tool when it is called
 	// beside other tools.
 	NotAlone() string
+	// AnswerArgument names the ending tool's argument that holds the
+	// turn's answer (respond's message), which a live turn shows as the
+	// model writes it (live.Answer).
+	AnswerArgument() string
 	// End handles a lone call c of the ending tool, whose arguments the
 	// registry has checked; text is the free text beside it. done says the
 	// turn ends with next; else the loop asks the model again.

@@ -361,7 +361,7 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 func (r *run) generate(ctx context.Context, req *llm.Request) (resp llm.Response, err, cause error) {
 	ctx, stop := r.cut(ctx, true)
 	defer stop()
-	resp, err = llm.Collect(r.t.Model.Generate(ctx, req))
+	resp, err = llm.Collect(r.streamed(r.t.Model.Generate(ctx, req)))
 	return resp, err, context.Cause(ctx)
 }
 
@@ -710,7 +710,9 @@ func (r *run) call(ctx context.Context, c conversation.ToolCall, key string) {
 		defer stop()
 	}
 	ctx, span := startTool(ctx, c)
+	finished := r.running(c)
 	res := r.t.Tools.Call(ctx, c)
+	finished(res)
 	endTool(span, res)
 	if c.Name == tools.SpawnWorker && !res.IsError {
 		r.spawned++

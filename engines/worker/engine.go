@@ -46,6 +46,8 @@ func (contract) Ending(r *recipes.Recipe, reg *tools.Registry) (string, []valida
 
 func (contract) NotAlone() string { return tools.FinishNotAloneError }
 
+func (contract) AnswerArgument() string { return "result" }
+
 func (contract) End(e *rounds.Ending, c conversation.ToolCall, _ string) (lifecycle.Event, bool) {
 	args, err := tools.ParseFinish(c.Arguments)
 	if err != nil {
