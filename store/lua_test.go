@@ -79,7 +79,7 @@ if waiting == '' then waiting = false end -- as rec reads a missing field
 local function bit(b) if b then return 1 end return 0 end
 return {bit(closed(state)), bit(bounded(kind, state, waiting)), bit(unblocks(kind, waiting))}`, string(st), string(k), string(waiting)))
 				luaClosed, luaBounded, luaUnblocks := got[0] == 1, got[1] == 1, got[2] == 1
-				e := inbox.OnPost(st, waiting, k)
+				e := inbox.OnPost(st, waiting, k, inbox.SteeringQueue)
 				closed := errors.Is(e.Err, inbox.ErrClosed)
 				if luaClosed != closed {
 					t.Errorf("Lua closed(%s) = %v; inbox.OnPost(%s, %s) refuses with ErrClosed: %v", st, luaClosed, st, k, closed)
