@@ -37,6 +37,11 @@ func newMemoryHarness(*testing.T) inboxtest.Harness {
 
 func (h *memoryHarness) Make(t *testing.T, st lifecycle.Status, limit int) (inbox.Inbox, string) {
 	t.Helper()
+	return h.MakeSteered(t, st, limit, inbox.SteeringQueue)
+}
+
+func (h *memoryHarness) MakeSteered(t *testing.T, st lifecycle.Status, limit int, steering inbox.Steering) (inbox.Inbox, string) {
+	t.Helper()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	m, ok := h.memories[limit]
@@ -50,7 +55,7 @@ func (h *memoryHarness) Make(t *testing.T, st lifecycle.Status, limit int) (inbo
 	}
 	h.made++
 	pid := fmt.Sprintf("p%d", h.made)
-	if err := m.Create(pid, st, inbox.SteeringQueue); err != nil {
+	if err := m.Create(pid, st, steering); err != nil {
 		t.Fatal(err)
 	}
 	h.of[pid] = m
@@ -68,6 +73,13 @@ func (h *memoryHarness) Transition(t *testing.T, pid string, ev lifecycle.Event)
 	t.Helper()
 	if _, err := h.memory(pid).Fire(context.Background(), pid, ev, "operator:olga"); err != nil {
 		t.Fatalf("Fire(%s, %s): %v", pid, ev, err)
+	}
+}
+
+func (h *memoryHarness) Claim(t *testing.T, pid string) {
+	t.Helper()
+	if _, err := h.memory(pid).Claim(context.Background(), pid, "n1"); err != nil {
+		t.Fatalf("Claim(%s): %v", pid, err)
 	}
 }
 
