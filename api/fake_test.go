@@ -60,13 +60,19 @@ var fakeNow = time.UnixMilli(1_700_000_000_000)
 
 // add puts a process in the fake directly.
 func (f *fake) add(id, owner string, st lifecycle.Status) {
+	f.addSteered(id, owner, st, inbox.SteeringQueue)
+}
+
+// addSteered is add for a process whose running turns take a user's
+// messages as steering says.
+func (f *fake) addSteered(id, owner string, st lifecycle.Status, steering inbox.Steering) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.inbox.Create(id, st, inbox.SteeringQueue); err != nil {
+	if err := f.inbox.Create(id, st, steering); err != nil {
 		panic(err) // a test adds a process twice
 	}
 	f.procs[id] = &store.Record{ID: id, Recipe: "default", Engine: "chat", Status: st, Owner: owner, Version: 1,
-		CreatedAt: fakeNow, UpdatedAt: fakeNow}
+		CreatedAt: fakeNow, UpdatedAt: fakeNow, Steering: steering}
 	f.order = append(f.order, id)
 }
 
