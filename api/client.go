@@ -80,7 +80,10 @@ func (c *Client) GetProcess(ctx context.Context, id string) (Process, error) {
 // idempotencyKey makes a repeated Send return the first message's id, and
 // lets Send itself try again, up to sendAttempts times, when the server
 // cannot store the message just now (503, a gateway's 502 or 504) or does
-// not answer: the message is stored once however often it is sent.
+// not answer: the message is stored once however often it is sent. A
+// process that runs a turn and whose recipe refuses messages meanwhile
+// refuses it with an *Error that matches ErrBusy: send it again once the
+// turn has ended.
 func (c *Client) Send(ctx context.Context, id, content, idempotencyKey string) (string, error) {
 	return c.postMessage(ctx, processPath(id, "/messages"), content, idempotencyKey)
 }

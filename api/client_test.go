@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/inbox"
+	"github.com/engine-brain/brain/lifecycle"
 )
 
 // wantAPIError checks that err is the server's *Error with status and code.
@@ -117,6 +119,26 @@ func TestClient(t *testing.T) {
 }
 
 // An answer that is not an API error (a proxy's page) is still an *Error.
+// A message refused as busy reaches the client as the server's *Error,
+// which matches ErrBusy (inbox.ErrBusy), so that a caller can tell it from
+// other refusals and send the message again later; no other matches it.
+func TestClientBusy(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.fake.addSteered("p_busy", "alice", lifecycle.Status{State: lifecycle.Running}, inbox.SteeringReject)
+	alice := NewClient(serve(t, b).URL, tokAlice)
+	_, err := alice.Send(context.Background(), "p_busy", "and?", "k1")
+	wantAPIError(t, "a message to a busy process", err, http.StatusConflict, CodeBusy)
+	if !errors.Is(err, ErrBusy) || !errors.Is(err, inbox.ErrBusy) {
+		t.Errorf("a message to a busy process: %v does not match ErrBusy", err)
+	}
+	_, err = alice.Send(context.Background(), "p_done", "hello", "")
+	wantAPIError(t, "a message to a closed process", err, http.StatusConflict, CodeProcessClosed)
+	if errors.Is(err, ErrBusy) {
+		t.Errorf("a message to a closed process: %v matches ErrBusy", err)
+	}
+}
+
 func TestClientForeignError(t *testing.T) {
 	t.Parallel()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -25,6 +25,7 @@
 //	GET  /v1/processes/{id}                                            -> Process
 //	DELETE /v1/processes/{id}   (workers too; not mid-turn: 409)       -> DeletedProcess
 //	POST /v1/processes/{id}/messages      {content}, Idempotency-Key   -> 202 MessageAccepted
+//	                                      (mid-turn, steering.user_messages: reject: 409 busy)
 //	POST /v1/processes/{id}/steer         {content}   (operator)       -> 202 MessageAccepted
 //	POST /v1/processes/{id}/pause|resume|stop|retry   (operator)       -> Process
 //	GET  /v1/processes/{id}/events?view=user|raw&after=&limit=         -> EventPage

@@ -33,6 +33,7 @@ const (
 	CodeKeyReused        = "idempotency_key_reused" // 409: a create's key made a process of another recipe
 	CodeProcessRunning   = "process_running"        // 409: a turn runs; delete the process once it has ended
 	CodeNotPending       = "not_pending"            // 409: a decision on a tool call that waits for none
+	CodeBusy             = "busy"                   // 409: a user's message while a turn runs, which the recipe refuses (steering.user_messages: reject)
 	CodeBodyTooLarge     = "body_too_large"         // 413
 	CodeMissingRecipe    = "missing_recipe"         // 422: create without a recipe
 	CodeUnknownRecipe    = "unknown_recipe"         // 422: create from a recipe that does not exist
@@ -49,11 +50,27 @@ const (
 
 // Error is an API error: an HTTP status with a machine-readable code and a
 // message for people. Its JSON is {"error": {"code", "message"}}; the
-// client returns the server's errors as *Error.
+// client returns the server's errors as *Error, and one whose code has a
+// sentinel below matches it (errors.Is).
 type Error struct {
 	Status  int
 	Code    string
 	Message string
+}
+
+// ErrBusy is inbox.ErrBusy: a user's message refused because the process
+// is running a turn and its recipe refuses messages meanwhile
+// (steering.user_messages: reject); nothing was stored. An *Error of code
+// busy matches it: send the message again once the turn has ended.
+var ErrBusy = inbox.ErrBusy
+
+// sentinels are the errors an *Error matches by its code.
+var sentinels = map[string]error{CodeBusy: ErrBusy}
+
+// Is makes errors.Is(err, ErrBusy) true for an *Error of code busy.
+func (e *Error) Is(target error) bool {
+	s, ok := sentinels[e.Code]
+	return ok && s == target
 }
 
 func errorf(status int, code, format string, args ...any) *Error {
@@ -117,6 +134,7 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		full   *store.InboxFullError
 		owner  *store.OwnerLimitError
 		call   *inbox.NotPendingError
+		busy   *inbox.BusyError
 
 		operatorOnly *inbox.OperatorOnlyError
 	)
@@ -145,6 +163,9 @@ func (s *Server) apiError(r *http.Request, err error) *Error {
 		}
 		return errorf(http.StatusConflict, CodeNotPending, "process %s has no call %s waiting for approval (it never waited, or its decision has been applied); GET /v1/processes/%s lists the calls that wait",
 			call.PID, call.CallID, call.PID)
+	case errors.As(err, &busy):
+		return errorf(http.StatusConflict, CodeBusy, "process %s is running a turn and its recipe refuses messages meanwhile (steering.user_messages: reject); send it again when the turn has ended — its event stream shows when",
+			busy.PID)
 	case errors.As(err, &operatorOnly):
 		return errorf(http.StatusForbidden, CodeForbidden, "call %s of process %s waits for an operator's decision (its recipe's approval.by); an operator must decide it",
 			operatorOnly.CallID, operatorOnly.PID)

@@ -60,13 +60,19 @@ var fakeNow = time.UnixMilli(1_700_000_000_000)
 
 // add puts a process in the fake directly.
 func (f *fake) add(id, owner string, st lifecycle.Status) {
+	f.addSteered(id, owner, st, inbox.SteeringQueue)
+}
+
+// addSteered is add for a process whose running turns take a user's
+// messages as steering says.
+func (f *fake) addSteered(id, owner string, st lifecycle.Status, steering inbox.Steering) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.inbox.Create(id, st); err != nil {
+	if err := f.inbox.Create(id, st, steering); err != nil {
 		panic(err) // a test adds a process twice
 	}
 	f.procs[id] = &store.Record{ID: id, Recipe: "default", Engine: "chat", Status: st, Owner: owner, Version: 1,
-		CreatedAt: fakeNow, UpdatedAt: fakeNow}
+		CreatedAt: fakeNow, UpdatedAt: fakeNow, Steering: steering}
 	f.order = append(f.order, id)
 }
 
@@ -164,7 +170,7 @@ func (f *fake) Create(ctx context.Context, p brain.NewProcess) (store.Record, er
 	}
 	rec := &store.Record{ID: id, Recipe: p.Recipe, Engine: "chat", Status: lifecycle.Status{State: st}, Owner: p.Owner,
 		Version: 1, Metadata: p.Metadata, CreatedAt: fakeNow, UpdatedAt: fakeNow}
-	if err := f.inbox.Create(id, rec.Status); err != nil {
+	if err := f.inbox.Create(id, rec.Status, inbox.SteeringQueue); err != nil {
 		return store.Record{}, err
 	}
 	if p.Input != "" {

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -710,6 +711,31 @@ func TestInboxFullAnswers429(t *testing.T) {
 	w = b.do("GET", "/v1/processes/p_alice", tokAlice, nil, "")
 	if want := fmt.Sprintf(`"inbox":%d`, store.DefaultInboxLimit); !strings.Contains(w.Body.String(), want) || !strings.Contains(w.Body.String(), `"state":"READY"`) {
 		t.Errorf("GET: %s; want the process READY (the first message unblocked it), %s", w.Body, want)
+	}
+}
+
+// A user's message to a process that runs a turn and whose recipe refuses
+// messages meanwhile answers 409 busy, saying which process, why and what
+// to do; nothing is stored, and an operator's message is taken.
+func TestBusyAnswers409(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.fake.addSteered("p_busy", "alice", lifecycle.Status{State: lifecycle.Running}, inbox.SteeringReject)
+	w := b.do("POST", "/v1/processes/p_busy/messages", tokAlice, map[string]string{"Idempotency-Key": "k1"}, `{"content": "and?"}`)
+	if w.Code != http.StatusConflict || errorCode(w.Body.Bytes()) != CodeBusy {
+		t.Fatalf("message to a busy process: %d %s; want 409 %s", w.Code, w.Body, CodeBusy)
+	}
+	for _, says := range []string{"p_busy is running a turn", "steering.user_messages: reject", "send it again when the turn has ended"} {
+		if !strings.Contains(w.Body.String(), says) {
+			t.Errorf("message to a busy process: %s; want it to say %q", w.Body, says)
+		}
+	}
+	if w := b.do("POST", "/v1/processes/p_busy/steer", tokOlga, nil, `{"content": "hurry"}`); w.Code != http.StatusAccepted {
+		t.Errorf("steering a busy process: %d %s; want 202", w.Code, w.Body)
+	}
+	w = b.do("GET", "/v1/processes/p_busy", tokAlice, nil, "")
+	if !strings.Contains(w.Body.String(), `"inbox":1`) || !strings.Contains(w.Body.String(), `"steering":"reject"`) {
+		t.Errorf("GET: %s; want the operator's message alone in the inbox, and steering reject", w.Body)
 	}
 }
 

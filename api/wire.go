@@ -52,6 +52,11 @@ type Process struct {
 	// so that a user may see waiting_for with none. A call decided stays
 	// until the turn its decision wakes has applied it.
 	Approvals []PendingCall `json:"approvals,omitempty"`
+	// Steering is what a user's message does while a turn runs, its
+	// recipe's steering.user_messages when the process was created:
+	// "queue", "steer", "interrupt" or "reject" (such a message is then
+	// refused, 409 busy).
+	Steering string `json:"steering,omitempty"`
 }
 
 // PendingCall is a tool call that waits for a person's decision before it
@@ -150,7 +155,7 @@ func processOf(r store.Record, who identity) Process {
 		State: string(r.Status.State), PausedFrom: string(r.Status.PausedFrom),
 		Parent: r.Parent, Depth: r.Depth, Owner: r.Owner, Version: r.Version, Queued: r.Queued,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Metadata: r.Metadata, EventsTrimmed: r.Trimmed,
-		WaitingFor: string(r.Waiting), Approvals: pendingCalls(r, who),
+		WaitingFor: string(r.Waiting), Approvals: pendingCalls(r, who), Steering: string(r.Steering),
 	}
 	if r.Tokens != (store.Tokens{}) {
 		p.Tokens = &Tokens{Input: r.Tokens.Input, Output: r.Tokens.Output, DayTotal: r.Tokens.OfDay}

@@ -48,7 +48,11 @@ func NewSession(e Engine, t Turn, clock func() time.Time) *Session {
 		Clock:        s.now,
 		OnTransition: func(_ string, tr lifecycle.Transition) { s.logChange(tr) },
 	})
-	if err := s.inbox.Create(sessionPID, s.Status); err != nil {
+	steering := inbox.SteeringQueue
+	if t.Recipe != nil {
+		steering = t.Recipe.Steering.User()
+	}
+	if err := s.inbox.Create(sessionPID, s.Status, steering); err != nil {
 		panic("engines: session: " + err.Error()) // a new memory holds no process
 	}
 	return s

@@ -11,14 +11,23 @@
 // A message posted to a process, by the process's state and the message's
 // kind (OnPost):
 //
-//	state              user        operator    process_event  schedule    system    approval
-//	READY              wakes, L    wakes, L    wakes          wakes, L    wakes     wakes
-//	RUNNING            stored, L   stored, L   stored         stored, L   stored    stored
-//	BLOCKED            unblocks    unblocks    stored         stored, L   stored    unblocks
-//	BLOCKED, approval  stored, L   unblocks    stored         stored, L   stored    unblocks
-//	PAUSED             stored, L   stored, L   stored         stored, L   stored    stored
-//	DONE               closed      closed      closed         closed      closed    closed
-//	FAILED             closed      closed      closed         closed      closed    closed
+//	state               user           operator    process_event  schedule    system    approval
+//	READY               wakes, L       wakes, L    wakes          wakes, L    wakes     wakes
+//	RUNNING, queue      stored, L      steers, L   stored         stored, L   stored    stored
+//	RUNNING, steer      steers, L      steers, L   stored         stored, L   stored    stored
+//	RUNNING, interrupt  interrupts, L  steers, L   stored         stored, L   stored    stored
+//	RUNNING, reject     busy           steers, L   stored         stored, L   stored    stored
+//	BLOCKED             unblocks       unblocks    stored         stored, L   stored    unblocks
+//	BLOCKED, approval   stored, L      unblocks    stored         stored, L   stored    unblocks
+//	PAUSED              stored, L      stored, L   stored         stored, L   stored    stored
+//	DONE                closed         closed      closed         closed      closed    closed
+//	FAILED              closed         closed      closed         closed      closed    closed
+//
+// "RUNNING, queue" to "RUNNING, reject" are a RUNNING process by its
+// steering (Steering: the recipe's steering.user_messages, kept with the
+// process from its creation), which decides what a user's message does
+// while a turn runs; in any other state it changes nothing. An operator's
+// message steers whatever it is.
 //
 // "BLOCKED, approval" is a BLOCKED process whose tool calls wait for a
 // person's decision (Waiting is WaitingApproval): its turn cannot go on
@@ -30,8 +39,16 @@
 // What the cells say:
 //
 //   - closed: refused with ErrClosed; nothing is stored.
+//   - busy: refused with a *BusyError (ErrBusy); nothing is stored, not
+//     even the idempotency key, so the message may be sent again with it
+//     once the turn has ended.
 //   - stored: kept in the inbox for the process's next turn, which drains
 //     it; nothing else happens.
+//   - steers: stored, and the running turn drains it between its rounds
+//     (Steers), so the model reads it at its next call; a turn that ends
+//     first leaves it to the next turn, as stored.
+//   - interrupts: steers, and the node running the turn is signalled to
+//     cut its model call in flight (Effect.Interrupt).
 //   - wakes: stored, and the process is put on the wake queue (enqueued)
 //     unless it is there already.
 //   - unblocks: stored; the process fires lifecycle.UserInput (BLOCKED →
@@ -45,8 +62,9 @@
 //
 // A post is answered in this order: an unknown process is refused with
 // ErrNotFound; a repeated idempotency key returns the first message's id
-// (dup) and adds nothing, whatever the state and however full the inbox;
-// then the table applies.
+// (dup) and adds nothing, whatever the state, the steering and however
+// full the inbox; then the table applies, a refusal (closed, busy) before
+// the inbox limit.
 //
 // After a change of state — every turn's commit, an operator's resume or
 // retry — the rule judges what is left in the inbox (AfterChange):

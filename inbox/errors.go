@@ -21,11 +21,26 @@ var (
 	// decision: not one of the process's pending calls, or decided
 	// already. Nothing was stored. The error is a *NotPendingError.
 	ErrNotPending = errors.New("inbox: not pending")
+	// ErrBusy: a user's message to a process that is running a turn, whose
+	// recipe refuses them meanwhile (SteeringReject). Nothing was stored.
+	// Send it again once the turn has ended. The error is a *BusyError.
+	ErrBusy = errors.New("inbox: busy")
 	// ErrOperatorOnly: a user's decision on a call that an operator must
 	// decide (the recipe's approval.by). Nothing was stored. The error is
 	// an *OperatorOnlyError.
 	ErrOperatorOnly = errors.New("inbox: an operator must decide this call")
 )
+
+// BusyError is a user's message refused because process PID is running a
+// turn and its steering is SteeringReject. It matches ErrBusy.
+type BusyError struct{ PID string }
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("inbox: busy: process %s is running a turn and refuses a user's messages meanwhile", e.PID)
+}
+
+// Is makes errors.Is(err, ErrBusy) true for a *BusyError.
+func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 
 // OperatorOnlyError is a user's decision refused because call CallID of
 // process PID waits for an operator's. It matches ErrOperatorOnly.

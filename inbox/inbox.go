@@ -9,8 +9,9 @@ type Inbox interface {
 	// Post adds m to the inbox of process pid and returns its id. A
 	// repeated idempotency key returns the first message's id and dup=true,
 	// adding nothing. An unknown process is refused with ErrNotFound, a
-	// DONE or FAILED one with ErrClosed, a full inbox with a *FullError
-	// (ErrFull).
+	// DONE or FAILED one with ErrClosed, a user's message to a RUNNING one
+	// whose steering is SteeringReject with a *BusyError (ErrBusy), a full
+	// inbox with a *FullError (ErrFull).
 	Post(ctx context.Context, pid string, m Message) (id string, dup bool, err error)
 	// Inbox returns the pending messages of process pid, oldest first;
 	// ErrNotFound for an unknown process.

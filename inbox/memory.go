@@ -28,16 +28,22 @@ type MemoryConfig struct {
 	// happens. It is called with the memory locked: it must not call the
 	// memory.
 	OnTransition func(pid string, tr lifecycle.Transition)
+	// OnInterrupt, when set, is told of every message that asks the node
+	// running process pid's turn to cut its model call in flight
+	// (Effect.Interrupt), once the message is stored; Memory runs no turn
+	// to cut. It is called with the memory locked: it must not call the
+	// memory.
+	OnInterrupt func(pid string)
 }
 
 // Memory is an Inbox in memory, for offline play and tests: processes with
-// a lifecycle status, their pending messages, their queued mark (on the
-// wake queue or not) and their idempotency keys, under one limit. Post
-// applies the wake rule as the Redis store does (both pass the suite of
-// package inboxtest). Memory plays as much of a turn as the rule needs:
-// Claim takes the wake and the inbox (READY → RUNNING), Fire the event a
-// turn ends with or an operator's, after which the rule judges the inbox
-// again.
+// a lifecycle status and a steering, their pending messages, their queued
+// mark (on the wake queue or not) and their idempotency keys, under one
+// limit. Post applies the wake rule as the Redis store does (both pass the
+// suite of package inboxtest). Memory plays as much of a turn as the rule
+// needs: Claim takes the wake and the inbox (READY → RUNNING), Fire the
+// event a turn ends with or an operator's, after which the rule judges the
+// inbox again.
 //
 // Unlike the store, Memory keeps idempotency keys for its whole life (the
 // store forgets one a day after its last use) and knows no leases: a turn
@@ -53,13 +59,14 @@ var _ Inbox = (*Memory)(nil)
 
 // memProcess is a process in a Memory.
 type memProcess struct {
-	status  lifecycle.Status
-	waiting Waiting
-	calls   map[string]string // calls waiting for approval: who may decide each, "" once decided
-	queued  bool
-	pending []Message
-	keys    map[string]string // idempotency key → the first message's id
-	sent    int               // messages taken so far: the last id
+	status   lifecycle.Status
+	steering Steering
+	waiting  Waiting
+	calls    map[string]string // calls waiting for approval: who may decide each, "" once decided
+	queued   bool
+	pending  []Message
+	keys     map[string]string // idempotency key → the first message's id
+	sent     int               // messages taken so far: the last id
 }
 
 // NewMemory returns an empty Memory.
@@ -82,17 +89,24 @@ type Process struct {
 }
 
 // Create adds process pid in status st, with an empty inbox and off the
-// wake queue.
-func (m *Memory) Create(pid string, st lifecycle.Status) error {
+// wake queue, whose running turns take a user's messages as steering says
+// ("" is SteeringQueue).
+func (m *Memory) Create(pid string, st lifecycle.Status, steering Steering) error {
 	if err := st.Validate(); err != nil {
 		return fmt.Errorf("inbox: create %s: %w", pid, err)
+	}
+	if err := steering.Validate(); err != nil {
+		return fmt.Errorf("inbox: create %s: %w", pid, err)
+	}
+	if steering == "" {
+		steering = SteeringQueue
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.procs[pid]; ok {
 		return fmt.Errorf("inbox: create %s: the process exists", pid)
 	}
-	m.procs[pid] = &memProcess{status: st, keys: make(map[string]string)}
+	m.procs[pid] = &memProcess{status: st, steering: steering, keys: make(map[string]string)}
 	return nil
 }
 
@@ -134,8 +148,10 @@ func (m *Memory) Post(ctx context.Context, pid string, msg Message) (string, boo
 	if id, ok := p.keys[msg.IdempotencyKey]; ok {
 		return id, true, nil
 	}
-	e := OnPost(p.status.State, p.waiting, msg.Kind)
+	e := OnPost(p.status.State, p.waiting, msg.Kind, p.steering)
 	switch {
+	case errors.Is(e.Err, ErrBusy):
+		return "", false, &BusyError{PID: pid}
 	case e.Err != nil:
 		return "", false, fmt.Errorf("%w: process %q takes no more messages", e.Err, pid)
 	case e.Bounded && m.cfg.Limit > 0 && len(p.pending) >= m.cfg.Limit:
@@ -164,6 +180,9 @@ func (m *Memory) Post(ctx context.Context, pid string, msg Message) (string, boo
 		msg.IdempotencyKey = ""
 	}
 	p.pending = append(p.pending, msg)
+	if e.Interrupt && m.cfg.OnInterrupt != nil {
+		m.cfg.OnInterrupt(pid)
+	}
 	return msg.ID, false, nil
 }
 

@@ -37,6 +37,11 @@ func newMemoryHarness(*testing.T) inboxtest.Harness {
 
 func (h *memoryHarness) Make(t *testing.T, st lifecycle.Status, limit int) (inbox.Inbox, string) {
 	t.Helper()
+	return h.MakeSteered(t, st, limit, inbox.SteeringQueue)
+}
+
+func (h *memoryHarness) MakeSteered(t *testing.T, st lifecycle.Status, limit int, steering inbox.Steering) (inbox.Inbox, string) {
+	t.Helper()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	m, ok := h.memories[limit]
@@ -50,7 +55,7 @@ func (h *memoryHarness) Make(t *testing.T, st lifecycle.Status, limit int) (inbo
 	}
 	h.made++
 	pid := fmt.Sprintf("p%d", h.made)
-	if err := m.Create(pid, st); err != nil {
+	if err := m.Create(pid, st, steering); err != nil {
 		t.Fatal(err)
 	}
 	h.of[pid] = m
@@ -68,6 +73,13 @@ func (h *memoryHarness) Transition(t *testing.T, pid string, ev lifecycle.Event)
 	t.Helper()
 	if _, err := h.memory(pid).Fire(context.Background(), pid, ev, "operator:olga"); err != nil {
 		t.Fatalf("Fire(%s, %s): %v", pid, ev, err)
+	}
+}
+
+func (h *memoryHarness) Claim(t *testing.T, pid string) {
+	t.Helper()
+	if _, err := h.memory(pid).Claim(context.Background(), pid, "n1"); err != nil {
+		t.Fatalf("Claim(%s): %v", pid, err)
 	}
 }
 
@@ -118,7 +130,7 @@ func memory(t *testing.T, limit int) (*inbox.Memory, *[]string) {
 
 func create(t *testing.T, m *inbox.Memory, pid string, st lifecycle.State) {
 	t.Helper()
-	if err := m.Create(pid, lifecycle.Status{State: st}); err != nil {
+	if err := m.Create(pid, lifecycle.Status{State: st}, inbox.SteeringQueue); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -245,10 +257,10 @@ func TestMemoryFireRefuses(t *testing.T) {
 	if _, err := m.Fire(context.Background(), "nobody", lifecycle.Pause, "operator:olga"); !errors.Is(err, inbox.ErrNotFound) {
 		t.Errorf("Fire on no process = %v, want ErrNotFound", err)
 	}
-	if err := m.Create("p", lifecycle.Status{State: lifecycle.Ready}); err == nil {
+	if err := m.Create("p", lifecycle.Status{State: lifecycle.Ready}, inbox.SteeringQueue); err == nil {
 		t.Error("Create of an existing process succeeded")
 	}
-	if err := m.Create("q", lifecycle.Status{State: lifecycle.Ready, PausedFrom: lifecycle.Blocked}); !errors.Is(err, lifecycle.ErrInvalid) {
+	if err := m.Create("q", lifecycle.Status{State: lifecycle.Ready, PausedFrom: lifecycle.Blocked}, inbox.SteeringQueue); !errors.Is(err, lifecycle.ErrInvalid) {
 		t.Errorf("Create with an invalid status = %v, want ErrInvalid", err)
 	}
 	if err := m.Delete("p"); err != nil {
@@ -296,5 +308,55 @@ func TestMemoryConcurrentPosts(t *testing.T) {
 	}
 	if refused != senders*each-limit || get(t, m, "p").Inbox != limit {
 		t.Errorf("%d refused, %d pending; want %d and %d", refused, get(t, m, "p").Inbox, senders*each-limit, limit)
+	}
+}
+
+// TestMemorySteering posts a user's and an operator's message to a RUNNING
+// process with each steering and to a BLOCKED one: only a user's message to
+// the RUNNING process is refused (reject) or interrupts its turn
+// (interrupt), and OnInterrupt hears of it once the message is stored.
+func TestMemorySteering(t *testing.T) {
+	t.Parallel()
+	for _, steering := range inbox.Steerings() {
+		t.Run(string(steering), func(t *testing.T) {
+			t.Parallel()
+			var interrupted []string
+			m := inbox.NewMemory(inbox.MemoryConfig{OnInterrupt: func(pid string) { interrupted = append(interrupted, pid) }})
+			for pid, st := range map[string]lifecycle.State{"running": lifecycle.Running, "blocked": lifecycle.Blocked} {
+				if err := m.Create(pid, lifecycle.Status{State: st}, steering); err != nil {
+					t.Fatal(err)
+				}
+			}
+			post(t, m, "running", conversation.KindOperator, "operator:olga", "hurry")
+			post(t, m, "blocked", conversation.KindUser, "user:ada", "hello")
+			if len(interrupted) != 0 {
+				t.Fatalf("interrupted %v by an operator's message and a BLOCKED process's, want none", interrupted)
+			}
+			id, dup, err := m.Post(context.Background(), "running", inbox.Message{Kind: conversation.KindUser, From: "user:ada", Content: "and?"})
+			var busy *inbox.BusyError
+			switch steering {
+			case inbox.SteeringReject:
+				if !errors.Is(err, inbox.ErrBusy) || !errors.As(err, &busy) || busy.PID != "running" || id != "" || dup {
+					t.Fatalf("Post = %q, dup %v, %v; want a *BusyError for running", id, dup, err)
+				}
+				if n := get(t, m, "running").Inbox; n != 1 {
+					t.Errorf("%d messages pending, want the operator's alone", n)
+				}
+			default:
+				if err != nil || id == "" {
+					t.Fatalf("Post = %q, %v; want a new message", id, err)
+				}
+				var want []string
+				if steering == inbox.SteeringInterrupt {
+					want = []string{"running"}
+				}
+				if diff := cmp.Diff(want, interrupted); diff != "" {
+					t.Errorf("interrupted (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+	if err := inbox.NewMemory(inbox.MemoryConfig{}).Create("p", lifecycle.Status{State: lifecycle.Running}, "shout"); err == nil {
+		t.Error("Create with steering shout succeeded")
 	}
 }

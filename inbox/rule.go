@@ -11,7 +11,8 @@ import (
 // or of a change of the process's state (AfterChange).
 type Effect struct {
 	// Err refuses the message: ErrNotFound (no process), ErrClosed (DONE or
-	// FAILED). Nothing else applies. A repeated idempotency key is answered
+	// FAILED), ErrBusy (a user's message to a RUNNING process whose
+	// steering is SteeringReject). Nothing else applies. A repeated idempotency key is answered
 	// before the rule is asked: it returns the first message's id, even
 	// from a process closed or full since.
 	Err error
@@ -24,6 +25,11 @@ type Effect struct {
 	// Wake: the process is put on the wake queue, unless it is there
 	// already (its queued mark is set).
 	Wake bool
+	// Interrupt: the message is stored, and the node running the
+	// process's turn is signalled to cut its model call in flight (a
+	// user's message to a RUNNING process whose steering is
+	// SteeringInterrupt); the turn then drains it (Steers).
+	Interrupt bool
 }
 
 // Waiting is what a BLOCKED process waits for (the record's waiting_for).
@@ -40,13 +46,18 @@ const (
 )
 
 // OnPost returns what a message of kind does when it is posted to a process
-// in state ("" for no process) that waits for waiting when BLOCKED.
-func OnPost(state lifecycle.State, waiting Waiting, kind conversation.Kind) Effect {
+// in state ("" for no process) that waits for waiting when BLOCKED and
+// takes a user's messages as steering says while a turn runs.
+func OnPost(state lifecycle.State, waiting Waiting, kind conversation.Kind, steering Steering) Effect {
 	switch state {
 	case "":
 		return Effect{Err: ErrNotFound}
 	case lifecycle.Done, lifecycle.Failed:
 		return Effect{Err: ErrClosed}
+	case lifecycle.Running:
+		if kind == conversation.KindUser && steering == SteeringReject {
+			return Effect{Err: ErrBusy}
+		}
 	}
 	e := Effect{Bounded: bounded(state, waiting, kind)}
 	switch {
@@ -54,6 +65,8 @@ func OnPost(state lifecycle.State, waiting Waiting, kind conversation.Kind) Effe
 		e.Wake = true
 	case state == lifecycle.Blocked && Unblocks(kind, waiting):
 		e.Unblock, e.Wake = true, true
+	case state == lifecycle.Running && kind == conversation.KindUser && steering == SteeringInterrupt:
+		e.Interrupt = true
 	}
 	return e
 }

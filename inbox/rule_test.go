@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,20 +19,31 @@ var kinds = []conversation.Kind{
 	conversation.KindSchedule, conversation.KindSystem, conversation.KindApproval,
 }
 
-// cell renders an effect of OnPost as the package comment's table does.
-func cell(e Effect) string {
+// cell renders an effect of OnPost on a message of kind, to a process in
+// state with steering st, as the package comment's table does.
+func cell(e Effect, state lifecycle.State, kind conversation.Kind, st Steering) string {
 	var s string
 	switch {
 	case errors.Is(e.Err, ErrClosed):
 		return "closed"
+	case errors.Is(e.Err, ErrBusy):
+		return "busy"
 	case e.Err != nil:
 		return e.Err.Error()
+	case e.Interrupt && (e.Unblock || e.Wake):
+		s = "interrupts and wakes"
+	case e.Interrupt && Steers(kind, st):
+		s = "interrupts"
+	case e.Interrupt:
+		s = "interrupts, not drained"
 	case e.Unblock && e.Wake:
 		s = "unblocks"
 	case e.Unblock:
 		s = "unblocks without waking"
 	case e.Wake:
 		s = "wakes"
+	case state == lifecycle.Running && Steers(kind, st):
+		s = "steers"
 	default:
 		s = "stored"
 	}
@@ -79,12 +91,22 @@ func TestDocTable(t *testing.T) {
 	}
 	got := map[string][]string{}
 	for _, st := range lifecycle.States() {
+		if st == lifecycle.Running {
+			for _, steering := range Steerings() {
+				row := string(st) + ", " + string(steering)
+				for _, k := range kinds {
+					got[row] = append(got[row], cell(OnPost(st, WaitingUser, k, steering), st, k, steering))
+				}
+			}
+			continue
+		}
 		for _, k := range kinds {
-			got[string(st)] = append(got[string(st)], cell(OnPost(st, WaitingUser, k)))
+			got[string(st)] = append(got[string(st)], cell(OnPost(st, WaitingUser, k, SteeringQueue), st, k, SteeringQueue))
 		}
 	}
 	for _, k := range kinds {
-		got["BLOCKED, approval"] = append(got["BLOCKED, approval"], cell(OnPost(lifecycle.Blocked, WaitingApproval, k)))
+		got["BLOCKED, approval"] = append(got["BLOCKED, approval"],
+			cell(OnPost(lifecycle.Blocked, WaitingApproval, k, SteeringQueue), lifecycle.Blocked, k, SteeringQueue))
 	}
 	if diff := cmp.Diff(doc, got); diff != "" {
 		t.Errorf("OnPost against the table of doc.go (-doc +OnPost):\n%s", diff)
@@ -94,9 +116,68 @@ func TestDocTable(t *testing.T) {
 func TestOnPostNoProcess(t *testing.T) {
 	t.Parallel()
 	for _, k := range kinds {
-		if e := OnPost("", WaitingUser, k); !errors.Is(e.Err, ErrNotFound) || e.Bounded || e.Wake || e.Unblock {
-			t.Errorf("OnPost(no process, %s) = %+v, want ErrNotFound alone", k, e)
+		for _, steering := range Steerings() {
+			if e := OnPost("", WaitingUser, k, steering); !errors.Is(e.Err, ErrNotFound) || e.Bounded || e.Wake || e.Unblock || e.Interrupt {
+				t.Errorf("OnPost(no process, %s, %s) = %+v, want ErrNotFound alone", k, steering, e)
+			}
 		}
+	}
+}
+
+// TestOnPostSteeringOnlyWhileRunning checks that a process's steering
+// changes nothing of what a post does unless the process is RUNNING (the
+// table of doc.go has a row for each only there), and that "" is
+// SteeringQueue.
+func TestOnPostSteeringOnlyWhileRunning(t *testing.T) {
+	t.Parallel()
+	for _, st := range lifecycle.States() {
+		for _, waiting := range []Waiting{WaitingUser, WaitingApproval} {
+			for _, k := range kinds {
+				queue := OnPost(st, waiting, k, SteeringQueue)
+				if e := OnPost(st, waiting, k, ""); e != queue {
+					t.Errorf("OnPost(%s, %q, %s, \"\") = %+v, want %+v as for queue", st, waiting, k, e, queue)
+				}
+				if st == lifecycle.Running {
+					continue
+				}
+				for _, steering := range Steerings() {
+					if e := OnPost(st, waiting, k, steering); e != queue {
+						t.Errorf("OnPost(%s, %q, %s, %s) = %+v, want %+v as for queue", st, waiting, k, steering, e, queue)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSteers(t *testing.T) {
+	t.Parallel()
+	want := map[conversation.Kind][]Steering{ // the steerings with which a running turn drains each kind
+		conversation.KindUser:     {SteeringSteer, SteeringInterrupt},
+		conversation.KindOperator: Steerings(),
+	}
+	for _, k := range kinds {
+		for _, steering := range append(Steerings(), "") {
+			as := steering
+			if as == "" {
+				as = SteeringQueue
+			}
+			if got, want := Steers(k, steering), slices.Contains(want[k], as); got != want {
+				t.Errorf("Steers(%s, %q) = %v, want %v", k, steering, got, want)
+			}
+		}
+	}
+}
+
+func TestSteeringValidate(t *testing.T) {
+	t.Parallel()
+	for _, s := range append(Steerings(), "") {
+		if err := s.Validate(); err != nil {
+			t.Errorf("Validate(%q) = %v", s, err)
+		}
+	}
+	if err := Steering("shout").Validate(); err == nil || !strings.Contains(err.Error(), "queue, steer, interrupt or reject") {
+		t.Errorf("Validate(shout) = %v, want an error naming the steerings", err)
 	}
 }
 

@@ -2,8 +2,9 @@
 // strict YAML loading with file:line:col errors, extends, the JSON Schema,
 // and the built-in recipes embedded in the binary (default, ford, arthur,
 // marvin-worker, web-research). Of brain's own packages it knows only the
-// names of the built-in tools (package tools); it knows nothing of engines,
-// providers, Redis or HTTP.
+// names of the built-in tools (package tools), and of package inbox the cron
+// grammar of wakeups and the steerings of steering.user_messages; it knows
+// nothing of engines, providers, Redis or HTTP.
 //
 // # Loading
 //
@@ -46,7 +47,9 @@
 // at most 3 deep below a top-level process) and limits.max_workers 5
 // (spawn_worker calls per turn); limits.max_context_tokens 100,000 (what
 // one model call is shown of the conversation); no limits.max_tokens (what
-// a process may spend in all). Provider "default" stands for the first
+// a process may spend in all); steering.user_messages queue (a user's
+// message sent while a turn runs waits for the next turn; an operator's
+// steers that turn whatever the recipe says). Provider "default" stands for the first
 // configured provider, an empty model name for its default model. One
 // default is filled in as the recipe is decoded, so that no reader of an
 // Approval can miss it: approval.by operator.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/inbox"
 )
 
 func intp(v int) *int           { return &v }
@@ -44,7 +46,8 @@ func TestLoadDirExtends(t *testing.T) {
 				MaxReplyChars:      intp(100), // from child
 			},
 		},
-		Limits: Limits{MaxRounds: 5},
+		Steering: Steering{UserMessages: inbox.SteeringSteer}, // from base, through child
+		Limits:   Limits{MaxRounds: 5},
 		Presentation: Presentation{Links: map[string]string{
 			"item":   "/items/{id}",
 			"search": "/search?q={query}",
@@ -79,7 +82,7 @@ func TestLoadDirErrors(t *testing.T) {
 		t.Fatalf("LoadDir error = %v, want Errors", err)
 	}
 	want := "testdata/extends/broken/parent.yaml:5:5: tools[0]: unknown tool `respnd`; did you mean `respond`?\n" +
-		"testdata/extends/broken/schema_child.yaml:4:1: colour: unknown field; the fields here are `description`, `engine`, `extends`, `limits`, `mcp_servers`, `model`, `name`, `presentation`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`\n" +
+		"testdata/extends/broken/schema_child.yaml:4:1: colour: unknown field; the fields here are `description`, `engine`, `extends`, `limits`, `mcp_servers`, `model`, `name`, `presentation`, `steering`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`\n" +
 		"testdata/extends/broken/schema_parent.yaml:3:28: model.temprature: unknown field; did you mean `temperature`?"
 	if diff := cmp.Diff(want, errs.Error()); diff != "" {
 		t.Errorf("LoadDir errors mismatch (-want +got):\n%s", diff)

@@ -113,6 +113,16 @@ func TestParseProblems(t *testing.T) {
 			want: "x.yaml:3:47: tools[1].approval: must be `required` or a mapping of `by`, `timeout` (got nothing)",
 		},
 		{
+			name: "steering of user messages not one of the four",
+			yaml: header + "tools: [respond]\nsteering: {user_messages: steal}\n",
+			want: "x.yaml:4:27: steering.user_messages: must be one of `queue`, `steer`, `interrupt`, `reject` (got \"steal\"); did you mean `steer`?",
+		},
+		{
+			name: "steering of operator messages",
+			yaml: header + "tools: [respond]\nsteering: {operator_messages: queue}\n",
+			want: "x.yaml:4:12: steering.operator_messages: unknown field; the fields here are `user_messages`",
+		},
+		{
 			name: "schedule without message",
 			yaml: header + "tools: [respond]\nwakeup: {schedules: [{cron: '@daily'}]}\n",
 			want: "x.yaml:4:22: wakeup.schedules[0].message: required field is missing; add `message`",

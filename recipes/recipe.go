@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/engine-brain/brain/inbox"
 )
 
 // Engine names the Go code that runs a recipe's turns.
@@ -85,6 +87,7 @@ type Recipe struct {
 	MCPServers   []MCPServer  `yaml:"mcp_servers,omitempty" json:"mcp_servers,omitempty" jsonschema_description:"MCP servers whose tools the tool pool may name as 'server.tool' or 'server.*'."`
 	Validation   Validation   `yaml:"validation,omitempty" json:"validation,omitzero" jsonschema_description:"Structural checks of each turn (no tool call, data relay too brief) that ask the model to correct itself."`
 	TurnEnd      TurnEnd      `yaml:"turn_end,omitempty" json:"turn_end,omitempty" jsonschema:"enum=respond,enum=finish_task,enum=natural" jsonschema_description:"How a turn ends: 'respond' (a lone respond call; default for chat), 'finish_task' (a finish_task call; default for worker) or 'natural' (legacy: the final free text is the answer)."`
+	Steering     Steering     `yaml:"steering,omitempty" json:"steering,omitzero" jsonschema_description:"What a message sent while a turn runs does to that turn."`
 	Wakeup       Wakeup       `yaml:"wakeup,omitempty" json:"wakeup,omitzero" jsonschema_description:"Scheduled messages posted into the process's inbox."`
 	Limits       Limits       `yaml:"limits,omitempty" json:"limits,omitzero" jsonschema_description:"Bounds of one turn and of the workers a process may start."`
 	Presentation Presentation `yaml:"presentation,omitempty" json:"presentation,omitzero" jsonschema_description:"Settings of the present_results tool."`
@@ -245,6 +248,21 @@ func (d DataRelay) MaxReply() int {
 		return DefaultMaxReplyChars
 	}
 	return *d.MaxReplyChars
+}
+
+// Steering says what a message sent while a turn runs does to that turn. A
+// process keeps it from its creation.
+type Steering struct {
+	UserMessages inbox.Steering `yaml:"user_messages,omitempty" json:"user_messages,omitempty" jsonschema:"enum=queue,enum=steer,enum=interrupt,enum=reject,default=queue" jsonschema_description:"What a user's message does while a turn runs: 'queue' (it waits for the next turn; the default), 'steer' (the turn reads it between its model calls), 'interrupt' (as steer, and the model call in flight is cut short) or 'reject' (it is refused, 409 busy, and nothing is stored). An operator's message always steers."`
+}
+
+// User returns what a user's message does while a turn runs: user_messages,
+// or inbox.SteeringQueue when the recipe says nothing.
+func (s Steering) User() inbox.Steering {
+	if s.UserMessages == "" {
+		return inbox.SteeringQueue
+	}
+	return s.UserMessages
 }
 
 // Wakeup lists scheduled messages.

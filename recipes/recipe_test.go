@@ -3,6 +3,8 @@ package recipes
 import (
 	"testing"
 	"time"
+
+	"github.com/engine-brain/brain/inbox"
 )
 
 func TestDefaults(t *testing.T) {
@@ -32,6 +34,8 @@ func TestDefaults(t *testing.T) {
 		{"max_workers set", Limits{MaxWorkers: intp(12)}.Workers(), 12},
 		{"max_context_tokens", r.Limits.ContextTokens(), 100_000},
 		{"max_context_tokens set", Limits{MaxContextTokens: 6000}.ContextTokens(), 6000},
+		{"steering.user_messages", r.Steering.User(), inbox.SteeringQueue},
+		{"steering.user_messages set", Steering{UserMessages: inbox.SteeringReject}.User(), inbox.SteeringReject},
 		{"has tool", (&Recipe{Tools: []ToolRef{{Name: "respond"}}}).HasTool("respond"), true},
 		{"has no tool", r.HasTool("respond"), false},
 	}

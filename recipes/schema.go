@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/invopop/jsonschema"
 )
@@ -27,6 +29,7 @@ func Schema() []byte {
 		RequiredFromJSONSchemaTags: true,
 		ExpandedStruct:             true,
 		Anonymous:                  true,
+		Namer:                      schemaName,
 	}
 	s := r.Reflect(&Recipe{})
 	s.ID = SchemaID
@@ -42,4 +45,17 @@ func Schema() []byte {
 		panic(fmt.Sprintf("recipes: encoding the schema: %v", err))
 	}
 	return buf.Bytes()
+}
+
+// schemaName names the schema of type t: its name, prefixed with its
+// package's for a type of another package (inbox.Steering is
+// InboxSteering), so that it cannot take the place of one of this package
+// of the same name (Steering, the section whose field it is).
+func schemaName(t reflect.Type) string {
+	pkg := t.PkgPath()
+	if pkg == "" || pkg == reflect.TypeFor[Recipe]().PkgPath() {
+		return t.Name()
+	}
+	base := pkg[strings.LastIndexByte(pkg, '/')+1:]
+	return strings.ToUpper(base[:1]) + base[1:] + t.Name()
 }

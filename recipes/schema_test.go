@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/engine-brain/brain/inbox"
 )
 
 // TestSchemaCommitted fails when recipes/recipe.schema.json is stale.
@@ -120,5 +122,32 @@ func TestSchemaRanges(t *testing.T) {
 		if got := found[0]; got["minimum"] != float64(want[0]) || got["maximum"] != float64(want[1]) {
 			t.Errorf("%s is %v to %v in the schema, want %d to %d", property, got["minimum"], got["maximum"], want[0], want[1])
 		}
+	}
+}
+
+// TestSchemaSteerings checks that the schema's values of
+// steering.user_messages are inbox's steerings, the default first.
+func TestSchemaSteerings(t *testing.T) {
+	t.Parallel()
+	var found []map[string]any
+	eachSchemaObject(t, func(v map[string]any) {
+		if props, ok := v["properties"].(map[string]any); ok {
+			if p, ok := props["user_messages"].(map[string]any); ok {
+				found = append(found, p)
+			}
+		}
+	})
+	if len(found) != 1 {
+		t.Fatalf("%d user_messages properties in the schema, want 1", len(found))
+	}
+	var want []any
+	for _, s := range inbox.Steerings() {
+		want = append(want, string(s))
+	}
+	if diff := cmp.Diff(want, found[0]["enum"]); diff != "" {
+		t.Errorf("user_messages enum (-inbox.Steerings +schema):\n%s", diff)
+	}
+	if got := found[0]["default"]; got != want[0] {
+		t.Errorf("user_messages default = %v, want %v", got, want[0])
 	}
 }

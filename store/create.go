@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
 )
 
@@ -19,6 +20,10 @@ type NewProcess struct {
 	Parent, Owner  string
 	Depth          int
 	Metadata       map[string]string
+	// Steering is what a user's message does while a turn runs (the
+	// recipe's steering.user_messages; "" is inbox.SteeringQueue). The
+	// post script judges it with the state, in the same step.
+	Steering inbox.Steering
 	// Input is an optional first message.
 	Input *Message
 }
@@ -36,6 +41,9 @@ func (p *NewProcess) validate() error {
 	}
 	if p.Parent != "" && !validID(p.Parent) {
 		errs = append(errs, fmt.Errorf("Parent: %q is not a process id", p.Parent))
+	}
+	if err := p.Steering.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("Steering: %w", err))
 	}
 	if p.Depth < 0 {
 		errs = append(errs, fmt.Errorf("Depth: must not be negative (got %d)", p.Depth))
@@ -76,9 +84,13 @@ func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 	if p.Input != nil {
 		state, in, hasInput = lifecycle.Ready, stampedMessage(*p.Input, now), "1"
 	}
+	var steering string // the default, queue, is no field: it costs the record nothing
+	if p.Steering != inbox.SteeringQueue {
+		steering = string(p.Steering)
+	}
 	args = append(args, string(state), p.Recipe, p.Engine, p.Parent, p.Depth, p.Owner, meta,
 		hasInput, string(in.Kind), in.From, in.Content, in.At.UnixMilli(), in.IdempotencyKey, idempotencyTTL.Milliseconds(),
-		s.cfg.OwnerLimit)
+		s.cfg.OwnerLimit, steering)
 	if in.TraceParent != "" {
 		args = append(args, in.TraceParent)
 	}

@@ -15,7 +15,9 @@
 //	                            tokens_day ("<days since 1970>:<tokens>": those
 //	                            of the last UTC day with some), trimmed
 //	                            (events commits removed from the log; absent
-//	                            before any)
+//	                            before any), steering (what a user's message
+//	                            does while a turn runs: steer, interrupt or
+//	                            reject; absent for queue, the default)
 //	brain:{pid}:inbox   stream  pending messages: kind, from, content, at (unix ms),
 //	                            and traceparent when posted with one
 //	brain:{pid}:events  stream  the log: e = JSON of a conversation.Event; the

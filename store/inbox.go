@@ -29,7 +29,10 @@ func stampedMessage(m Message, now time.Time) Message {
 // the wake rule (package inbox): a READY process is put on the wake queue; a
 // BLOCKED one is unblocked (user_input) and queued by a user or operator
 // message; a PAUSED one keeps the message for when it is resumed; a
-// RUNNING one gets it at the end of its turn.
+// RUNNING one gets it at the end of its turn, or, as its steering says
+// (NewProcess.Steering), during it: a user's message is then refused with
+// an *inbox.BusyError, or interrupts the turn (a message on the channel of
+// the node that runs it, "<pid> interrupt").
 //
 // A repeated idempotency key returns the first message's id and dup=true,
 // adding nothing. A DONE or FAILED process returns ErrClosed and stores
@@ -61,6 +64,8 @@ func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup
 		return "", false, &inbox.NotPendingError{PID: pid, CallID: d.CallID, Decided: status == "DECIDED"}
 	case "OPERATORONLY":
 		return "", false, &inbox.OperatorOnlyError{PID: pid, CallID: d.CallID}
+	case "BUSY":
+		return "", false, &inbox.BusyError{PID: pid}
 	}
 	return s.postResult(pid, status, res)
 }

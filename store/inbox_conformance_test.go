@@ -27,7 +27,7 @@ func TestInboxConformance(t *testing.T) {
 	var made atomic.Int64
 	inboxtest.Run(t, func(*testing.T) inboxtest.Harness {
 		return &storeHarness{rdb: rdb, clock: c, made: &made, stores: map[int]*store.Store{}, of: map[string]*store.Store{},
-			claims: map[string]*store.Claim{}}
+			steering: map[string]inbox.Steering{}, claims: map[string]*store.Claim{}}
 	})
 }
 
@@ -40,13 +40,19 @@ type storeHarness struct {
 	clock *clock
 	made  *atomic.Int64 // processes made by every harness of the test: ids
 
-	mu     sync.Mutex
-	stores map[int]*store.Store // by inbox limit
-	of     map[string]*store.Store
-	claims map[string]*store.Claim // of the processes made RUNNING
+	mu       sync.Mutex
+	stores   map[int]*store.Store // by inbox limit
+	of       map[string]*store.Store
+	steering map[string]inbox.Steering // by process
+	claims   map[string]*store.Claim   // of the processes made RUNNING
 }
 
 func (h *storeHarness) Make(t *testing.T, st lifecycle.Status, limit int) (inbox.Inbox, string) {
+	t.Helper()
+	return h.MakeSteered(t, st, limit, inbox.SteeringQueue)
+}
+
+func (h *storeHarness) MakeSteered(t *testing.T, st lifecycle.Status, limit int, steering inbox.Steering) (inbox.Inbox, string) {
 	t.Helper()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -64,6 +70,7 @@ func (h *storeHarness) Make(t *testing.T, st lifecycle.Status, limit int) (inbox
 	}
 	pid := fmt.Sprintf("p%d", h.made.Add(1))
 	h.of[pid] = s
+	h.steering[pid] = steering
 	h.bring(t, s, pid, st)
 	if got := h.get(t, s, pid).Status; got != st {
 		t.Fatalf("made %s %s, want %s", pid, got, st)
@@ -101,7 +108,8 @@ func (h *storeHarness) bring(t *testing.T, s *store.Store, pid string, st lifecy
 
 func (h *storeHarness) create(t *testing.T, s *store.Store, pid string, input *store.Message) {
 	t.Helper()
-	if _, err := s.Create(context.Background(), store.NewProcess{ID: pid, Recipe: "assistant", Engine: pid, Input: input}); err != nil {
+	np := store.NewProcess{ID: pid, Recipe: "assistant", Engine: pid, Input: input, Steering: h.steering[pid]}
+	if _, err := s.Create(context.Background(), np); err != nil {
 		t.Fatalf("Create(%s): %v", pid, err)
 	}
 }
@@ -110,8 +118,15 @@ func (h *storeHarness) create(t *testing.T, s *store.Store, pid string, input *s
 // RUNNING, its inbox drained.
 func (h *storeHarness) running(t *testing.T, s *store.Store, pid string) *store.Claim {
 	t.Helper()
-	ctx := context.Background()
 	h.create(t, s, pid, &store.Message{Kind: conversation.KindUser, From: "user:ada", Content: "start"})
+	return h.claim(t, s, pid)
+}
+
+// claim takes the wake of process pid, READY and queued: RUNNING, its
+// inbox drained.
+func (h *storeHarness) claim(t *testing.T, s *store.Store, pid string) *store.Claim {
+	t.Helper()
+	ctx := context.Background()
 	ws, err := s.ReadWakes(ctx, "n1", []string{pid}, 10, time.Millisecond)
 	if err != nil || len(ws) != 1 {
 		t.Fatalf("ReadWakes(%s) = %v, %v; want its wake", pid, ws, err)
@@ -148,6 +163,14 @@ func (h *storeHarness) storeOf(pid string) *store.Store {
 func (h *storeHarness) Transition(t *testing.T, pid string, ev lifecycle.Event) {
 	t.Helper()
 	h.transition(t, h.storeOf(pid), pid, ev)
+}
+
+func (h *storeHarness) Claim(t *testing.T, pid string) {
+	t.Helper()
+	c := h.claim(t, h.storeOf(pid), pid)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.claims[pid] = c
 }
 
 // AwaitApproval commits the turn of process pid, made RUNNING, with calls

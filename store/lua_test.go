@@ -61,37 +61,64 @@ func TestLuaLifecycle(t *testing.T) {
 }
 
 // TestLuaWakeRule checks the pure parts of the prelude's wake rule against
-// package inbox for every state and every kind of message, as
-// TestLuaLifecycle checks the lifecycle: which states refuse a message
-// (closed), which kinds unblock a BLOCKED process (unblocks) and which
-// messages count against the inbox limit (bounded). What the rule writes
-// is checked through the store by the conformance suite (inboxtest).
+// package inbox for every state, way of waiting, kind of message and
+// steering, as TestLuaLifecycle checks the lifecycle: which states refuse a
+// message (closed), which kinds unblock a BLOCKED process (unblocks), which
+// messages count against the inbox limit (bounded), and what a process's
+// steering makes of a message (steered: refused as busy, or interrupting
+// the turn), read from a record as the store writes it. What the rule
+// writes is checked through the store by the conformance suite
+// (inboxtest).
 func TestLuaWakeRule(t *testing.T) {
 	t.Parallel()
 	rdb := testutil.Redis(t)
 	kinds := []conversation.Kind{conversation.KindUser, conversation.KindOperator, conversation.KindProcessEvent,
 		conversation.KindSchedule, conversation.KindSystem, conversation.KindApproval}
-	for _, st := range lifecycle.States() {
-		for _, waiting := range []inbox.Waiting{inbox.WaitingUser, inbox.WaitingApproval} {
-			for _, k := range kinds {
-				got := ints(t, evalPrelude(t, rdb, `local state, kind, waiting = ARGV[1], ARGV[2], ARGV[3]
+	for _, steering := range inbox.Steerings() {
+		proc := procKey("p_" + string(steering))
+		if _, err := rdb.Del(context.Background(), proc).Result(); err != nil {
+			t.Fatal(err)
+		}
+		if steering != inbox.SteeringQueue { // as Create writes it
+			if err := rdb.HSet(context.Background(), proc, "steering", string(steering)).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, st := range lifecycle.States() {
+			for _, waiting := range []inbox.Waiting{inbox.WaitingUser, inbox.WaitingApproval} {
+				for _, k := range kinds {
+					got := evalPrelude(t, rdb, `local state, kind, waiting = ARGV[1], ARGV[2], ARGV[3]
 if waiting == '' then waiting = false end -- as rec reads a missing field
 local function bit(b) if b then return 1 end return 0 end
-return {bit(closed(state)), bit(bounded(kind, state, waiting)), bit(unblocks(kind, waiting))}`, string(st), string(k), string(waiting)))
-				luaClosed, luaBounded, luaUnblocks := got[0] == 1, got[1] == 1, got[2] == 1
-				e := inbox.OnPost(st, waiting, k)
-				closed := errors.Is(e.Err, inbox.ErrClosed)
-				if luaClosed != closed {
-					t.Errorf("Lua closed(%s) = %v; inbox.OnPost(%s, %s) refuses with ErrClosed: %v", st, luaClosed, st, k, closed)
-				}
-				if !closed && luaBounded != e.Bounded {
-					t.Errorf("Lua bounded(%s, %s, %q) = %v; inbox.OnPost says Bounded %v", k, st, waiting, luaBounded, e.Bounded)
-				}
-				if luaUnblocks != inbox.Unblocks(k, waiting) {
-					t.Errorf("Lua unblocks(%s, %q) = %v; inbox.Unblocks says %v", k, waiting, luaUnblocks, inbox.Unblocks(k, waiting))
-				}
-				if st == lifecycle.Blocked && luaUnblocks != e.Unblock {
-					t.Errorf("Lua unblocks(%s, %q) = %v; inbox.OnPost(BLOCKED, %s) says Unblock %v", k, waiting, luaUnblocks, k, e.Unblock)
+return {bit(closed(state)), bit(bounded(kind, state, waiting)), bit(unblocks(kind, waiting)),
+  steered({proc = ARGV[4]}, state, kind) or ''}`, string(st), string(k), string(waiting), proc)
+					flags := ints(t, got.([]any)[:3])
+					luaClosed, luaBounded, luaUnblocks := flags[0] == 1, flags[1] == 1, flags[2] == 1
+					luaSteered, _ := got.([]any)[3].(string)
+					e := inbox.OnPost(st, waiting, k, steering)
+					closed := errors.Is(e.Err, inbox.ErrClosed)
+					if luaClosed != closed {
+						t.Errorf("Lua closed(%s) = %v; inbox.OnPost(%s, %s) refuses with ErrClosed: %v", st, luaClosed, st, k, closed)
+					}
+					if e.Err == nil && luaBounded != e.Bounded {
+						t.Errorf("Lua bounded(%s, %s, %q) = %v; inbox.OnPost says Bounded %v", k, st, waiting, luaBounded, e.Bounded)
+					}
+					if luaUnblocks != inbox.Unblocks(k, waiting) {
+						t.Errorf("Lua unblocks(%s, %q) = %v; inbox.Unblocks says %v", k, waiting, luaUnblocks, inbox.Unblocks(k, waiting))
+					}
+					if st == lifecycle.Blocked && luaUnblocks != e.Unblock {
+						t.Errorf("Lua unblocks(%s, %q) = %v; inbox.OnPost(BLOCKED, %s) says Unblock %v", k, waiting, luaUnblocks, k, e.Unblock)
+					}
+					want := ""
+					switch {
+					case errors.Is(e.Err, inbox.ErrBusy):
+						want = "BUSY"
+					case e.Interrupt:
+						want = "INTERRUPT"
+					}
+					if luaSteered != want {
+						t.Errorf("Lua steered(%s, %s) of a process with steering %s = %q; inbox.OnPost says %q (%+v)", st, k, steering, luaSteered, want, e)
+					}
 				}
 			}
 		}

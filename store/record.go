@@ -44,6 +44,10 @@ type Record struct {
 	// is inbox.WaitingApproval.
 	Waiting   inbox.Waiting
 	Approvals []conversation.PendingCall
+	// Steering is what a user's message does while a turn of the process
+	// runs, set at its creation from its recipe (never ""; the record
+	// holds no field for inbox.SteeringQueue, the default).
+	Steering inbox.Steering
 }
 
 // Tokens counts the tokens of model calls.
@@ -95,7 +99,11 @@ func parseRecord(pid string, h map[string]string) (Record, error) {
 	if len(h) == 0 {
 		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
-	r := Record{ID: pid, Recipe: h["recipe"], Engine: h["engine"], Parent: h["parent"], Owner: h["owner"]}
+	r := Record{ID: pid, Recipe: h["recipe"], Engine: h["engine"], Parent: h["parent"], Owner: h["owner"],
+		Steering: inbox.Steering(h["steering"])}
+	if r.Steering == "" {
+		r.Steering = inbox.SteeringQueue
+	}
 	depth, err := number(pid, h, "depth")
 	if err != nil {
 		return Record{}, err

@@ -11,7 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/store"
@@ -34,7 +36,7 @@ func TestCreate(t *testing.T) {
 		ID: r.ID, Recipe: "assistant", Engine: engine, Status: lifecycle.Status{State: lifecycle.Blocked},
 		Version: 1, Parent: "p_parent", Depth: 2, Owner: "alice",
 		CreatedAt: t0.Add(time.Millisecond), UpdatedAt: t0.Add(time.Millisecond),
-		Metadata: map[string]string{"team": "blue"},
+		Metadata: map[string]string{"team": "blue"}, Steering: inbox.SteeringQueue,
 	}
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("Create (-want +got):\n%s", diff)
@@ -78,10 +80,39 @@ func TestCreateInvalid(t *testing.T) {
 		"id with bar":   {ID: "a|b", Recipe: "r", Engine: engine},
 		"depth":         {Recipe: "r", Engine: engine, Depth: -1},
 		"bad input":     {Recipe: "r", Engine: engine, Input: &bad},
+		"bad steering":  {Recipe: "r", Engine: engine, Steering: "shout"},
 	}
 	for name, p := range tests {
 		if _, err := e.s.Create(e.ctx, p); err == nil {
 			t.Errorf("%s: Create succeeded", name)
+		}
+	}
+}
+
+// TestCreateSteering checks that a process keeps the steering it was
+// created with, and that the default, queue, is no field of its record.
+func TestCreateSteering(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	for _, steering := range append(inbox.Steerings(), "") {
+		pid := "p_" + string(steering)
+		r, err := e.s.Create(e.ctx, store.NewProcess{ID: pid, Recipe: "r", Engine: engine, Steering: steering})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := steering
+		if want == "" {
+			want = inbox.SteeringQueue
+		}
+		if got := e.get(t, pid).Steering; r.Steering != want || got != want {
+			t.Errorf("created with %q: Create says %q, Get %q; want %q", steering, r.Steering, got, want)
+		}
+		field, err := e.rdb.HGet(e.ctx, "brain:{"+pid+"}:proc", "steering").Result()
+		switch {
+		case want == inbox.SteeringQueue && !errors.Is(err, redis.Nil):
+			t.Errorf("created with %q: the record's steering is %q (%v); want no field", steering, field, err)
+		case want != inbox.SteeringQueue && field != string(want):
+			t.Errorf("created with %q: the record's steering is %q (%v); want %q", steering, field, err, want)
 		}
 	}
 }

@@ -35,6 +35,15 @@ type Harness interface {
 	// at most limit messages (0: no limit), and its id. Processes made with
 	// the same limit share an inbox.
 	Make(t *testing.T, st lifecycle.Status, limit int) (inbox.Inbox, string)
+	// MakeSteered is Make for a process whose running turns take a
+	// user's messages as steering says, which the implementation keeps
+	// with the process from its creation (as a recipe's
+	// steering.user_messages). Make makes one with inbox.SteeringQueue.
+	MakeSteered(t *testing.T, st lifecycle.Status, limit int, steering inbox.Steering) (inbox.Inbox, string)
+	// Claim takes the wake of process pid, made READY and queued, as a
+	// node's claim does: the process goes RUNNING, off the wake queue,
+	// its inbox drained.
+	Claim(t *testing.T, pid string)
 	// Transition fires an operator's event on process pid (pause, resume,
 	// finish, retry or fail) as the implementation does, and fails the
 	// test when it cannot.
@@ -76,6 +85,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"not found", testNotFound},
 		{"messages", testMessages},
 		{"approvals", testApprovals},
+		{"steering", testSteering},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,6 +100,7 @@ type outcome int
 
 const (
 	closed   outcome = iota // refused with inbox.ErrClosed
+	busy                    // refused with an *inbox.BusyError
 	stored                  // kept; nothing else
 	wakes                   // kept; the process is queued
 	unblocks                // kept; user_input by the sender; queued
@@ -102,10 +113,12 @@ type cell struct {
 	limited bool
 }
 
-// The cells, named for the table of inbox/doc.go: c closed, s stored, w
-// wakes, u unblocks; L counts against the limit.
+// The cells, named for the table of inbox/doc.go: c closed, b busy, s
+// stored (steers and interrupts, which only a turn tells from stored,
+// too), w wakes, u unblocks; L counts against the limit.
 var (
 	c_ = cell{do: closed}
+	b_ = cell{do: busy}
 	s_ = cell{do: stored}
 	sL = cell{do: stored, limited: true}
 	w_ = cell{do: wakes}
@@ -131,26 +144,49 @@ var kinds = [5]conversation.Kind{
 	conversation.KindSchedule, conversation.KindSystem,
 }
 
-// A row of the rule: what a post does to a process in status, by kind.
+// A row of the rule: what a post does to a process in status with
+// steering, by kind.
 type row struct {
-	status lifecycle.Status
-	cells  [5]cell // by kinds
+	status   lifecycle.Status
+	steering inbox.Steering
+	cells    [5]cell // by kinds
 }
 
 func (r row) of(kind conversation.Kind) cell { return r.cells[slices.Index(kinds[:], kind)] }
 
+func (r row) name() string {
+	if r.steering == inbox.SteeringQueue {
+		return name(r.status)
+	}
+	return name(r.status) + ", " + string(r.steering)
+}
+
+const (
+	queue     = inbox.SteeringQueue
+	steer     = inbox.SteeringSteer
+	interrupt = inbox.SteeringInterrupt
+	reject    = inbox.SteeringReject
+)
+
 // rule is the table of inbox/doc.go: what a post does, by the state of the
-// process (PAUSED from each state it can be paused in) and the kind of the
-// message.
+// process (PAUSED from each state it can be paused in), its steering
+// (each while RUNNING; reject, which refuses, in the other states that
+// take messages too) and the kind of the message.
 var rule = []row{
-	{ready, [5]cell{wL, wL, w_, wL, w_}},
-	{running, [5]cell{sL, sL, s_, sL, s_}},
-	{blocked, [5]cell{u_, u_, s_, sL, s_}},
-	{paused(lifecycle.Ready), [5]cell{sL, sL, s_, sL, s_}},
-	{paused(lifecycle.Running), [5]cell{sL, sL, s_, sL, s_}},
-	{paused(lifecycle.Blocked), [5]cell{sL, sL, s_, sL, s_}},
-	{done, [5]cell{c_, c_, c_, c_, c_}},
-	{failed, [5]cell{c_, c_, c_, c_, c_}},
+	{ready, queue, [5]cell{wL, wL, w_, wL, w_}},
+	{running, queue, [5]cell{sL, sL, s_, sL, s_}},
+	{running, steer, [5]cell{sL, sL, s_, sL, s_}},
+	{running, interrupt, [5]cell{sL, sL, s_, sL, s_}},
+	{running, reject, [5]cell{b_, sL, s_, sL, s_}},
+	{blocked, queue, [5]cell{u_, u_, s_, sL, s_}},
+	{paused(lifecycle.Ready), queue, [5]cell{sL, sL, s_, sL, s_}},
+	{paused(lifecycle.Running), queue, [5]cell{sL, sL, s_, sL, s_}},
+	{paused(lifecycle.Blocked), queue, [5]cell{sL, sL, s_, sL, s_}},
+	{ready, reject, [5]cell{wL, wL, w_, wL, w_}},
+	{blocked, reject, [5]cell{u_, u_, s_, sL, s_}},
+	{paused(lifecycle.Running), reject, [5]cell{sL, sL, s_, sL, s_}},
+	{done, queue, [5]cell{c_, c_, c_, c_, c_}},
+	{failed, queue, [5]cell{c_, c_, c_, c_, c_}},
 }
 
 // from is who sends a message of each kind in the suite; a system notice
@@ -236,26 +272,43 @@ func testPost(t *testing.T, newHarness func(*testing.T) Harness) {
 	for _, row := range rule {
 		for _, kind := range kinds {
 			c := row.of(kind)
-			t.Run(name(row.status)+"/"+string(kind), func(t *testing.T) {
+			t.Run(row.name()+"/"+string(kind), func(t *testing.T) {
 				t.Parallel()
 				h := newHarness(t)
-				in, pid := h.Make(t, row.status, 0)
+				in, pid := h.MakeSteered(t, row.status, 0, row.steering)
 				was := Observation{Status: row.status}
 				check(t, h, in, pid, was, []string{})
-				id, dup, err := in.Post(context.Background(), pid, message(kind, "hello"))
-				if c.do == closed {
-					if !errors.Is(err, inbox.ErrClosed) || id != "" || dup {
+				m := message(kind, "hello")
+				switch c.do {
+				case closed:
+					if id, dup, err := in.Post(context.Background(), pid, m); !errors.Is(err, inbox.ErrClosed) || id != "" || dup {
 						t.Fatalf("Post = %q, dup %v, %v; want ErrClosed", id, dup, err)
 					}
 					check(t, h, in, pid, was, []string{})
 					return
+				case busy:
+					refusedBusy(t, in, pid, m)
+					check(t, h, in, pid, was, []string{})
+					return
 				}
+				id, dup, err := in.Post(context.Background(), pid, m)
 				if err != nil || id == "" || dup {
 					t.Fatalf("Post = %q, dup %v, %v; want a new message", id, dup, err)
 				}
 				check(t, h, in, pid, after(was, c, kind), []string{string(kind) + " hello"})
 			})
 		}
+	}
+}
+
+// refusedBusy checks that m, posted to pid, is refused with an
+// *inbox.BusyError.
+func refusedBusy(t *testing.T, in inbox.Inbox, pid string, m inbox.Message) {
+	t.Helper()
+	id, dup, err := in.Post(context.Background(), pid, m)
+	var be *inbox.BusyError
+	if !errors.Is(err, inbox.ErrBusy) || !errors.As(err, &be) || be.PID != pid || id != "" || dup {
+		t.Fatalf("Post(%s %q) = %q, dup %v, %v; want an *inbox.BusyError for %s", m.Kind, m.Content, id, dup, err, pid)
 	}
 }
 
@@ -270,10 +323,10 @@ func testLimit(t *testing.T, newHarness func(*testing.T) Harness) {
 		}
 		for _, kind := range kinds {
 			c := row.of(kind)
-			t.Run(name(row.status)+"/"+string(kind), func(t *testing.T) {
+			t.Run(row.name()+"/"+string(kind), func(t *testing.T) {
 				t.Parallel()
 				h := newHarness(t)
-				in, pid := h.Make(t, row.status, limit)
+				in, pid := h.MakeSteered(t, row.status, limit, row.steering)
 				full := Observation{Status: row.status}
 				pending := []string{}
 				for n := range limit {
@@ -282,6 +335,11 @@ func testLimit(t *testing.T, newHarness func(*testing.T) Harness) {
 					pending = append(pending, fmt.Sprint("schedule tick ", n))
 				}
 				check(t, h, in, pid, full, pending)
+				if c.do == busy { // refused as busy, not as full
+					refusedBusy(t, in, pid, message(kind, "one more"))
+					check(t, h, in, pid, full, pending)
+					return
+				}
 				id, dup, err := in.Post(context.Background(), pid, message(kind, "one more"))
 				if c.limited {
 					var fe *inbox.FullError
@@ -526,4 +584,35 @@ func testMessages(t *testing.T, newHarness func(*testing.T) Harness) {
 	if diff := cmp.Diff([]inbox.Message{first, second}, got); diff != "" {
 		t.Errorf("Inbox (-posted +got):\n%s", diff)
 	}
+}
+
+// testSteering follows a user's messages to a process that refuses them
+// while a turn runs (steering reject): one taken before the turn is
+// repeated with its key during it and answers as a repeat, not as busy; one
+// refused keeps no key and is taken with it once the turn is over; an
+// operator's message is taken meanwhile.
+func testSteering(t *testing.T, newHarness func(*testing.T) Harness) {
+	h := newHarness(t)
+	in, pid := h.MakeSteered(t, blocked, 0, reject)
+	keyed := func(kind conversation.Kind, content, key string) inbox.Message {
+		m := message(kind, content)
+		m.IdempotencyKey = key
+		return m
+	}
+	first := post(t, in, pid, keyed(conversation.KindUser, "hello", "k1"))
+	h.Claim(t, pid)
+	unblocked := []string{"user:ada"}
+	check(t, h, in, pid, Observation{Status: running, Unblocked: unblocked}, []string{})
+	if id, dup, err := in.Post(context.Background(), pid, keyed(conversation.KindUser, "hello", "k1")); err != nil || !dup || id != first {
+		t.Fatalf("the first message again with its key during the turn = %q, dup %v, %v; want %q, dup", id, dup, err, first)
+	}
+	refusedBusy(t, in, pid, keyed(conversation.KindUser, "and?", "k2"))
+	post(t, in, pid, message(conversation.KindOperator, "hurry"))
+	check(t, h, in, pid, Observation{Status: running, Unblocked: unblocked}, []string{"operator hurry"})
+	h.Transition(t, pid, lifecycle.Fail)
+	h.Transition(t, pid, lifecycle.Retry)
+	if id, dup, err := in.Post(context.Background(), pid, keyed(conversation.KindUser, "and?", "k2")); err != nil || dup || id == "" || id == first {
+		t.Fatalf("the refused message again with its key after the turn = %q, dup %v, %v; want a new message", id, dup, err)
+	}
+	check(t, h, in, pid, Observation{Status: ready, Queued: true, Unblocked: unblocked}, []string{"operator hurry", "user and?"})
 }

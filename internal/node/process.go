@@ -39,8 +39,9 @@ type NewProcess struct {
 }
 
 // Create creates a process from a recipe, with the recipe's scheduled
-// wakeups armed. Its input carries the trace context of ctx, if any: the
-// span of its first turn links to it.
+// wakeups armed and its steering of a user's messages kept on the record
+// (the post script judges it with the state). Its input carries the trace
+// context of ctx, if any: the span of its first turn links to it.
 func (n *Node) Create(ctx context.Context, p NewProcess) (store.Record, error) {
 	r, err := n.recipe(p.Recipe)
 	if err != nil {
@@ -48,7 +49,7 @@ func (n *Node) Create(ctx context.Context, p NewProcess) (store.Record, error) {
 	}
 	np := store.NewProcess{
 		Recipe: r.Name, Engine: string(r.EngineKind()), Parent: p.Parent, Depth: p.Depth,
-		Owner: p.Owner, Metadata: p.Metadata,
+		Owner: p.Owner, Metadata: p.Metadata, Steering: r.Steering.User(),
 	}
 	if p.IdempotencyKey != "" {
 		np.ID = keyedID(p.Owner, p.IdempotencyKey)
@@ -105,10 +106,12 @@ func userFrom(owner string) string {
 }
 
 // Send posts a user message to a process's inbox; it wakes the process when
-// its state allows. A repeated idempotency key returns the first message's
-// id and adds nothing. The message carries the trace context of ctx, if
-// any (so do Steer's and Decide's): the span of the turn that drains it
-// links to it.
+// its state allows. While a turn runs, the process's steering decides: the
+// message waits for the next turn, steers this one, interrupts its model
+// call, or is refused with an *inbox.BusyError (inbox.ErrBusy). A repeated
+// idempotency key returns the first message's id and adds nothing. The
+// message carries the trace context of ctx, if any (so do Steer's and
+// Decide's): the span of the turn that drains it links to it.
 func (n *Node) Send(ctx context.Context, pid, from, content, idempotencyKey string) (string, error) {
 	return n.post(ctx, pid, conversation.KindUser, from, content, idempotencyKey)
 }

@@ -3,8 +3,9 @@
 -- ARGV: pid, shard, now (ms), at (events' time), state, recipe, engine,
 --       parent, depth, owner, metadata, has input ('1'/'0'), kind, from,
 --       content, message at (ms), idempotency key, idempotency ttl, the
---       most processes the owner may have ('0' = no limit), then the
---       message's traceparent when it has one
+--       most processes the owner may have ('0' = no limit), the steering
+--       of a user's messages while a turn runs ('' for queue, the default,
+--       which is no field), then the message's traceparent when it has one
 -- Returns {'EXISTS'}, {'LIMIT'} (the owner has that many) or {'OK', input
 -- message id, record}.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
@@ -21,11 +22,12 @@ if ARGV[8] ~= '' then
 end
 if ARGV[10] ~= '' then redis.call('HSET', p.proc, 'owner', ARGV[10]) end
 if ARGV[11] ~= '' then redis.call('HSET', p.proc, 'metadata', ARGV[11]) end
+if ARGV[20] ~= '' then redis.call('HSET', p.proc, 'steering', ARGV[20]) end
 redis.call('ZADD', state_key(state), p.now, p.pid)
 if ARGV[10] ~= '' then redis.call('ZADD', owner_key(ARGV[10]), p.now, p.pid) end
 local id = ''
 if ARGV[12] == '1' then
   local _
-  _, id = post(p, ARGV[13], ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], 0, nil, nil, ARGV[20]) -- 0: an empty inbox takes it
+  _, id = post(p, ARGV[13], ARGV[14], ARGV[15], ARGV[16], ARGV[17], ARGV[18], 0, nil, nil, ARGV[21]) -- 0: an empty inbox takes it
 end
 return {'OK', id, redis.call('HGETALL', p.proc)}

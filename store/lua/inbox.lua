@@ -92,6 +92,21 @@ local function bounded(kind, state, waiting)
   return true
 end
 
+-- steered returns what the steering of p (the record's steering: what a
+-- user's message does while a turn runs) makes of a message of kind
+-- posted to p in state: 'BUSY' (refused: 'reject'), 'INTERRUPT' (stored,
+-- and the node running the turn signalled: 'interrupt') or nil (the rest
+-- of the rule alone). Only a user's message to a RUNNING process reads the
+-- field, so that no other post pays for it, and no other script (rec does
+-- not load it).
+local function steered(p, state, kind)
+  if state ~= 'RUNNING' or kind ~= 'user' then return nil end
+  local steering = redis.call('HGET', p.proc, 'steering')
+  if steering == 'reject' then return 'BUSY' end
+  if steering == 'interrupt' then return 'INTERRUPT' end
+  return nil
+end
+
 -- forget_approvals: the process waits for no decision any more (its turn
 -- settled its calls, or it was closed).
 local function forget_approvals(p)
@@ -119,11 +134,14 @@ local function decide(p, call, decider)
 end
 
 -- post adds a message to the inbox of p and applies the wake rule. It
--- returns a status (OK, DUP, NOTFOUND, CLOSED, FULL, NOTPENDING, DECIDED,
--- OPERATORONLY) and the message id. FULL: the inbox holds limit messages
--- already (limit > 0; see bounded). call is the call an approval decides
--- ('' for other kinds) and decider who decides it: NOTPENDING, DECIDED and
--- OPERATORONLY refuse one (see decide). trace, when given, is the W3C
+-- returns a status (OK, DUP, NOTFOUND, CLOSED, BUSY, FULL, NOTPENDING,
+-- DECIDED, OPERATORONLY) and the message id. BUSY: a user's message to a
+-- RUNNING process that refuses them (see steered); FULL: the inbox holds
+-- limit messages already (limit > 0; see bounded). call is the call an
+-- approval decides ('' for other kinds) and decider who decides it:
+-- NOTPENDING, DECIDED and OPERATORONLY refuse one (see decide). A user's
+-- message to a RUNNING process whose steering is 'interrupt' is stored and
+-- signals the node that runs the turn. trace, when given, is the W3C
 -- traceparent of who posted the message: the entry's fifth field, written
 -- only then, so that a post without one costs what it did (the claim
 -- returns it).
@@ -138,6 +156,8 @@ local function post(p, kind, from, content, at, idem_key, idem_ttl, limit, call,
     end
   end
   if closed(state) then return 'CLOSED', '' end
+  local steer = steered(p, state, kind)
+  if steer == 'BUSY' then return 'BUSY', '' end
   if limit > 0 and bounded(kind, state, rec(p).waiting_for) and redis.call('XLEN', p.inbox) >= limit then
     return 'FULL', ''
   end
@@ -156,5 +176,6 @@ local function post(p, kind, from, content, at, idem_key, idem_ttl, limit, call,
     redis.call('PEXPIRE', p.idem, idem_ttl)
   end
   wake_rule(p, {kind = kind, from = from})
+  if steer == 'INTERRUPT' then signal(p, 'interrupt') end
   return 'OK', id
 end
