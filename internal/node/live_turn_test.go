@@ -344,3 +344,90 @@ func TestRenewalHaltsATurnWhoseSignalWasLost(t *testing.T) {
 		t.Errorf("after the halted turn: %s, want PAUSED from READY", got.Status)
 	}
 }
+
+// What a user's message sent while the first round's tool runs does, as
+// the recipe's steering.user_messages says: queue keeps it for the next
+// turn; steer brings it to the second model call.
+func TestUserMessagesDuringATurn(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		recipe string
+		steers bool
+	}{{"steered", false}, {"users-steer", true}} {
+		t.Run(tc.recipe, func(t *testing.T) {
+			t.Parallel()
+			wait := newWaitTool()
+			model := newTurnModel(
+				modelAnswer{Calls: []conversation.ToolCall{call("c1", "http_fetch", `{}`)}},
+				modelAnswer{Calls: []conversation.ToolCall{call("c2", "respond", `{"message":"Noted.","awaiting_user_input":true}`)}},
+			)
+			commits := nodetest.NewCommits()
+			n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, Tools: wait.catalog(), OnCommit: commits.Add})
+			ctx := context.Background()
+			rec, err := n.Create(ctx, NewProcess{Recipe: tc.recipe, Input: "Look it up.", Owner: "ada"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-wait.entered
+			if _, err := n.Send(ctx, rec.ID, "user:ada", "In French, please.", ""); err != nil {
+				t.Fatal(err)
+			}
+			close(wait.release)
+			commits.Wait(t, "the first turn's commit", func(r store.Record) bool { return r.ID == rec.ID })
+			second := userTexts(model.Requests()[1])
+			reached := slices.ContainsFunc(second, func(s string) bool { return strings.HasSuffix(s, "In French, please.") })
+			if reached != tc.steers {
+				t.Errorf("the second model call's user messages = %q; the message reached it: %t, want %t", second, reached, tc.steers)
+			}
+			if !tc.steers { // queued: it wakes the next turn, which reads it as sent then
+				commits.Wait(t, "the second turn's commit", func(r store.Record) bool { return r.ID == rec.ID && r.Version > commits.Records()[0].Version })
+				third := userTexts(model.Requests()[2])
+				if third[len(third)-1] != "In French, please." {
+					t.Errorf("the next turn's user messages = %q, want the queued message last, as sent", third)
+				}
+			}
+		})
+	}
+}
+
+// A user's message under steering.user_messages: interrupt cuts the model
+// call in flight: what it wrote is kept for the model, and the next call
+// sees it and the message, once.
+func TestUserMessageInterrupts(t *testing.T) {
+	t.Parallel()
+	model := newTurnModel(
+		modelAnswer{Text: "Drafting a long", Hang: true},
+		modelAnswer{Calls: []conversation.ToolCall{call("c1", "respond", `{"message":"Short, then.","awaiting_user_input":true}`)}},
+	)
+	commits := nodetest.NewCommits()
+	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": model}, OnCommit: commits.Add})
+	ctx := context.Background()
+	rec, err := n.Create(ctx, NewProcess{Recipe: "users-interrupt", Input: "Write an essay.", Owner: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model.entered(t, 0)
+	if _, err := n.Send(ctx, rec.ID, "user:ada", "Keep it short.", ""); err != nil {
+		t.Fatal(err)
+	}
+	got := commits.Wait(t, "the turn's commit", func(r store.Record) bool { return r.ID == rec.ID })
+	if got.Status.State != lifecycle.Blocked {
+		t.Errorf("after the turn: %s, want BLOCKED", got.Status)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("model calls = %d, want 2", len(reqs))
+	}
+	var seen []string
+	for _, m := range reqs[1].Messages {
+		seen = append(seen, string(m.Role)+": "+m.Text())
+	}
+	want := []string{"user: Write an essay.", "assistant: Drafting a long",
+		"user: [user message, sent while you were working: take it into account before you go on]\nKeep it short."}
+	if !slices.Equal(seen, want) {
+		t.Errorf("the second call saw %q, want %q", seen, want)
+	}
+	if inbox, err := n.Inbox(ctx, rec.ID); err != nil || len(inbox) != 0 {
+		t.Errorf("inbox = %v (%v), want empty", inbox, err)
+	}
+}

@@ -175,9 +175,16 @@ func (c *checkpointer) Steer(ctx context.Context, evs []conversation.Event) ([]c
 }
 
 // steers returns the kinds of message that reach a running turn of recipe
-// rc between its rounds: an operator's always.
+// rc between its rounds (inbox.Steers): an operator's always, a user's as
+// the recipe's steering.user_messages says.
 func steers(rc *recipes.Recipe) []conversation.Kind {
-	return []conversation.Kind{conversation.KindOperator}
+	var kinds []conversation.Kind
+	for _, k := range []conversation.Kind{conversation.KindOperator, conversation.KindUser} {
+		if inbox.Steers(k, rc.Steering.User()) {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
 }
 
 // goOnAfterHalt leaves in the inbox of claim's process, whose turn a pause
