@@ -49,9 +49,13 @@ func (s *Store) PublishLive(ctx context.Context, updates []live.Update) error {
 		ends[i] = len(buf)
 	}
 	pipe := s.rdb.Pipeline()
+	var channel any // named once for a run of updates of one process
 	start := 0
 	for i := range updates {
-		pipe.Publish(ctx, liveChannel(updates[i].Process), buf[start:ends[i]:ends[i]])
+		if i == 0 || updates[i].Process != updates[i-1].Process {
+			channel = liveChannel(updates[i].Process)
+		}
+		pipe.Do(ctx, "publish", channel, buf[start:ends[i]:ends[i]])
 		start = ends[i]
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
@@ -92,10 +96,13 @@ func (s *Store) LiveFeed() *LiveFeed {
 }
 
 // Subscribe asks Redis for the updates of process pid; they come once
-// Receive sees its confirmation. An error means the request did not reach
-// Redis: call Unsubscribe, or go-redis subscribes again on its next
-// connection.
+// Receive sees its confirmation. An id that cannot name a process is
+// ErrNotFound. Another error means the request did not reach Redis: call
+// Unsubscribe, or go-redis subscribes again on its next connection.
 func (f *LiveFeed) Subscribe(ctx context.Context, pid string) error {
+	if !validID(pid) {
+		return fmt.Errorf("%w: process %q", ErrNotFound, pid)
+	}
 	if err := f.ps.Subscribe(ctx, liveChannel(pid)); err != nil {
 		return fmt.Errorf("store: subscribing to the live updates of %s: %w", pid, err)
 	}
