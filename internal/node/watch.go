@@ -61,7 +61,11 @@ type hub struct {
 // confirmed the subscription. A topic without watchers whose subscription
 // is not confirmed yet stays until it is, and is unsubscribed then: no
 // unsubscription is sent while a subscription is on its way, so every
-// confirmation the feed reads is of the topic that is there.
+// confirmation the feed reads is of the topic that is there. (One
+// exception: go-redis subscribing again on a new connection just before a
+// topic's last watcher left; its confirmation may then ready the next
+// topic of that process a round trip early, and that topic's first
+// watcher miss what was published in that round trip.)
 type topic struct {
 	watchers map[*watcher]struct{}
 	ready    chan struct{} // closed when Redis confirmed the subscription
