@@ -34,6 +34,9 @@ const DefaultAffinityWait = node.DefaultAffinityWait
 // process of another recipe or parent.
 var ErrIdempotencyKeyReused = node.ErrIdempotencyKeyReused
 
+// ErrNotRunning: Node.Watch on a node that is not started, or stopped.
+var ErrNotRunning = node.ErrNotRunning
+
 // New builds a node. It does not touch Redis until Start.
 func New(cfg Config) (*Node, error) { return node.New(cfg) }
 

@@ -33,6 +33,8 @@
 //	brain:{pid}:timers  hash    timer id -> JSON spec
 //	brain:{pid}:workers zset    worker pid -> created_at ms: the workers it
 //	                            started, deleted with it (Delete)
+//	brain:{pid}:live    channel Pub/Sub, not a key: the live updates of its
+//	                            running turns, JSON each (live.go)
 //	brain:wake:<engine>:<n>     stream  wake queue shard n (crc32(pid) % Shards),
 //	                            consumer group "nodes", field pid; a settled
 //	                            wake is acknowledged, and deleted later with
