@@ -34,6 +34,11 @@ func eventsKey(pid string) string { return keyPrefix + "{" + pid + "}:events" }
 func leaseKey(pid string) string  { return keyPrefix + "{" + pid + "}:lease" }
 func timersOf(pid string) string  { return keyPrefix + "{" + pid + "}:timers" }
 
+// liveChannel is the Pub/Sub channel of the live updates of process pid's
+// running turns (live.go). Not a key, but named as one, hash tag and all, so
+// that it stays in the process's slot should it become a shard channel.
+func liveChannel(pid string) string { return keyPrefix + "{" + pid + "}:live" }
+
 // namedLeaseKey is the lease of a duty one node does for all (HoldLease).
 func namedLeaseKey(name string) string { return keyPrefix + "lease:" + name }
 

@@ -37,7 +37,23 @@ type Metrics struct {
 	daySpent     *prometheus.CounterVec
 	approvals    *prometheus.CounterVec // requested, approved, rejected, timed_out
 	decisionTime prometheus.Histogram
+	liveUpdates  *prometheus.CounterVec // by outcome; its series below, looked up once
+	liveOutcomes [liveOutcomeCount]prometheus.Counter
+	watchDropped prometheus.Counter
 }
+
+// The outcomes of live updates (brain_live_updates_total).
+type liveOutcome int
+
+const (
+	livePublished liveOutcome = iota
+	liveCoalesced
+	liveDropped
+	liveFailed
+	liveOutcomeCount
+)
+
+var liveOutcomeNames = [liveOutcomeCount]string{"published", "coalesced", "dropped", "failed"}
 
 // NewMetrics registers a node's metrics on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -124,8 +140,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time from a tool call's request for approval to the turn that applied its decision.",
 			Buckets: prometheus.ExponentialBuckets(1, 4, 10), // 1 s to ~3 days
 		}),
+		liveUpdates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "brain_live_updates_total",
+			Help: "Live updates of this node's running turns, by outcome: published (sent to Redis as a message), coalesced (sent joined to the text delta before it), dropped (the node's buffer was full, or the node not running) or failed (Redis did not take the batch). They add up to every update the turns made.",
+		}, []string{"outcome"}),
+		watchDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "brain_live_watch_dropped_total",
+			Help: "Live updates a watcher on this node (an event stream) did not get because it had not taken the ones before: a slow client.",
+		}),
 	}
-	reg.MustRegister(m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens, m.trimmed, m.histories, m.daySpent,
+	for o, name := range liveOutcomeNames {
+		m.liveOutcomes[o] = m.liveUpdates.WithLabelValues(name)
+	}
+	reg.MustRegister(m.liveUpdates, m.watchDropped, m.turns, m.rounds, m.corrections, m.wakeLatency, m.modelLatency, m.tokens, m.hosted, m.takeovers, m.drained, m.fitted, m.tooLong, m.refused, m.recipeTokens, m.trimmed, m.histories, m.daySpent,
 		m.approvals, m.decisionTime, m.modelErrors, m.retries, m.firstToken)
 	m.unavailable = registerShared(reg, m.unavailable)
 	return m
@@ -290,6 +317,20 @@ func (m *Metrics) observeModelCall(provider, model string, elapsed, first time.D
 	}
 	for tool, n := range usage.Hosted {
 		m.hosted.WithLabelValues(provider, tool).Add(float64(n))
+	}
+}
+
+// live counts n live updates of outcome o.
+func (m *Metrics) live(o liveOutcome, n int) {
+	if m != nil && n > 0 {
+		m.liveOutcomes[o].Add(float64(n))
+	}
+}
+
+// watchDrop counts a live update a watcher did not get.
+func (m *Metrics) watchDrop() {
+	if m != nil {
+		m.watchDropped.Inc()
 	}
 }
 

@@ -40,6 +40,12 @@ type Node struct {
 	models *modelObserver
 	// gauge is brain_processes, once registered (RegisterStateGauge).
 	gauge atomic.Pointer[stateCollector]
+	// live is the live.Sink of the node's turns: it publishes their
+	// progress to Redis (live.go); watch carries the progress of watched
+	// processes, from whichever node runs them, to Watch's channels
+	// (watch.go).
+	live  *publisher
+	watch *hub
 
 	mu      sync.Mutex
 	started bool
@@ -87,6 +93,8 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("brain: %w", err)
 	}
 	n.leases = newLeaseKeeper(st, cfg.LeaseTTL, cfg.Metrics)
+	n.live = newPublisher(st, liveBuffer, cfg.Metrics, n.log.Named("live"))
+	n.watch = newHub(st, watchBuffer, cfg.Metrics, n.log.Named("watch"))
 	catalog := toolset.Builtins()
 	catalog[tools.SpawnWorker] = tools.SpawnWorkerFactory(n)
 	catalog[tools.ScheduleWakeup] = tools.ScheduleWakeupFactory(n)
@@ -121,6 +129,8 @@ func (n *Node) Start(ctx context.Context) error {
 	leasesCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
 	n.stopLeases = stopLeases
 	n.keeping.Go(func() { n.leases.run(leasesCtx) })
+	n.live.start()
+	n.watch.start()
 	for range n.cfg.Concurrency {
 		n.turns.Go(n.runTurns)
 	}
@@ -236,6 +246,10 @@ func (n *Node) Stop(ctx context.Context) error {
 		<-done
 	}
 	n.turnCancel()
+	// The turns are over: the last of their updates go out, and the
+	// node's watchers' streams end.
+	n.live.stop()
+	n.watch.stop()
 	n.stopLeases()
 	n.keeping.Wait()
 	if err := n.mcp.Close(); err != nil { // stops the MCP servers' processes
