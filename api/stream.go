@@ -139,6 +139,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, who identi
 				log.Warn("progress watch ended; the events go on, and it is watched again at the next heartbeat")
 				progress = watch{failures: 1}
 			case v == viewUser && !u.User:
+				// Not the user's to see: a tool, text the model wrote to itself.
 			default:
 				if err := st.progress(&u); err != nil {
 					return nil
