@@ -7,6 +7,7 @@ import (
 	"github.com/engine-brain/brain"
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/live"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
@@ -45,6 +46,10 @@ type Backend interface {
 	Log(ctx context.Context, pid, after string, limit int) ([]conversation.Event, error)
 	// Follow waits up to block for events after event id after.
 	Follow(ctx context.Context, pid, after string, block time.Duration) ([]conversation.Event, error)
+	// Watch returns the progress updates of pid's running turns, from
+	// whichever node runs them, until ctx ends; the channel is closed when
+	// ctx ends. Updates published before the call are not replayed.
+	Watch(ctx context.Context, pid string) (<-chan live.Update, error)
 	// Inbox returns the messages waiting in a process's inbox, oldest
 	// first.
 	Inbox(ctx context.Context, pid string) ([]store.Message, error)

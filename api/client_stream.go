@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/live"
 )
 
 // Reconnection delays of Stream: the first, doubled up to the last.
@@ -20,20 +21,42 @@ const (
 	maxReconnect = 5 * time.Second
 )
 
+// StreamOption configures a Stream.
+type StreamOption func(*streamOptions)
+
+type streamOptions struct {
+	progress func(live.Update) error
+}
+
+// WithProgress makes Stream ask for the progress of the process's running
+// turns too (the stream's progress events) and call fn with each update,
+// in the order they come between the events. Progress is ephemeral: it is
+// not replayed after a reconnect (an update's Offset shows a gap), and the
+// durable event that lands later supersedes it. In the user view only the
+// updates a person may see come. Stream returns fn's error. Without
+// WithProgress the stream asks for durable events only (progress=0).
+func WithProgress(fn func(live.Update) error) StreamOption {
+	return func(o *streamOptions) { o.progress = fn }
+}
+
 // Stream follows a process's log as server-sent events in view ("user",
 // "raw" or "" for the server's default), after lastEventID ("" = from the
 // start), calling fn with each event in order. A dropped connection (or a
 // 502, 503 or 504) is reconnected with Last-Event-ID set to the last event
 // received, so fn sees every event once. Stream returns fn's error, the
 // server's other errors (*Error), or ctx's error when ctx ends.
-func (c *Client) Stream(ctx context.Context, id, view, lastEventID string, fn func(conversation.Event) error) error {
+func (c *Client) Stream(ctx context.Context, id, view, lastEventID string, fn func(conversation.Event) error, opts ...StreamOption) error {
+	var o streamOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	delay := minReconnect
 	for {
-		resp, retry, err := c.openStream(ctx, id, view, lastEventID)
+		resp, retry, err := c.openStream(ctx, id, view, lastEventID, o.progress != nil)
 		if err == nil {
 			before := lastEventID
 			var stop error
-			lastEventID, stop = readEvents(resp.Body, lastEventID, fn)
+			lastEventID, stop = readEvents(resp.Body, lastEventID, fn, o.progress)
 			resp.Body.Close()
 			if stop != nil {
 				return stop
@@ -61,9 +84,12 @@ func (c *Client) Stream(ctx context.Context, id, view, lastEventID string, fn fu
 // openStream connects to the event stream. retry says whether a failure
 // is worth trying again: a network error, or a gateway or server that is
 // not available for now.
-func (c *Client) openStream(ctx context.Context, id, view, lastEventID string) (resp *http.Response, retry bool, err error) {
+func (c *Client) openStream(ctx context.Context, id, view, lastEventID string, progress bool) (resp *http.Response, retry bool, err error) {
 	q := url.Values{}
 	set(q, "view", view)
+	if !progress {
+		q.Set("progress", "0")
+	}
 	h := http.Header{}
 	h.Set("Accept", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -95,16 +121,21 @@ func (c *Client) openStream(ctx context.Context, id, view, lastEventID string) (
 	return resp, false, nil
 }
 
+// progressEvent is the type of a stream's progress events.
+const progressEvent = "progress"
+
 // readEvents reads server-sent events from body until it ends or fails,
-// calling fn with each; it returns the id of the last event dispatched and
-// a non-nil stop when fn failed or an event did not decode. An event cut
-// off by the end of the body is dropped, as the SSE specification says: it
-// comes again after the reconnect.
-func readEvents(body io.Reader, last string, fn func(conversation.Event) error) (lastID string, stop error) {
+// calling fn with each event of the log and progress (when not nil) with
+// each progress update; it returns the id of the last event dispatched and
+// a non-nil stop when fn or progress failed or what came did not decode. An
+// event cut off by the end of the body is dropped, as the SSE specification
+// says: it comes again after the reconnect (a progress update does not).
+func readEvents(body io.Reader, last string, fn func(conversation.Event) error, progress func(live.Update) error) (lastID string, stop error) {
 	br := bufio.NewReader(body)
 	var (
 		id    string
 		hasID bool
+		typ   string // the event field
 		data  strings.Builder
 		seen  bool // a data line is buffered
 	)
@@ -119,15 +150,11 @@ func readEvents(body io.Reader, last string, fn func(conversation.Event) error) 
 				last = id
 			}
 			if seen {
-				var ev conversation.Event
-				if err := json.Unmarshal([]byte(data.String()), &ev); err != nil {
-					return last, fmt.Errorf("api: event %s: %w", id, err)
-				}
-				if err := fn(ev); err != nil {
+				if err := dispatch(typ, id, data.String(), fn, progress); err != nil {
 					return last, err
 				}
 			}
-			hasID, seen = false, false
+			hasID, seen, typ = false, false, ""
 			data.Reset()
 			continue
 		}
@@ -141,6 +168,8 @@ func readEvents(body io.Reader, last string, fn func(conversation.Event) error) 
 			if !strings.ContainsRune(value, 0) {
 				id, hasID = value, true
 			}
+		case "event":
+			typ = value
 		case "data":
 			if seen {
 				data.WriteByte('\n')
@@ -149,4 +178,25 @@ func readEvents(body io.Reader, last string, fn func(conversation.Event) error) 
 			seen = true
 		}
 	}
+}
+
+// dispatch decodes one server-sent event's data and hands it on: a
+// progress update to progress (or nowhere when nil), an event of the log
+// to fn.
+func dispatch(typ, id, data string, fn func(conversation.Event) error, progress func(live.Update) error) error {
+	if typ == progressEvent {
+		if progress == nil {
+			return nil
+		}
+		var u live.Update
+		if err := json.Unmarshal([]byte(data), &u); err != nil {
+			return fmt.Errorf("api: progress update: %w", err)
+		}
+		return progress(u)
+	}
+	var ev conversation.Event
+	if err := json.Unmarshal([]byte(data), &ev); err != nil {
+		return fmt.Errorf("api: event %s: %w", id, err)
+	}
+	return fn(ev)
 }

@@ -11,6 +11,12 @@
 // A request body is one JSON object, UTF-8 throughout, and a query string
 // must decode whole; anything else is a 400 saying where it is wrong.
 //
+// The event stream carries, beside the log's events, the progress of the
+// process's running turns (live.Update, through [Backend.Watch]) as
+// "progress" events with no id: ephemeral, never replayed, superseded by
+// the durable event that lands later, filtered by the view as the events
+// are. progress=0 leaves them out.
+//
 // Every request is observed: an X-Request-ID on its answer (the client's
 // when well-formed), a server span named by its route that continues the
 // client's trace, a line in the access log and the HTTP metrics. /readyz
@@ -29,7 +35,8 @@
 //	POST /v1/processes/{id}/steer         {content}   (operator)       -> 202 MessageAccepted
 //	POST /v1/processes/{id}/pause|resume|stop|retry   (operator)       -> Process
 //	GET  /v1/processes/{id}/events?view=user|raw&after=&limit=         -> EventPage
-//	GET  /v1/processes/{id}/events/stream?view=user|raw  (SSE; Last-Event-ID)
+//	GET  /v1/processes/{id}/events/stream?view=user|raw&after=&progress=0|1
+//	                                      (SSE; Last-Event-ID; progress events, no id)
 //	POST /v1/processes/{id}/approvals/{call_id}  {decision, reason?}, Idempotency-Key
 //	                                      (by: user calls: the owner too) -> 202 MessageAccepted
 //	GET  /v1/approvals                    (a user: her own by: user calls) -> ApprovalList

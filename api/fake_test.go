@@ -16,6 +16,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/live"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
@@ -45,6 +46,11 @@ type fake struct {
 	// ownedLists counts ListOwned calls.
 	ownedLists int
 	timers     map[string][]store.Timer // by process, in the order armed
+	// watches are the open progress watches, by process; watchErr fails
+	// every Watch; watched is closed and replaced when watches change.
+	watches  map[string][]chan live.Update
+	watchErr error
+	watched  chan struct{}
 }
 
 func newFake() *fake {
@@ -53,6 +59,7 @@ func newFake() *fake {
 		inbox: inbox.NewMemory(inbox.MemoryConfig{Limit: store.DefaultInboxLimit, Clock: func() time.Time { return fakeNow }}),
 		procs: make(map[string]*store.Record), logs: make(map[string][]conversation.Event),
 		idem: make(map[string]string), changed: make(chan struct{}), timers: make(map[string][]store.Timer),
+		watches: make(map[string][]chan live.Update), watched: make(chan struct{}),
 	}
 }
 
@@ -425,6 +432,87 @@ func (f *fake) Follow(ctx context.Context, pid, after string, block time.Duratio
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// watchBuffer is how many updates a watch of the fake holds for a reader
+// that lags; more are dropped, as a node drops them.
+const watchBuffer = 64
+
+// Watch watches pid's progress from now on, as a node does: what publish
+// sends after the call, until ctx ends. It fails with watchErr when set.
+func (f *fake) Watch(ctx context.Context, pid string) (<-chan live.Update, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.watchErr != nil {
+		return nil, f.watchErr
+	}
+	ch := make(chan live.Update, watchBuffer)
+	f.watches[pid] = append(f.watches[pid], ch)
+	f.watchesChanged()
+	context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if i := slices.Index(f.watches[pid], ch); i >= 0 { // endWatches may have closed it
+			f.watches[pid] = slices.Delete(f.watches[pid], i, i+1)
+			close(ch)
+			f.watchesChanged()
+		}
+	})
+	return ch, nil
+}
+
+func (f *fake) watchesChanged() {
+	close(f.watched)
+	f.watched = make(chan struct{})
+}
+
+// publish sends updates to the watches of their processes; a watch whose
+// buffer is full misses them.
+func (f *fake) publish(updates ...live.Update) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, u := range updates {
+		for _, ch := range f.watches[u.Process] {
+			select {
+			case ch <- u:
+			default:
+			}
+		}
+	}
+}
+
+// awaitWatches waits until pid has n open watches.
+func (f *fake) awaitWatches(ctx context.Context, pid string, n int) error {
+	for {
+		f.mu.Lock()
+		have, changed := len(f.watches[pid]), f.watched
+		f.mu.Unlock()
+		if have == n {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("%s has %d progress watches, want %d: %w", pid, have, n, ctx.Err())
+		}
+	}
+}
+
+// endWatches closes pid's watches, as a node whose watch fails does.
+func (f *fake) endWatches(pid string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ch := range f.watches[pid] {
+		close(ch)
+	}
+	delete(f.watches, pid)
+	f.watchesChanged()
+}
+
+func (f *fake) setWatchErr(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.watchErr = err
 }
 
 // Inbox returns the messages posted to pid (which no turn drains here).

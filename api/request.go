@@ -102,6 +102,20 @@ func limitParam(r *http.Request, def, most int) (int, error) {
 	return n, nil
 }
 
+// progressParam reads the progress query parameter of an event stream:
+// whether it carries the progress of running turns (default yes).
+func progressParam(r *http.Request) (bool, error) {
+	switch s := r.URL.Query().Get("progress"); s {
+	case "", "1", "true":
+		return true, nil
+	case "0", "false":
+		return false, nil
+	default:
+		return false, errorf(http.StatusBadRequest, CodeInvalidParameter,
+			"progress: want 0 (durable events only) or 1 (the default: the progress of running turns too) (got %q)", s)
+	}
+}
+
 // stateParam reads the state query parameter ("" = every state); the case
 // of the letters does not matter.
 func stateParam(r *http.Request) (lifecycle.State, error) {

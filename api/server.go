@@ -55,9 +55,10 @@ type Config struct {
 	// Heartbeat is the interval of the comment lines that keep an event
 	// stream alive through proxies (default 15s).
 	Heartbeat time.Duration
-	// FollowBlock is how long one read of an event stream waits for new
-	// events before it checks the connection again (default 1s; at least
-	// 1ms, as Redis counts in milliseconds and 0 would block forever).
+	// FollowBlock is how long one read of an event stream's log waits for
+	// new events before it checks that the client is still there (default
+	// 1s; at least 1ms, as Redis counts in milliseconds and 0 would block
+	// forever). Progress and heartbeats do not wait for it.
 	FollowBlock time.Duration
 }
 

@@ -275,6 +275,8 @@ func TestRoutes(t *testing.T) {
 		{name: "stream bad Last-Event-ID", method: "GET", path: "/v1/processes/p_alice/events/stream", token: tokOlga,
 			header: map[string]string{"Last-Event-ID": "latest"}, status: 400, code: CodeInvalidParameter},
 		{name: "stream without a token", method: "GET", path: "/v1/processes/p_alice/events/stream", status: 401, code: CodeUnauthorized},
+		{name: "stream bad progress", method: "GET", path: "/v1/processes/p_alice/events/stream?progress=yes", token: tokOlga, status: 400,
+			code: CodeInvalidParameter, check: wantMessage(`progress: want 0 (durable events only) or 1 (the default: the progress of running turns too) (got "yes")`)},
 
 		// Recipes.
 		{name: "recipes", method: "GET", path: "/v1/recipes", token: tokAlice, status: 200,

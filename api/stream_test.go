@@ -24,8 +24,9 @@ type frame struct {
 
 // sseReader reads the frames of an event stream.
 type sseReader struct {
-	resp *http.Response
-	br   *bufio.Reader
+	resp  *http.Response
+	br    *bufio.Reader
+	close func() // ends the stream, as a client that goes does
 }
 
 // openSSE opens an event stream; it is closed when the test ends.
@@ -47,15 +48,16 @@ func openSSE(t *testing.T, ts *httptest.Server, path, token string, header map[s
 		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	closeStream := func() {
 		cancel()
 		resp.Body.Close()
-	})
+	}
+	t.Cleanup(closeStream)
 	if resp.StatusCode != 200 {
 		body, _ := io.ReadAll(resp.Body)
 		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
 	}
-	return &sseReader{resp: resp, br: bufio.NewReader(resp.Body)}
+	return &sseReader{resp: resp, br: bufio.NewReader(resp.Body), close: closeStream}
 }
 
 // next returns the next frame; io.EOF when the stream ended.
@@ -85,7 +87,22 @@ func (r *sseReader) next() (frame, error) {
 	}
 }
 
-// events reads n event frames, skipping comments, and checks each.
+// frame reads the next frame that is not a comment.
+func (r *sseReader) frame(t *testing.T) frame {
+	t.Helper()
+	for {
+		f, err := r.next()
+		if err != nil {
+			t.Fatalf("reading the next frame: %v", err)
+		}
+		if f.comment == "" {
+			return f
+		}
+	}
+}
+
+// events reads n event frames, skipping comments, and checks each; a
+// progress frame among them fails the test.
 func (r *sseReader) events(t *testing.T, n int) []conversation.Event {
 	t.Helper()
 	var out []conversation.Event
@@ -96,6 +113,9 @@ func (r *sseReader) events(t *testing.T, n int) []conversation.Event {
 		}
 		if f.comment != "" {
 			continue
+		}
+		if f.event == "progress" {
+			t.Fatalf("after %d events: progress %s, want an event", len(out), f.data)
 		}
 		var e conversation.Event
 		if err := json.Unmarshal([]byte(f.data), &e); err != nil {

@@ -71,14 +71,7 @@ type browser struct {
 // $BRAIN_TEST_ARTIFACTS, or a temporary directory.
 func setupBrowser(t *testing.T) *browser {
 	t.Helper()
-	chromium := chromiumPath()
-	if chromium == "" {
-		const msg = "the browser test needs Chromium (Debian package chromium, /usr/bin/chromium); none found"
-		if os.Getenv("BRAIN_REQUIRE_BROWSER") == "1" {
-			t.Fatal("BRAIN_REQUIRE_BROWSER=1: " + msg)
-		}
-		t.Skip("SKIPPED: " + msg)
-	}
+	chromium := requireChromium(t)
 	bin := brainBinary(t)
 
 	dir := t.TempDir()
@@ -96,7 +89,31 @@ func setupBrowser(t *testing.T) *browser {
 	writeRecipe(t, filepath.Join(dir, "recipes"), "approved-data.yaml", approvalRecipe)
 	rs := testutil.StartRedis(t) // skips, or fails with BRAIN_REQUIRE_REDIS=1, without redis-server
 	srv := startServe(t, bin, dir, "--redis", "redis://"+rs.Addr, "--listen", "127.0.0.1:0")
+	b := openChromium(t, chromium)
+	b.srv, b.rs = srv, rs
+	return b
+}
 
+// requireChromium returns Chromium's path, or skips the test without it
+// (fails with BRAIN_REQUIRE_BROWSER=1).
+func requireChromium(t *testing.T) string {
+	t.Helper()
+	chromium := chromiumPath()
+	if chromium == "" {
+		const msg = "the browser test needs Chromium (Debian package chromium, /usr/bin/chromium); none found"
+		if os.Getenv("BRAIN_REQUIRE_BROWSER") == "1" {
+			t.Fatal("BRAIN_REQUIRE_BROWSER=1: " + msg)
+		}
+		t.Skip("SKIPPED: " + msg)
+	}
+	return chromium
+}
+
+// openChromium starts a headless Chromium for the test; the browser it
+// returns has no server. Screenshots go to $BRAIN_TEST_ARTIFACTS, or a
+// temporary directory.
+func openChromium(t *testing.T, chromium string) *browser {
+	t.Helper()
 	artifacts := os.Getenv("BRAIN_TEST_ARTIFACTS")
 	if artifacts == "" {
 		artifacts = t.TempDir()
@@ -123,13 +140,17 @@ func setupBrowser(t *testing.T) *browser {
 	t.Cleanup(cancelAlloc)
 	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
 	t.Cleanup(cancelBrowser)
-	return &browser{t: t, srv: srv, rs: rs, ctx: ctx, bctx: bctx, artifacts: artifacts}
+	return &browser{t: t, ctx: ctx, bctx: bctx, artifacts: artifacts}
 }
 
-// fail saves a screenshot and stops the test with the server's log.
+// fail saves a screenshot and stops the test with the server's log, if
+// it has a server.
 func (b *browser) fail(step string, err error) {
 	b.t.Helper()
 	b.shot("failed")
+	if b.srv == nil {
+		b.t.Fatalf("%s: %v", step, err)
+	}
 	b.t.Fatalf("%s: %v\nserver log:\n%s", step, err, b.srv.log.String())
 }
 

@@ -31,7 +31,7 @@ var clientCommands = map[string]clientCommand{
 	"new":    {"RECIPE [INPUT]", "create a process; with INPUT it starts working on it", runNew},
 	"send":   {"PID TEXT", "send a user message to a process", runSend},
 	"steer":  {"PID TEXT", "send an operator message to a process", runSteer},
-	"logs":   {"PID [-f] [--view user|raw]", "print a process's conversation; -f follows it until Ctrl-C", runLogs},
+	"logs":   {"PID [-f [--no-progress]] [--view user|raw] [--json]", "print a process's conversation; -f follows it until Ctrl-C, with the progress of running turns", runLogs},
 	"pause":  {"PID", "hold a process (operator)", control("pause")},
 	"resume": {"PID", "release a held process", control("resume")},
 	"stop":   {"PID", "finish a process for good", control("stop")},

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/engine-brain/brain/api"
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/live"
 )
 
 // logsPage is how many events `brain logs` asks for at a time.
@@ -15,8 +17,9 @@ const logsPage = 500
 
 // runLogs prints a process's log: the user view as a transcript, or with
 // --view raw every event on one line (with --json, each event as the API
-// gives it). With -f it then follows the log
-// until ctx ends (Ctrl-C), which is a normal exit.
+// gives it). With -f it then follows the log until ctx ends (Ctrl-C),
+// which is a normal exit, showing the progress of running turns between
+// the events (not with --json or --no-progress; see progressView).
 func runLogs(ctx context.Context, cc *clientCall, args []string) error {
 	err := logs(ctx, cc, args)
 	if ctx.Err() != nil {
@@ -29,7 +32,8 @@ func logs(ctx context.Context, cc *clientCall, args []string) error {
 	fs := cc.flags()
 	follow := fs.Bool("f", false, "follow: print new events as they come, until Ctrl-C")
 	view := fs.String("view", "user", "`VIEW` of the log: user (what a person sees) or raw (every event; operators)")
-	asJSON := fs.Bool("json", false, "print each event as one line of JSON, as the API gives it (to keep a log, say)")
+	asJSON := fs.Bool("json", false, "print each event as one line of JSON, as the API gives it (to keep a log, say); no progress")
+	noProgress := fs.Bool("no-progress", false, "with -f, do not show the progress of running turns (the round, the tool that runs, the answer as it is written)")
 	rest, err := cc.parse(fs, args)
 	if err != nil {
 		return err
@@ -106,10 +110,26 @@ func logs(ctx context.Context, cc *clientCall, args []string) error {
 	}
 	// Stream goes on after the last event the pages covered, and reconnects
 	// by itself when the connection drops (a restart of the server).
-	return cc.client.Stream(ctx, pid, *view, after, func(e conversation.Event) error {
-		show([]conversation.Event{e})
-		return showState()
-	})
+	var (
+		progress *progressView
+		opts     []api.StreamOption
+	)
+	if !*asJSON && !*noProgress {
+		progress = newProgressView(cc.stdout, isTerminal(cc.stdout))
+		opts = append(opts, api.WithProgress(func(u live.Update) error {
+			progress.update(u)
+			return nil
+		}))
+	}
+	defer progress.hide()
+	return cc.client.Stream(ctx, pid, *view, after, func(e conversation.Event) (err error) {
+		progress.landed(&e, func() string {
+			show([]conversation.Event{e})
+			err = showState()
+			return state
+		})
+		return err
+	}, opts...)
 }
 
 // rawLine is an event on one line: `type by: summary`.

@@ -38,8 +38,9 @@ Client commands, against BRAIN_URL (default http://127.0.0.1:8080) with BRAIN_TO
   new RECIPE [INPUT]    create a process (brain new default hello)
   send PID TEXT         send a user message
   steer PID TEXT        send an operator message
-  logs PID [-f] [--view user|raw] [--json]
-                        print a conversation; -f follows it until Ctrl-C
+  logs PID [-f [--no-progress]] [--view user|raw] [--json]
+                        print a conversation; -f follows it until Ctrl-C,
+                        with the progress of running turns
   pause|resume|stop|retry PID
                         hold, release, finish or retry a process
   rm PID...             delete processes and their conversations

@@ -25,6 +25,13 @@
   let streamGen = 0;
   let current = null; // id of the process shown
   const pending = new Map(); // message id -> queued bubble
+  // live is the progress of the turn that runs in the process shown (see
+  // showProgress), or null; ended holds the turns whose durable answer or
+  // end has landed, whose later progress is stale; progressAt is when the
+  // last progress came (performance.now()).
+  let live = null;
+  const ended = new Set();
+  let progressAt = -1;
   const decided = new Map(); // call id -> decision sent, while the process still lists the call
   const drained = new Set(); // message ids already shown from the log
 
@@ -339,6 +346,7 @@
     clearApprovals();
     pending.clear();
     drained.clear();
+    clearProgress();
     applyRole();
     if (!(await refreshProcess())) return;
     if (!open && !role()) await probeRole(pid);
@@ -357,6 +365,7 @@
   async function refreshProcess() {
     const pid = current;
     if (!pid) return false;
+    const asked = performance.now();
     try {
       const [p, workers, timers] = await Promise.all([
         api('GET', '/v1/processes/' + enc(pid)),
@@ -373,6 +382,9 @@
         (p.inbox ? ' · ' + p.inbox + ' message' + (p.inbox === 1 ? '' : 's') + ' waiting in the inbox' : '') +
         (p.events_trimmed ? ' · its oldest ' + p.events_trimmed + ' events deleted (limits.max_log_events)' : '');
       $('p-waiting').hidden = p.waiting_for !== 'approval';
+      // Asked after the last progress came, a process that does not run
+      // has finished the turn that sent it.
+      if (p.state !== 'RUNNING' && live && asked > progressAt) endTurn(live.turn);
       showFamily(p, workers);
       showTimers(pid, timers.timers || []);
       showApprovals(pid, p);
@@ -673,11 +685,17 @@
             while ((i = buf.indexOf('\n\n')) >= 0) {
               const frame = buf.slice(0, i);
               buf = buf.slice(i + 2);
-              const ev = parseFrame(frame);
-              if (!ev || gen !== streamGen) continue;
+              const f = parseFrame(frame);
+              if (!f || gen !== streamGen) continue;
+              if (f.event === 'progress') { // no id: Last-Event-ID stays on the log
+                showProgress(f.data);
+                continue;
+              }
+              const ev = f.data;
               if (ev.id) after = ev.id;
               if (view === 'raw') showRaw(ev);
               else showEvent(ev);
+              landed(ev);
             }
           }
         }
@@ -688,16 +706,138 @@
     }
   }
 
+  // parseFrame reads a server-sent event: {event, data} with its data
+  // parsed, or null for a comment or what does not parse.
   function parseFrame(frame) {
     const data = [];
+    let event = '';
     for (const line of frame.split('\n')) {
       if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      else if (line.startsWith('event:')) event = line.slice(6).replace(/^ /, '');
     }
     if (!data.length) return null;
     try {
-      return JSON.parse(data.join('\n'));
+      return { event, data: JSON.parse(data.join('\n')) };
     } catch (e) {
       return null;
+    }
+  }
+
+  // --- progress ---------------------------------------------------------
+
+  // While a turn runs, the stream carries its progress (live.Update): the
+  // round, the tools that run, the model's text and the answer as they
+  // are written, each delta at its byte offset. The page shows the turn's
+  // status and the answer growing in the #live bubble, below the log. A
+  // delta that does not start where the shown text ends (one was missed)
+  // is dropped: what arrived stays. The durable event that lands later
+  // supersedes it (see supersedes).
+  const utf8 = new TextEncoder();
+
+  function clearProgress() {
+    live = null;
+    ended.clear();
+    progressAt = -1;
+    drawProgress();
+  }
+
+  function showProgress(u) {
+    if (!u || !u.turn || ended.has(u.turn)) return;
+    progressAt = performance.now();
+    const round = u.round || 0;
+    if (!live || live.turn !== u.turn || round > live.round) {
+      // A new turn, or round: the round's tools end within it.
+      live = { turn: u.turn, round, tools: new Map(), text: part(), answer: part() };
+    }
+    switch (u.kind) {
+      case 'text': grow(live.text, u); break;
+      case 'answer': grow(live.answer, u); break;
+      case 'tool_started': live.tools.set(u.call_id, u.tool || 'tool'); break;
+      case 'tool_finished': live.tools.delete(u.call_id); break;
+      default: break; // round_started, and kinds of newer nodes
+    }
+    drawProgress();
+  }
+
+  function part() {
+    return { text: '', bytes: 0 };
+  }
+
+  // grow adds u's delta to p when it starts where p ends.
+  function grow(p, u) {
+    if ((u.offset || 0) !== p.bytes || !u.delta) return;
+    p.text += u.delta;
+    p.bytes += utf8.encode(u.delta).length;
+  }
+
+  function drawProgress() {
+    const box = $('live');
+    if (!live) {
+      box.hidden = true;
+      return;
+    }
+    const status = ['round ' + live.round];
+    for (const name of live.tools.values()) status.push(name + ' running');
+    const shown = live.answer.text ? live.answer : live.text;
+    $('live-status').textContent = (live.answer.text ? 'writing the answer' : 'working') + ' · ' + status.join(' · ');
+    const text = $('live-text');
+    text.textContent = shown.text; // a model's text: as text, never markup
+    text.classList.toggle('aside', shown !== live.answer);
+    text.hidden = !shown.text;
+    box.hidden = false;
+    window.scrollTo(0, document.body.scrollHeight);
+  }
+
+  // endTurn drops the progress of turn: its answer or its end landed.
+  function endTurn(turn) {
+    if (!turn) return;
+    ended.add(turn);
+    if (live && live.turn === turn) live = null;
+    drawProgress();
+  }
+
+  // landed lets a durable event supersede the progress it supersedes.
+  function landed(ev) {
+    const turn = ev.turn || (live && live.turn);
+    switch (supersedes(ev)) {
+      case 'turn':
+        endTurn(turn);
+        break;
+      case 'text':
+        if (live && live.turn === turn) {
+          live.text = part();
+          live.answer = part();
+          drawProgress();
+        }
+        break;
+      default:
+        break;
+    }
+    if (ev.type === 'turn_start' && live && live.turn !== ev.turn) endTurn(live.turn); // a turn starts: the one shown is over
+  }
+
+  // supersedes says what a durable event supersedes of the progress of
+  // its turn: 'turn' when the turn's answer landed (respond's message,
+  // finish_task's result) or the turn ended (a state change out of
+  // RUNNING), after which its progress is stale; 'text' when a message of
+  // the model's to the user landed, holding the text written so far (the
+  // turn may go on: free text beside tools, in turn_end: natural); else ''.
+  // `brain logs -f` reads the log by the same rule (cmd/brain/progress.go).
+  function supersedes(ev) {
+    switch (ev.type) {
+      case 'state_change':
+        return (ev.state_change || {}).from === 'RUNNING' ? 'turn' : '';
+      case 'tool_call_response': {
+        const r = ev.tool_call_response || {};
+        return !r.is_error && (r.name === 'respond' || r.name === 'finish_task') ? 'turn' : '';
+      }
+      case 'chat_response': {
+        const c = ev.chat_response || {};
+        const toUser = !c.audience || !c.audience.length || c.audience.includes('user');
+        return (c.variant === 'message' || c.variant === 'structured') && toUser ? 'text' : '';
+      }
+      default:
+        return '';
     }
   }
 
@@ -1108,6 +1248,7 @@
     $('raw').textContent = '';
     pending.clear();
     drained.clear();
+    clearProgress();
     $('chat').hidden = raw;
     $('raw').hidden = !raw;
     follow(current, raw ? 'raw' : 'user');
