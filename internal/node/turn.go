@@ -16,6 +16,7 @@ import (
 	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/live"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
@@ -155,7 +156,20 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, ct
 		Approvals:      rec.Approvals,
 		Halt:           ctl.halt,
 		Interrupt:      ctl.interrupt,
+		Progress:       processSink{pid: rec.ID, to: n.live},
 	}, &checkpointer{store: n.store, claim: claim, steers: steers(setup.recipe)})
+}
+
+// processSink names the process of a turn's live updates, which the
+// node's publisher sends to whoever watches it.
+type processSink struct {
+	pid string
+	to  live.Sink
+}
+
+func (s processSink) Publish(u live.Update) {
+	u.Process = s.pid
+	s.to.Publish(u)
 }
 
 // checkpointer makes a turn's progress durable in the store, and brings it
