@@ -27,8 +27,10 @@ machine is slow.
   wake latency  messages offered at R/s for 5s, round-robin over 100
                 processes: p50, p90, p99, max from Send to the turn's start
   live turns    8 waves of C turns whose model streams a long answer slowly,
-                each paused or stopped through another node: p50, p99, max
-                from the pause's or stop's answer to the halted turn's commit
+                watched from another node, then each paused or stopped
+                through another node: p50, p99, max from the model's first
+                token to the first progress at the watcher, and from the
+                pause's or stop's answer to the halted turn's commit
   memory        Go heap and process RSS after the throughput phase
   small cache   the throughput phase again, the node keeping the logs of
                 half the processes: turns/s and CPU per turn when claims
