@@ -229,4 +229,3 @@ func TestLiveProgressAcrossNodes(t *testing.T) {
 		}
 	}
 }
-
