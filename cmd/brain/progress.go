@@ -95,10 +95,17 @@ func (p *progressView) update(u live.Update) {
 }
 
 // grow adds u's delta to text when it starts where text ends (a delta
-// after a gap is dropped: what arrived stays shown) and reports whether it
-// was the first of the round.
+// after a gap is dropped: what arrived stays shown; one at offset 0 starts
+// the text again, the model's call asked again) and reports whether it was
+// the first of the round.
 func (p *progressView) grow(text *[]byte, u live.Update) (first bool) {
-	if u.Offset != len(*text) || u.Delta == "" {
+	if u.Delta == "" {
+		return false
+	}
+	if u.Offset == 0 {
+		*text = (*text)[:0]
+	}
+	if u.Offset != len(*text) {
 		return false
 	}
 	first = len(*text) == 0

@@ -284,3 +284,16 @@ func (s *streamStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 	}
 }
+
+// An answer whose model call is asked again (a retry) streams again from
+// offset 0: the status line starts it over instead of keeping the cut one.
+func TestProgressAnswerAskedAgain(t *testing.T) {
+	t.Parallel()
+	p := newProgressView(&bytes.Buffer{}, true)
+	p.update(*progressOf("t1", 1, live.Answer, answered("Hel", 0)).update)
+	p.update(*progressOf("t1", 1, live.Answer, answered("Hello", 0)).update)
+	p.update(*progressOf("t1", 1, live.Answer, answered(" there", 5)).update)
+	if s := p.status(); !strings.HasSuffix(s, "answering: Hello there") {
+		t.Errorf("status %q, want the answer asked again, whole", s)
+	}
+}

@@ -763,9 +763,15 @@
     return { text: '', bytes: 0 };
   }
 
-  // grow adds u's delta to p when it starts where p ends.
+  // grow adds u's delta to p when it starts where p ends. One at offset 0
+  // starts the text again: the model's call was asked again (a retry).
   function grow(p, u) {
-    if ((u.offset || 0) !== p.bytes || !u.delta) return;
+    if (!u.delta) return;
+    if (!u.offset) {
+      p.text = '';
+      p.bytes = 0;
+    }
+    if ((u.offset || 0) !== p.bytes) return;
     p.text += u.delta;
     p.bytes += utf8.encode(u.delta).length;
   }
