@@ -97,7 +97,8 @@ var turnSteps = []string{"post", "wake", "claim", "checkpoint", "commit"}
 
 // A turnRunner makes simple turns of BLOCKED processes as a node does, step
 // by step for a batch of processes at once: a user message (Post), its
-// wake read, Claim, a Checkpoint of a tool round, Commit of the answer. It
+// wake read, Claim, a checkpoint of a tool round that drains what steers the
+// turn (Steer), Commit of the answer. It
 // keeps what a node keeps of each process: the last event id it has and
 // the record its last commit returned.
 type turnRunner struct {
@@ -174,7 +175,10 @@ func (r *turnRunner) batch(b *testing.B, pids []string, step func(name string, f
 		})
 	})
 	step("checkpoint", func() {
-		all(len(claims), func(i int) error { return e.s.Checkpoint(e.ctx, claims[i], benchRound) })
+		all(len(claims), func(i int) error { // a round that does not end the turn, drained as a node does
+			_, err := e.s.Steer(e.ctx, claims[i], benchRound, conversation.KindOperator)
+			return err
+		})
 	})
 	step("commit", func() {
 		all(len(claims), func(i int) error {
