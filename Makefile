@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 LDFLAGS := -X main.version=$(VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help build run test bench lint schema redis-server
+.PHONY: help build run test bench lint schema redis-server interop
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -16,7 +16,7 @@ build: ## build bin/brain
 run: build ## build and run `brain serve`
 	./$(BIN) serve
 
-test: redis-server ## go vet, then every test with the race detector (needs redis-server; installed when possible)
+test: redis-server interop ## go vet, then every test with the race detector (needs redis-server, installed when possible; Node.js for the interop tests)
 	$(GO) vet ./...
 	$(GO) test -race ./...
 
@@ -45,4 +45,17 @@ redis-server:
 	else \
 	  echo "redis-server is not installed: tests that need Redis will be SKIPPED."; \
 	  echo "Install it with: sudo apt-get install -y redis-server  (or: brew install redis)"; \
+	fi
+
+# The interop tests drive brain with the official clients pinned in
+# interop/package-lock.json. Install them when npm is here and they are not;
+# without Node.js those tests are skipped (loudly).
+interop:
+	@if [ -f interop/node_modules/.package-lock.json ]; then exit 0; fi; \
+	if command -v npm >/dev/null 2>&1; then \
+	  echo "installing the interop tests' clients (npm ci in interop/)"; \
+	  cd interop && npm ci --no-audit --no-fund >/dev/null; \
+	else \
+	  echo "npm is not installed: the interop tests will be SKIPPED."; \
+	  echo "Install it with: sudo apt-get install -y nodejs npm"; \
 	fi
