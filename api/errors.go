@@ -211,6 +211,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", retryAfter)
 	}
+	if oaiPath(r.URL.Path) {
+		s.writeJSON(w, r, e.Status, oaiError(e, err))
+		return
+	}
 	s.writeJSON(w, r, e.Status, e)
 }
 

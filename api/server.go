@@ -157,6 +157,11 @@ func (s *Server) routes() {
 	s.route("GET /v1/recipes", RoleUser, s.listRecipes)
 	s.route("GET /v1/recipes/{name}", RoleUser, s.getRecipe)
 	s.route("POST /v1/recipes/reload", RoleAdmin, s.reloadRecipes)
+	// The OpenAI-compatible face (openai.go).
+	s.route("GET /v1/models", RoleUser, s.listModels)
+	s.route("GET /v1/models/{model}", RoleUser, s.getModel)
+	s.route("POST /v1/responses", RoleUser, s.createResponse)
+	s.route("POST /v1/chat/completions", RoleUser, s.chatCompletion)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.HandleFunc("GET /metrics", s.metrics)
