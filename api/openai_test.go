@@ -267,3 +267,28 @@ func TestOpenAIChatCompletions(t *testing.T) {
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("only a system message")}})
 	wantOAIError(t, "no user message", err, 400, "messages")
 }
+
+// openai-go's streamed chat completion: the role, the answer's deltas, the
+// finish reason with the usage; the deltas joined are the answer.
+func TestOpenAIChatCompletionsStream(t *testing.T) {
+	t.Parallel()
+	base := oaiSetup(t, echoModel{})
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+	defer cancel()
+	ada := oaiClient(base, "tok-ada")
+	stream := ada.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "brain:default",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Stream this")}})
+	var acc openai.ChatCompletionAccumulator
+	chunks := 0
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+		chunks++
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(acc.Choices) != 1 || acc.Choices[0].Message.Content != "You said: Stream this" || acc.Choices[0].FinishReason != "stop" ||
+		acc.Usage.TotalTokens != 15 || chunks < 3 {
+		t.Errorf("streamed completion: %+v over %d chunks; want the answer, stop, 15 tokens, at least 3 chunks", acc.ChatCompletion, chunks)
+	}
+}
