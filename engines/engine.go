@@ -14,7 +14,9 @@ import (
 // resumes one (t.Current holds what the turn has committed so far),
 // making its progress durable through cp; it returns the turn's outcome,
 // which the caller commits. It returns an error only when a checkpoint
-// fails: a failing model or tool ends the turn with a notice instead. An
+// fails or ctx ends (the node stops, or lost the lease): the turn is then
+// recovered from its last checkpoint; a failing model or tool ends the
+// turn with a notice instead. An
 // Engine holds no per-turn state and is safe for concurrent use.
 type Engine interface {
 	Run(ctx context.Context, t *Turn, cp Checkpointer) (Outcome, error)

@@ -335,6 +335,12 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 	}
 	resp, err, cause := r.generate(toolCtx, req)
 	r.observed(req, &resp, fit)
+	if err != nil && ctx.Err() != nil {
+		// The turn itself ends (its node stops, or lost the lease): no
+		// answer to give, the turn is recovered from its last checkpoint.
+		r.err = fmt.Errorf("chat: turn %s: %w", r.t.ID, context.Cause(ctx))
+		return "", false
+	}
 	if err != nil {
 		if next, done, ok := r.cutShort(cause, &resp); ok {
 			return next, done

@@ -218,6 +218,9 @@ func TestSteerSurvivesANodeStop(t *testing.T) {
 
 	steer := "[operator message from operator:bo, sent while you were working: take it into account before you go on]\nBe brief."
 	reqs := model.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("model calls = %d, want 3: node a's two, then the recovered turn's on node b", len(reqs))
+	}
 	last := reqs[len(reqs)-1]
 	if got := userTexts(last); !slices.Equal(got, []string{"Go.", steer}) {
 		t.Errorf("the recovered turn's model call saw user messages %q, want the input and the steer once", got)
