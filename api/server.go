@@ -157,6 +157,11 @@ func (s *Server) routes() {
 	s.route("GET /v1/recipes", RoleUser, s.listRecipes)
 	s.route("GET /v1/recipes/{name}", RoleUser, s.getRecipe)
 	s.route("POST /v1/recipes/reload", RoleAdmin, s.reloadRecipes)
+	// A2A (a2a.go): an agent per exposed recipe.
+	s.route("POST /a2a/{recipe}", RoleUser, s.a2aRPC)
+	s.route("POST /a2a/{recipe}/{$}", RoleUser, s.a2aRPC)
+	s.mux.HandleFunc("GET /a2a/{recipe}/.well-known/agent-card.json", s.agentCard)
+	s.mux.HandleFunc("GET /.well-known/agent-card.json", s.agentCards)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.HandleFunc("GET /metrics", s.metrics)
@@ -169,7 +174,7 @@ func public(path string) bool {
 	case "/healthz", "/readyz", "/metrics":
 		return true
 	}
-	return false
+	return a2aPublic(path)
 }
 
 // handler serves an authenticated request; an error it returns is written
