@@ -319,6 +319,9 @@ func (a *a2aCall) sendMessage() (any, error) {
 			if rec, err = a.s.cfg.Backend.Get(ctx, rec.ID); err != nil {
 				return nil, err
 			}
+			if _, err := a.s.catchUp(ctx, t); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return a2aStreamResponse{Task: ptr(t.task(rec, history, true))}, nil

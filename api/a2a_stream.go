@@ -73,8 +73,15 @@ func (a *a2aCall) stream(rec store.Record) error {
 	last := task.Status
 	for !final(last.State) {
 		evs, err := a.s.cfg.Backend.Follow(ctx, rec.ID, t.after, a.s.cfg.FollowBlock)
+		made := t.add(evs)
 		if err == nil {
 			rec, err = a.s.cfg.Backend.Get(ctx, rec.ID)
+		}
+		if err == nil {
+			// The record may be newer than what Follow read: read on.
+			var more []a2aArtifact
+			more, err = a.s.catchUp(ctx, t)
+			made = append(made, more...)
 		}
 		if err != nil {
 			if ctx.Err() == nil {
@@ -84,7 +91,7 @@ func (a *a2aCall) stream(rec store.Record) error {
 			return nil
 		}
 		ctxID := contextOf(rec)
-		for _, art := range t.add(evs) {
+		for _, art := range made {
 			if out.send(a2aStreamResponse{ArtifactUpdate: &a2aArtifactUpdate{TaskID: rec.ID, ContextID: ctxID, Artifact: art, LastChunk: true}}) != nil {
 				return nil
 			}

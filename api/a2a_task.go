@@ -110,14 +110,23 @@ func (t *taskLog) agent(id string, parts []a2aPart, citations []conversation.Cit
 // readTaskLog reads the whole log of process pid.
 func (s *Server) readTaskLog(ctx context.Context, pid string) (*taskLog, error) {
 	t := &taskLog{pid: pid}
+	_, err := s.catchUp(ctx, t)
+	return t, err
+}
+
+// catchUp reads the events of t's log after those it has read, and
+// returns the artifacts they made. A record read before catchUp is never
+// newer than t: a turn's commit writes its events and its state at once.
+func (s *Server) catchUp(ctx context.Context, t *taskLog) ([]a2aArtifact, error) {
+	var made []a2aArtifact
 	for {
-		evs, err := s.cfg.Backend.Log(ctx, pid, t.after, backlogPage)
+		evs, err := s.cfg.Backend.Log(ctx, t.pid, t.after, backlogPage)
 		if err != nil {
 			return nil, err
 		}
-		t.add(evs)
+		made = append(made, t.add(evs)...)
 		if len(evs) < backlogPage {
-			return t, nil
+			return made, nil
 		}
 	}
 }
