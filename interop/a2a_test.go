@@ -33,7 +33,7 @@ import (
 type holds struct {
 	mu    sync.Mutex
 	next  map[string][]chan struct{}
-	taken chan string // "node word" of each call that took a channel
+	taken chan string // "node word" of each call that took a channel (buffered for all of the test's)
 }
 
 func (h *holds) take(node, message string) <-chan struct{} {
@@ -138,8 +138,8 @@ func run(ctx context.Context, t *testing.T, args ...string) *script {
 		for sc.Scan() {
 			var l line
 			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-				t.Errorf("a2a.mjs printed %q: %v", sc.Text(), err)
-				continue
+				// Not t.Errorf: this goroutine may outlive a failed test.
+				l = line{Event: "error", Error: fmt.Sprintf("a2a.mjs printed %q: %v", sc.Text(), err)}
 			}
 			select {
 			case s.lines <- l:
