@@ -162,6 +162,11 @@ func (s *Server) routes() {
 	s.route("GET /v1/models/{model}", RoleUser, s.getModel)
 	s.route("POST /v1/responses", RoleUser, s.createResponse)
 	s.route("POST /v1/chat/completions", RoleUser, s.chatCompletion)
+	// A2A (a2a.go): an agent per exposed recipe.
+	s.route("POST /a2a/{recipe}", RoleUser, s.a2aRPC)
+	s.route("POST /a2a/{recipe}/{$}", RoleUser, s.a2aRPC)
+	s.mux.HandleFunc("GET /a2a/{recipe}/.well-known/agent-card.json", s.agentCard)
+	s.mux.HandleFunc("GET /.well-known/agent-card.json", s.agentCards)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.HandleFunc("GET /metrics", s.metrics)
@@ -174,7 +179,7 @@ func public(path string) bool {
 	case "/healthz", "/readyz", "/metrics":
 		return true
 	}
-	return false
+	return a2aPublic(path)
 }
 
 // handler serves an authenticated request; an error it returns is written

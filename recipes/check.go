@@ -45,6 +45,7 @@ func (l *loader) check(top *document, merged *yaml.Node) (*Recipe, Errors) {
 	c.schedules()
 	c.limits()
 	c.links()
+	c.a2a()
 	if len(c.errs) > 0 {
 		return nil, c.errs
 	}
@@ -365,6 +366,25 @@ func (c *checker) links() {
 		if err := checkTemplate(tmpl); err != "" {
 			c.at(n, path, err)
 		}
+	}
+}
+
+// a2a checks that the skills of the agent card have unique ids, and that
+// skills come with expose: true (an agent card nobody is served is a
+// mistake, not a setting).
+func (c *checker) a2a() {
+	seen := map[string]int{}
+	for i, sk := range c.r.A2A.Skills {
+		if j, dup := seen[sk.ID]; dup {
+			c.at(c.find("a2a", "skills", i, "id"), fmt.Sprintf("a2a.skills[%d].id", i),
+				fmt.Sprintf("`%s` is already the id of a2a.skills[%d]; skill ids must be unique", sk.ID, j))
+			continue
+		}
+		seen[sk.ID] = i
+	}
+	if len(c.r.A2A.Skills) > 0 && !c.r.A2A.Expose {
+		c.at(c.find("a2a", "skills"), "a2a.skills",
+			"skills are listed but the recipe is not exposed; add `expose: true` to a2a, or remove the skills")
 	}
 }
 

@@ -258,6 +258,7 @@ base: &shared
 			{Cron: "@every 90m", Message: "Anything new?"},
 		}},
 		Limits: Limits{TurnTimeout: Duration(150 * time.Second), MaxDepth: 1, MaxWorkers: intp(0)},
+		A2A:    A2A{Expose: true, Skills: r.A2A.Skills}, // default's, through ford
 	}
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("Parse mismatch (-want +got):\n%s", diff)

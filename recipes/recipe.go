@@ -91,6 +91,7 @@ type Recipe struct {
 	Wakeup       Wakeup       `yaml:"wakeup,omitempty" json:"wakeup,omitzero" jsonschema_description:"Scheduled messages posted into the process's inbox."`
 	Limits       Limits       `yaml:"limits,omitempty" json:"limits,omitzero" jsonschema_description:"Bounds of one turn and of the workers a process may start."`
 	Presentation Presentation `yaml:"presentation,omitempty" json:"presentation,omitzero" jsonschema_description:"Settings of the present_results tool."`
+	A2A          A2A          `yaml:"a2a,omitempty" json:"a2a,omitzero" jsonschema_description:"Whether the recipe is offered to other agents over the A2A protocol, and the skills its agent card lists."`
 }
 
 // EngineKind returns the recipe's engine, EngineChat when none is named.
@@ -148,6 +149,14 @@ func (r *Recipe) Clone() *Recipe {
 	c.Limits.MaxWorkers = clonePtr(r.Limits.MaxWorkers)
 	c.Wakeup.Schedules = slices.Clone(r.Wakeup.Schedules)
 	c.Presentation.Links = maps.Clone(r.Presentation.Links)
+	c.A2A.Skills = make([]A2ASkill, len(r.A2A.Skills))
+	for i, sk := range r.A2A.Skills {
+		sk.Tags, sk.Examples = slices.Clone(sk.Tags), slices.Clone(sk.Examples)
+		c.A2A.Skills[i] = sk
+	}
+	if r.A2A.Skills == nil {
+		c.A2A.Skills = nil
+	}
 	return &c
 }
 
@@ -346,6 +355,27 @@ func (l Limits) Workers() int {
 // Presentation configures the present_results tool.
 type Presentation struct {
 	Links map[string]string `yaml:"links,omitempty" json:"links,omitempty" jsonschema_description:"Link templates by name. The model names a template and gives values for its {placeholders}; the server builds the URL with the values URL-encoded. The model never writes a URL."`
+}
+
+// A2A offers a recipe over the A2A protocol: with Expose, the server
+// serves an agent card for it at /a2a/{recipe}/.well-known/agent-card.json
+// and its tasks (each a process of the recipe) at /a2a/{recipe}.
+type A2A struct {
+	Expose bool       `yaml:"expose,omitempty" json:"expose,omitempty" jsonschema_description:"Serve an A2A agent card and endpoint for this recipe (default false)."`
+	Skills []A2ASkill `yaml:"skills,omitempty" json:"skills,omitempty" jsonschema:"maxItems=50" jsonschema_description:"The skills the agent card lists; ids must be unique."`
+}
+
+// skillIDPattern is the schema's pattern of A2ASkill.ID (kept equal to its
+// jsonschema tag).
+const skillIDPattern = `^[A-Za-z0-9][A-Za-z0-9_.-]*$`
+
+// A2ASkill is a skill of an A2A agent card.
+type A2ASkill struct {
+	ID          string   `yaml:"id" json:"id" jsonschema:"required,minLength=1,maxLength=64,pattern=^[A-Za-z0-9][A-Za-z0-9_.-]*$" jsonschema_description:"Unique id of the skill within the recipe."`
+	Name        string   `yaml:"name" json:"name" jsonschema:"required,minLength=1" jsonschema_description:"Name of the skill, for people."`
+	Description string   `yaml:"description" json:"description" jsonschema:"required,minLength=1" jsonschema_description:"What the skill does, for people and for agents choosing one."`
+	Tags        []string `yaml:"tags,omitempty" json:"tags,omitempty" jsonschema:"uniqueItems=true" jsonschema_description:"Keywords of the skill."`
+	Examples    []string `yaml:"examples,omitempty" json:"examples,omitempty" jsonschema_description:"Example requests the skill serves."`
 }
 
 func clonePtr[T any](p *T) *T {

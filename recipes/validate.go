@@ -26,6 +26,7 @@ var patternWords = map[string]string{
 	serverNamePattern: "must be letters, digits, `-` and `_` (a dot separates a server from its tools)",
 	hostedToolPattern: "must be lowercase letters, digits and `_`, starting with a letter",
 	durationPattern:   "must be a duration such as `30s`, `5m` or `1h30m`",
+	skillIDPattern:    "must be letters, digits, `_`, `.` and `-`, starting with a letter or digit",
 	baseURLPattern:    "must be an http or https URL such as `http://127.0.0.1:11434/v1`, without user, password, query or fragment",
 }
 
