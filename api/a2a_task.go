@@ -24,8 +24,14 @@ type taskLog struct {
 	stopped   bool   // DONE came from a stop, not from a turn's end
 	history   []a2aMessage
 	artifacts []a2aArtifact
-	lastAgent *a2aMessage
+	// answer is the index in history of the agent's last message of the
+	// newest turn, -1 when that turn has none (yet): the status message
+	// of a task that waits for input is its own turn's answer, not an
+	// older one.
+	answer int
 }
+
+func newTaskLog(pid string) *taskLog { return &taskLog{pid: pid, answer: -1} }
 
 // add reads events, in log order, and returns the artifacts they made.
 func (t *taskLog) add(events []conversation.Event) []a2aArtifact {
@@ -39,6 +45,7 @@ func (t *taskLog) add(events []conversation.Event) []a2aArtifact {
 		switch e.Type {
 		case conversation.TypeTurnStart:
 			t.started = true
+			t.answer = -1
 		case conversation.TypeStateChange:
 			if c := e.StateChange; c != nil && c.To == string(lifecycle.Done) {
 				// A turn's own end carries its turn id; a stop does not.
@@ -104,12 +111,12 @@ func (t *taskLog) agent(id string, parts []a2aPart, citations []conversation.Cit
 		m.Metadata = map[string]any{"citations": citations}
 	}
 	t.history = append(t.history, m)
-	t.lastAgent = &t.history[len(t.history)-1]
+	t.answer = len(t.history) - 1
 }
 
 // readTaskLog reads the whole log of process pid.
 func (s *Server) readTaskLog(ctx context.Context, pid string) (*taskLog, error) {
-	t := &taskLog{pid: pid}
+	t := newTaskLog(pid)
 	_, err := s.catchUp(ctx, t)
 	return t, err
 }
@@ -179,10 +186,10 @@ func (t *taskLog) status(rec store.Record) a2aTaskStatus {
 }
 
 func (t *taskLog) lastMessage(ctx string) *a2aMessage {
-	if t.lastAgent == nil {
+	if t.answer < 0 {
 		return nil
 	}
-	m := *t.lastAgent
+	m := t.history[t.answer]
 	m.ContextID = ctx
 	return &m
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/store"
 )
 
 // rpc posts a JSON-RPC body to the default recipe's A2A endpoint.
@@ -153,5 +154,33 @@ func TestA2ATask(t *testing.T) {
 	}
 	if rec, _ := b.fake.Get(t.Context(), "p_alice"); rec.Status.State != lifecycle.Done {
 		t.Errorf("after cancel the process is %s, want DONE", rec.Status.State)
+	}
+}
+
+// A task that waits for input shows its newest turn's answer; a turn that
+// ended with none (its model failed, say) shows no message, never an
+// older turn's answer as if it were new.
+func TestA2AStatusMessageIsTheTurnsOwn(t *testing.T) {
+	t.Parallel()
+	turn := func(id, answer string) []conversation.Event {
+		start := conversation.NewTurnStart("wake")
+		start.ID = id + "-1"
+		evs := []conversation.Event{start}
+		if answer != "" {
+			msg := conversation.NewChatMessage(answer)
+			msg.ID = id + "-2"
+			evs = append(evs, msg)
+		}
+		return evs
+	}
+	rec := store.Record{ID: "p1", Status: lifecycle.Status{State: lifecycle.Blocked}}
+	tl := newTaskLog("p1")
+	tl.add(turn("1", "First answer."))
+	if m := tl.status(rec).Message; m == nil || m.Parts[0].Text == nil || *m.Parts[0].Text != "First answer." {
+		t.Fatalf("after an answered turn: status message %+v, want the answer", m)
+	}
+	tl.add(turn("2", ""))
+	if m := tl.status(rec).Message; m != nil {
+		t.Errorf("after a turn without an answer: status message %+v, want none", m)
 	}
 }
