@@ -282,12 +282,12 @@ func listenMetrics(addr string, metrics http.Handler, log *zap.Logger) (*http.Se
 	}, ln, nil
 }
 
-// mount serves the API under /v1 with its probes and metrics, and the
-// operator console (the page, its assets and its markdown renderer)
-// everywhere else.
+// mount serves the API under /v1 with its probes, metrics and description
+// (/openapi.json), and the operator console (the page, its assets and its
+// markdown renderer) everywhere else.
 func mount(apiHandler, console http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	for _, p := range []string{"/v1/", "/healthz", "/readyz", "/metrics"} {
+	for _, p := range []string{"/v1/", "/healthz", "/readyz", "/metrics", "/openapi.json"} {
 		mux.Handle(p, apiHandler)
 	}
 	mux.Handle("/", console)
