@@ -203,7 +203,7 @@ func (a *abortAfter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 func TestClientStreamReconnects(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *Config) { c.FollowBlock = 5 * time.Millisecond })
-	d := &dropper{next: b.srv, n: 2}
+	d := &dropper{next: b.h, n: 2}
 	ts := httptest.NewServer(d)
 	defer ts.Close()
 	logged := b.fake.appendEvents("p_alice", sampleTurn()...)

@@ -43,4 +43,6 @@
 //	GET  /v1/recipes, GET /v1/recipes/{name}
 //	POST /v1/recipes/reload               (admin)
 //	GET  /healthz, /readyz, /metrics      (no token)
+//	GET  /openapi.json                    (no token) the OpenAPI 3.1 description of
+//	                                      all of the above, api/openapi.json
 package api

@@ -120,7 +120,7 @@ func TestLiveProgressAcrossNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(api)
+	ts := httptest.NewServer(checked(t, api))
 	t.Cleanup(ts.Close)
 	ada := NewClient(ts.URL, "tok-ada")
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)

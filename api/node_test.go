@@ -80,6 +80,7 @@ func TestWithANode(t *testing.T) {
 		t.Fatal(err)
 	}
 	resumed := make(chan struct{}, 1) // a stream request with Last-Event-ID arrived
+	h := checked(t, srv)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Last-Event-ID") != "" {
 			select {
@@ -87,7 +88,7 @@ func TestWithANode(t *testing.T) {
 			default:
 			}
 		}
-		srv.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
@@ -217,7 +218,7 @@ func serveNode(t *testing.T, cfg brain.Config) (*brain.Node, *Client, *Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
+	ts := httptest.NewServer(checked(t, srv))
 	t.Cleanup(ts.Close)
 	return node, NewClient(ts.URL, "tok-ada"), NewClient(ts.URL, "tok-olga")
 }

@@ -42,11 +42,12 @@ func TestRedisOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h := checked(t, srv)
 	do := func(method, path, body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer tok-olga")
 		w := httptest.NewRecorder()
-		srv.ServeHTTP(w, req)
+		h.ServeHTTP(w, req)
 		return w
 	}
 	w := do("POST", "/v1/processes", `{"recipe": "default"}`)

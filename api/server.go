@@ -116,6 +116,16 @@ type Server struct {
 	httpMetrics *httpMetrics
 	tracer      trace.Tracer
 	propagator  propagation.TextMapPropagator
+	// table is every route the mux serves, in the order routes registers
+	// them (the OpenAPI test holds api/openapi.json to it).
+	table []routeEntry
+}
+
+// routeEntry is a route of the table: its pattern and the least role it
+// needs ("" for a public route, served without a token).
+type routeEntry struct {
+	pattern string
+	role    Role
 }
 
 // New builds a server.
@@ -165,18 +175,19 @@ func (s *Server) routes() {
 	// A2A (a2a.go): an agent per exposed recipe.
 	s.route("POST /a2a/{recipe}", RoleUser, s.a2aRPC)
 	s.route("POST /a2a/{recipe}/{$}", RoleUser, s.a2aRPC)
-	s.mux.HandleFunc("GET /a2a/{recipe}/.well-known/agent-card.json", s.agentCard)
-	s.mux.HandleFunc("GET /.well-known/agent-card.json", s.agentCards)
-	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.HandleFunc("GET /readyz", s.readyz)
-	s.mux.HandleFunc("GET /metrics", s.metrics)
+	s.handle("GET /a2a/{recipe}/.well-known/agent-card.json", s.agentCard)
+	s.handle("GET /.well-known/agent-card.json", s.agentCards)
+	s.handle("GET /healthz", s.healthz)
+	s.handle("GET /readyz", s.readyz)
+	s.handle("GET /metrics", s.metrics)
+	s.handle("GET /openapi.json", s.openAPI)
 }
 
-// public reports whether path is served without a token: the probes and
-// the metrics scrape.
+// public reports whether path is served without a token: the probes, the
+// metrics scrape and the API's description.
 func public(path string) bool {
 	switch path {
-	case "/healthz", "/readyz", "/metrics":
+	case "/healthz", "/readyz", "/metrics", "/openapi.json":
 		return true
 	}
 	return a2aPublic(path)
@@ -186,8 +197,15 @@ func public(path string) bool {
 // as an error body.
 type handler func(w http.ResponseWriter, r *http.Request, who identity) error
 
+// handle serves pattern, a public route, with h.
+func (s *Server) handle(pattern string, h http.HandlerFunc) {
+	s.table = append(s.table, routeEntry{pattern: pattern})
+	s.mux.HandleFunc(pattern, h)
+}
+
 // route serves pattern with h for callers whose role allows need.
 func (s *Server) route(pattern string, need Role, h handler) {
+	s.table = append(s.table, routeEntry{pattern: pattern, role: need})
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		who := identityFrom(r.Context())
 		if !who.role.allows(need) {

@@ -35,6 +35,8 @@ const (
 type bundle struct {
 	fake *fake
 	srv  *Server
+	// h serves srv, checking its answers against api/openapi.json.
+	h    http.Handler
 	logs *observer.ObservedLogs
 }
 
@@ -66,7 +68,7 @@ func setup(t testing.TB, edit ...func(*Config)) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &bundle{fake: f, srv: s, logs: logs}
+	return &bundle{fake: f, srv: s, h: checked(t, s), logs: logs}
 }
 
 // do serves one request; token "" sends no Authorization header.
@@ -79,7 +81,7 @@ func (b *bundle) do(method, path, token string, header map[string]string, body s
 		req.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()
-	b.srv.ServeHTTP(w, req)
+	b.h.ServeHTTP(w, req)
 	return w
 }
 

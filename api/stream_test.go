@@ -150,7 +150,7 @@ func sampleTurn() []conversation.Event {
 
 func serve(t *testing.T, b *bundle) *httptest.Server {
 	t.Helper()
-	ts := httptest.NewServer(b.srv)
+	ts := httptest.NewServer(b.h)
 	t.Cleanup(ts.Close)
 	return ts
 }

@@ -282,13 +282,13 @@ func listenMetrics(addr string, metrics http.Handler, log *zap.Logger) (*http.Se
 	}, ln, nil
 }
 
-// mount serves the API under /v1 with its probes and metrics, A2A under
-// /a2a/ with the list of agent cards, and the
+// mount serves the API under /v1 with its probes, metrics and description
+// (/openapi.json), A2A under /a2a/ with the list of agent cards, and the
 // operator console (the page, its assets and its markdown renderer)
 // everywhere else.
 func mount(apiHandler, console http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	for _, p := range []string{"/v1/", "/healthz", "/readyz", "/metrics", "/a2a/", "/.well-known/agent-card.json"} {
+	for _, p := range []string{"/v1/", "/healthz", "/readyz", "/metrics", "/openapi.json", "/a2a/", "/.well-known/agent-card.json"} {
 		mux.Handle(p, apiHandler)
 	}
 	mux.Handle("/", console)

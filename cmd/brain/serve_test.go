@@ -59,6 +59,7 @@ func TestMount(t *testing.T) {
 		{"API with a token", "GET", "/v1/processes", "Bearer " + token, 200, "application/json", `"processes":[]`},
 		{"unknown API route", "GET", "/v1/nope", "Bearer " + token, 404, "application/json", "no route"},
 		{"healthz", "GET", "/healthz", "", 200, "application/json", "ok"},
+		{"the API's description", "GET", "/openapi.json", "", 200, "application/json", `"openapi": "3.1.0"`},
 		{"unknown page", "GET", "/nope", "", 404, "text/plain; charset=utf-8", "not found"},
 	}
 	for _, tt := range tests {
@@ -93,7 +94,7 @@ func TestMount(t *testing.T) {
 			if !strings.Contains(string(b), tt.contains) {
 				t.Errorf("%s %s: body lacks %q: %s", tt.method, tt.path, tt.contains, b)
 			}
-			isConsole := !strings.HasPrefix(tt.path, "/v1/") && tt.path != "/healthz"
+			isConsole := !strings.HasPrefix(tt.path, "/v1/") && tt.path != "/healthz" && tt.path != "/openapi.json"
 			if got := res.Header.Get("Content-Security-Policy") != ""; got != isConsole {
 				t.Errorf("%s %s: Content-Security-Policy set: %v, want %v", tt.method, tt.path, got, isConsole)
 			}
