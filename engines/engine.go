@@ -30,6 +30,9 @@ type Kind struct {
 	// process: spawn_worker starts only these, and the turn that ends one
 	// (Outcome.Finish) reports its result to the parent's inbox.
 	Task bool
+	// Terms returns the contract the kind's engine holds the model of
+	// recipe r to (its contract text and ending tool); nil: none.
+	Terms func(r *recipes.Recipe) Terms
 }
 
 // Registry holds the engine kinds a node runs; the recipe's engine kind
@@ -89,13 +92,17 @@ func (r *Registry) Names() []string {
 	return names
 }
 
-// Check reports every recipe of lib whose engine kind the registry lacks.
+// Check reports every recipe of lib whose engine kind the registry lacks,
+// or whose contract.text drops the tool that ends its turns.
 func (r *Registry) Check(lib *recipes.Library) error {
 	var errs []error
 	for _, name := range lib.Names() {
 		rc, err := lib.Get(name)
 		if err == nil {
 			_, err = r.Of(rc)
+		}
+		if err == nil {
+			err = r.checkContract(rc)
 		}
 		errs = append(errs, err)
 	}

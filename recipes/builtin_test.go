@@ -9,7 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-const respondConvention = "`respond` MUST be the LAST and ONLY tool call in its response."
+// The engines' contract texts (chat's respond convention, the worker's
+// finish_task rule) belong to the engines, which add them to the prompt: a
+// built-in recipe holds no copy of them.
+var contractCopies = []string{"`respond` MUST be the LAST and ONLY tool call", "`finish_task` must be the LAST and"}
 
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
@@ -25,7 +28,7 @@ func TestBuiltin(t *testing.T) {
 		tools      []string
 		validation bool
 	}{
-		{"default", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "present_results"}, false},
+		{"default", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "present_results"}, true}, // on by default in respond mode
 		{"ford", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "present_results"}, true},
 		{"arthur", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "spawn_worker"}, true},
 		{"marvin-worker", EngineWorker, TurnEndFinishTask, []string{"http_fetch", "finish_task"}, false},
@@ -38,9 +41,9 @@ func TestBuiltin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Name != tt.name || r.EngineKind() != tt.engine || r.TurnEndMode() != tt.turnEnd || r.Validation.Enabled != tt.validation {
+			if r.Name != tt.name || r.EngineKind() != tt.engine || r.TurnEndMode() != tt.turnEnd || r.ValidationOn() != tt.validation {
 				t.Errorf("got name %q engine %q turn_end %q validation %v, want %q %q %q %v",
-					r.Name, r.EngineKind(), r.TurnEndMode(), r.Validation.Enabled, tt.name, tt.engine, tt.turnEnd, tt.validation)
+					r.Name, r.EngineKind(), r.TurnEndMode(), r.ValidationOn(), tt.name, tt.engine, tt.turnEnd, tt.validation)
 			}
 			var names []string
 			for _, tool := range r.Tools {
@@ -55,8 +58,10 @@ func TestBuiltin(t *testing.T) {
 			if r.Description == "" {
 				t.Error("no description")
 			}
-			if got := strings.Contains(r.SystemPrompt, respondConvention); got != (tt.turnEnd == TurnEndRespond) {
-				t.Errorf("system prompt holds the respond convention block: %v, want %v", got, tt.turnEnd == TurnEndRespond)
+			for _, c := range contractCopies {
+				if strings.Contains(r.SystemPrompt, c) {
+					t.Errorf("system prompt holds a copy of an engine's contract text (%q); the engine adds it", c)
+				}
 			}
 		})
 	}

@@ -46,6 +46,7 @@ func (l *loader) check(top *document, merged *yaml.Node) (*Recipe, Errors) {
 	c.limits()
 	c.links()
 	c.a2a()
+	c.contract()
 	if len(c.errs) > 0 {
 		return nil, c.errs
 	}
@@ -321,7 +322,7 @@ func (c *checker) turnEnd(toolsOK bool) {
 		c.at(c.find("tools", i), joinIndex("tools", i),
 			"a worker that ends with `finish_task` cannot wait for workers of its own: their results would reach a finished process; remove `spawn_worker`, and let the chat process that started this worker start the others")
 	}
-	if c.r.Validation.Enabled && mode == TurnEndNatural {
+	if e := c.r.Validation.Enabled; e != nil && *e && mode == TurnEndNatural {
 		c.at(c.find("validation", "enabled"), "validation.enabled",
 			"validation checks turns that end with a tool call, but with `turn_end: natural` the free text is the answer; set `enabled: false` or choose another turn_end")
 	}
@@ -415,3 +416,20 @@ const (
 	toolRespond    = "respond"
 	toolFinishTask = "finish_task"
 )
+
+// contract checks that a replacement of the engine's contract text names
+// the tool that ends a turn, which the engine knows (loader.ending): a
+// model never told of it ends turns in free text.
+func (c *checker) contract() {
+	text := c.r.Contract.Text
+	if text == "" || c.l.ending == nil {
+		return
+	}
+	tool := c.l.ending(c.r)
+	if tool == "" || strings.Contains(text, tool) {
+		return
+	}
+	c.at(c.find("contract", "text"), "contract.text", fmt.Sprintf(
+		"replaces the %s engine's contract text but never names `%s`, the tool that ends a turn: the model would not know how to end it; say when and how to call `%s`, or leave contract out for the engine's own text (brain recipe show prints it)",
+		c.r.EngineKind(), tool, tool))
+}

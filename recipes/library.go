@@ -104,8 +104,27 @@ func Parse(file string, data []byte) (*Recipe, error) {
 // problem in a parent is reported once, at the parent's file. engines are
 // the engine kinds a recipe may name (a registry's: engines.Registry.Names).
 func Lint(engines []string, paths ...string) Errors {
+	return Linter{Engines: engines}.Lint(paths...)
+}
+
+// Linter checks recipe files with what the engines know: which kinds there
+// are, and what each kind's contract needs. The engines package fills it
+// from a registry (engines.Registry.Linter); this package cannot ask the
+// engines itself, which build on it.
+type Linter struct {
+	// Engines are the engine kinds a recipe may name; nil: any name of
+	// the right form.
+	Engines []string
+	// Ending returns the tool that ends the turns of a recipe ("" when
+	// the model's free text does), which a contract.text replacing the
+	// engine's must name; nil: not checked.
+	Ending func(*Recipe) string
+}
+
+// Lint checks the recipe files at paths as the package's Lint does.
+func (lt Linter) Lint(paths ...string) Errors {
 	l := newLoader()
-	l.engines = engines
+	l.engines, l.ending = lt.Engines, lt.Ending
 	var errs Errors
 	for _, p := range paths {
 		_, es := l.recipe(l.openPath(p))

@@ -11,6 +11,7 @@ import (
 )
 
 func intp(v int) *int           { return &v }
+func boolp(v bool) *bool        { return &v }
 func floatp(v float64) *float64 { return &v }
 
 func TestLoadDirExtends(t *testing.T) {
@@ -40,7 +41,7 @@ func TestLoadDirExtends(t *testing.T) {
 		SystemPrompt: "Base prompt.",
 		Tools:        []ToolRef{{Name: "respond"}}, // child's list replaces base's
 		Validation: Validation{
-			Enabled: true,
+			Enabled: boolp(true),
 			DataRelay: DataRelay{
 				MinToolResultChars: intp(800), // from base
 				MaxReplyChars:      intp(100), // from child
@@ -64,7 +65,7 @@ func TestLoadDirExtends(t *testing.T) {
 	}
 	builtinFord, _ := Builtin().Get("ford")
 	if ford.Description != "A local ford." || ford.Validation.Corrections() != 5 ||
-		!ford.Validation.Enabled || ford.SystemPrompt != builtinFord.SystemPrompt {
+		!ford.ValidationOn() || ford.SystemPrompt != builtinFord.SystemPrompt {
 		t.Errorf("local ford = %+v, want the built-in ford with description and max_corrections replaced", ford)
 	}
 	// local_ford extends the ford next to it, not the built-in one.
@@ -82,7 +83,7 @@ func TestLoadDirErrors(t *testing.T) {
 		t.Fatalf("LoadDir error = %v, want Errors", err)
 	}
 	want := "testdata/extends/broken/parent.yaml:5:5: tools[0]: unknown tool `respnd`; did you mean `respond`?\n" +
-		"testdata/extends/broken/schema_child.yaml:4:1: colour: unknown field; the fields here are `a2a`, `description`, `engine`, `extends`, `limits`, `mcp_servers`, `model`, `name`, `presentation`, `steering`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`\n" +
+		"testdata/extends/broken/schema_child.yaml:4:1: colour: unknown field; the fields here are `a2a`, `contract`, `description`, `engine`, `extends`, `limits`, `mcp_servers`, `model`, `name`, `presentation`, `steering`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`\n" +
 		"testdata/extends/broken/schema_parent.yaml:3:28: model.temprature: unknown field; did you mean `temperature`?"
 	if diff := cmp.Diff(want, errs.Error()); diff != "" {
 		t.Errorf("LoadDir errors mismatch (-want +got):\n%s", diff)

@@ -20,6 +20,9 @@ type loader struct {
 	// engines are the engine kinds recipes may name; nil: any name of the
 	// right form (a node checks its own registry).
 	engines []string
+	// ending returns the tool that ends the turns of a recipe, which a
+	// contract.text must name (Linter.Ending); nil: not checked.
+	ending func(*Recipe) string
 }
 
 // entry is one recipe file.

@@ -252,7 +252,7 @@ base: &shared
 			{Name: "http_fetch", Config: map[string]any{"timeout": "10s", "headers": map[string]any{"Accept": "text/html"}}},
 		},
 		MCPServers: []MCPServer{{Name: "github", Command: "github-mcp-server", Args: []string{"stdio"}, Env: map[string]string{"GITHUB_TOKEN": "secret"}}},
-		Validation: Validation{Enabled: true, MaxCorrections: intp(2)},
+		Validation: Validation{Enabled: boolp(true), MaxCorrections: intp(2)},
 		Wakeup: Wakeup{Schedules: []Schedule{
 			{Cron: "CRON_TZ=Europe/Berlin 0 9 * * 1-5", Message: "Morning report, please."},
 			{Cron: "@every 90m", Message: "Anything new?"},

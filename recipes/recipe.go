@@ -82,7 +82,7 @@ type Recipe struct {
 	Engine       Engine       `yaml:"engine,omitempty" json:"engine,omitempty" jsonschema:"minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_-]*$,default=chat" jsonschema_description:"The engine kind that runs the turns, one the nodes register: built in are 'chat', which talks with a user and ends turns with respond, and 'worker', which runs a task for a parent process and ends it with finish_task."`
 	Extends      string       `yaml:"extends,omitempty" json:"extends,omitempty" jsonschema:"minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_-]*$" jsonschema_description:"Name of a parent recipe, looked up as NAME.yaml in the same directory, then among the built-in recipes. Mappings are merged deeply, lists and scalars of this file replace the parent's."`
 	Model        Model        `yaml:"model,omitempty" json:"model,omitzero" jsonschema_description:"The model that runs the turns. Required (here or in a parent recipe)."`
-	SystemPrompt string       `yaml:"system_prompt,omitempty" json:"system_prompt,omitempty" jsonschema_description:"The system prompt. Chat recipes that end turns with respond must explain the respond convention here."`
+	SystemPrompt string       `yaml:"system_prompt,omitempty" json:"system_prompt,omitempty" jsonschema_description:"The recipe's part of the system prompt: the model's role, what it knows and how it works. The engine adds its contract (how a turn ends, such as the respond convention of chat recipes) after it; see contract."`
 	Tools        []ToolRef    `yaml:"tools,omitempty" json:"tools,omitempty" jsonschema_description:"The tool pool: built-in tool names, 'server.tool' or 'server.*' for tools of a server in mcp_servers, or {name, config, approval}."`
 	MCPServers   []MCPServer  `yaml:"mcp_servers,omitempty" json:"mcp_servers,omitempty" jsonschema_description:"MCP servers whose tools the tool pool may name as 'server.tool' or 'server.*'."`
 	Validation   Validation   `yaml:"validation,omitempty" json:"validation,omitzero" jsonschema_description:"Structural checks of each turn (no tool call, data relay too brief) that ask the model to correct itself."`
@@ -92,6 +92,23 @@ type Recipe struct {
 	Limits       Limits       `yaml:"limits,omitempty" json:"limits,omitzero" jsonschema_description:"Bounds of one turn and of the workers a process may start."`
 	Presentation Presentation `yaml:"presentation,omitempty" json:"presentation,omitzero" jsonschema_description:"Settings of the present_results tool."`
 	A2A          A2A          `yaml:"a2a,omitempty" json:"a2a,omitzero" jsonschema_description:"Whether the recipe is offered to other agents over the A2A protocol, and the skills its agent card lists."`
+	Contract     Contract     `yaml:"contract,omitempty" json:"contract,omitzero" jsonschema_description:"The engine's contract text, which the engine adds to system_prompt to tell the model how a turn ends (the respond convention of chat, the finish_task rule of workers). Left out, the engine's own text; set, it replaces it, and must still name the tool that ends the turn."`
+}
+
+// Contract replaces the text an engine adds to the recipe's system prompt.
+type Contract struct {
+	Text string `yaml:"text,omitempty" json:"text,omitempty" jsonschema:"minLength=1" jsonschema_description:"Replaces the engine's contract text, after system_prompt. It must name the tool that ends a turn (respond for chat, finish_task for workers)."`
+}
+
+// ValidationOn reports whether the validators check the recipe's turns:
+// validation.enabled when the recipe (or a parent) sets it, else on for
+// recipes whose turns end with respond and off otherwise (a worker's task,
+// the natural mode, where no_tool_call cannot apply).
+func (r *Recipe) ValidationOn() bool {
+	if e := r.Validation.Enabled; e != nil {
+		return *e
+	}
+	return r.TurnEndMode() == TurnEndRespond
 }
 
 // EngineKind returns the recipe's engine, EngineChat when none is named.
@@ -144,6 +161,7 @@ func (r *Recipe) Clone() *Recipe {
 		c.MCPServers = nil
 	}
 	c.Validation.MaxCorrections = clonePtr(r.Validation.MaxCorrections)
+	c.Validation.Enabled = clonePtr(r.Validation.Enabled)
 	c.Validation.DataRelay.MinToolResultChars = clonePtr(r.Validation.DataRelay.MinToolResultChars)
 	c.Validation.DataRelay.MaxReplyChars = clonePtr(r.Validation.DataRelay.MaxReplyChars)
 	c.Limits.MaxWorkers = clonePtr(r.Limits.MaxWorkers)
@@ -213,7 +231,7 @@ type MCPServer struct {
 // Validation configures the structural turn checks of the validators
 // package. Empty correction texts mean the validators' defaults.
 type Validation struct {
-	Enabled        bool       `yaml:"enabled,omitempty" json:"enabled,omitempty" jsonschema:"default=false" jsonschema_description:"Turns the validators on."`
+	Enabled        *bool      `yaml:"enabled,omitempty" json:"enabled,omitempty" jsonschema_description:"Turns the validators on or off. Left out, they are on for recipes whose turns end with respond (chat's default) and off otherwise; false turns them off."`
 	MaxCorrections *int       `yaml:"max_corrections,omitempty" json:"max_corrections,omitempty" jsonschema:"minimum=0,maximum=10,default=2" jsonschema_description:"How many corrections one turn may ask for before the answer is accepted as it is."`
 	NoToolCall     NoToolCall `yaml:"no_tool_call,omitempty" json:"no_tool_call,omitzero" jsonschema_description:"The check of a model response without any tool call."`
 	DataRelay      DataRelay  `yaml:"data_relay,omitempty" json:"data_relay,omitzero" jsonschema_description:"The check of a reply too brief for the tool results it should relay."`

@@ -18,7 +18,7 @@ func BenchmarkTurn(b *testing.B) {
 	r := &recipes.Recipe{
 		Name:       "bench",
 		Tools:      []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}},
-		Validation: recipes.Validation{Enabled: true},
+		Validation: recipes.Validation{Enabled: new(true)},
 	}
 	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
 		{Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "orders"}}}},

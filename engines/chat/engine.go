@@ -24,7 +24,7 @@ var _ engines.Engine = (*Engine)(nil)
 
 // Kind is the chat engine kind, recipes' default, stamped by clock.
 func Kind(clock func() time.Time) engines.Kind {
-	return engines.Kind{Name: recipes.EngineChat, Engine: &Engine{Clock: clock}}
+	return engines.Kind{Name: recipes.EngineChat, Engine: &Engine{Clock: clock}, Terms: contract{}.Terms}
 }
 
 // Run plays one chat turn, or resumes one (engines.Engine).
@@ -84,3 +84,35 @@ func (contract) Idle() lifecycle.Event { return lifecycle.AwaitUser }
 
 // Reports: a chat process has a user, not a parent, to tell.
 func (contract) Reports() bool { return false }
+
+// Convention is the chat engine's contract text: how a turn ends with
+// respond. The engine adds it after the system prompt of recipes whose
+// turns end with respond (engines.System).
+const Convention = `You always end your turn with exactly one call to the ` + "`respond`" + ` tool.
+The ` + "`message`" + ` field carries the user-facing reply; set
+` + "`awaiting_user_input`" + ` to true when you expect the user to react,
+false when you've kicked off background work and don't need a reply
+right now (the user will see your message and can answer if they want
+to interject; the engine will just keep going on the next auto-wakeup).
+Never put the user-facing answer in plain assistant text — always go
+through ` + "`respond`" + `.
+
+` + "`respond`" + ` MUST be the LAST and ONLY tool call in its response. Never
+emit ` + "`respond`" + ` together with other tool calls in the same response.
+The correct loop is:
+
+  1. Call work tools. End the response with ONLY those calls — no
+     ` + "`respond`" + `.
+  2. The runtime executes them and feeds the results back.
+  3. In your next response, call ` + "`respond`" + ` alone with the synthesised
+     answer.
+`
+
+// Terms: in the respond mode, the respond convention; in the natural mode
+// none (the model's text is the answer).
+func (contract) Terms(r *recipes.Recipe) engines.Terms {
+	if r.TurnEndMode() != recipes.TurnEndRespond {
+		return engines.Terms{}
+	}
+	return engines.Terms{Text: Convention, Ending: tools.Respond}
+}

@@ -92,7 +92,7 @@ func TestCheckpoints(t *testing.T) {
 func TestResumeAfterAStoppedNode(t *testing.T) {
 	t.Parallel()
 	r := &recipes.Recipe{Name: "t", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}, {Name: "boom"}},
-		Validation: recipes.Validation{Enabled: true}}
+		Validation: recipes.Validation{Enabled: new(true)}}
 	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
 		{}, // played by the node that stopped: corrected
 		{Calls: []scripted.Call{{Name: "lookup"}, {Name: "boom"}}}, // played by the node that stopped
@@ -339,7 +339,7 @@ func TestHistoryView(t *testing.T) {
 	r := &recipes.Recipe{
 		Name:       "view",
 		Tools:      []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}},
-		Validation: recipes.Validation{Enabled: true},
+		Validation: recipes.Validation{Enabled: new(true)},
 	}
 	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
 		{Text: "Looking.", Calls: []scripted.Call{{Name: "lookup", Args: map[string]any{"query": "orders"}}}},
@@ -517,9 +517,10 @@ func lookupHistory(n int) []conversation.Event {
 func TestContextBound(t *testing.T) {
 	t.Parallel()
 	r := &recipes.Recipe{
-		Name:   "bounded",
-		Tools:  []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}},
-		Limits: recipes.Limits{MaxContextTokens: 1000},
+		Name:       "bounded",
+		Tools:      []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}},
+		Limits:     recipes.Limits{MaxContextTokens: 1000},
+		Validation: recipes.Validation{Enabled: new(false)}, // its rounds answer in free text
 	}
 	hist := lookupHistory(3)
 	script := &scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{
@@ -615,7 +616,8 @@ func (m *narrow) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.P
 // notice that says what to do.
 func TestContextRefusedShowsLess(t *testing.T) {
 	t.Parallel()
-	r := &recipes.Recipe{Name: "wide", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}}} // the default 100,000 tokens
+	r := &recipes.Recipe{Name: "wide", Tools: []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}}, // the default 100,000 tokens
+		Validation: recipes.Validation{Enabled: new(false)}} // its answer is free text
 	hist := lookupHistory(3)
 	answer := func() *scripted.Model {
 		return scripted.New(&scripted.Script{Turns: []scripted.Turn{{Rounds: []scripted.Round{

@@ -30,7 +30,7 @@ func TestTransitionsDoNotDependOnLanguage(t *testing.T) {
 			Recipe: recipes.Recipe{
 				Name:       "test",
 				Tools:      []recipes.ToolRef{{Name: "respond"}, {Name: "lookup"}},
-				Validation: recipes.Validation{Enabled: true},
+				Validation: recipes.Validation{Enabled: new(true)},
 			},
 			Messages: []string{"first", "second", "third"},
 			Script: scripted.Script{Turns: []scripted.Turn{

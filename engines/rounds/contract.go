@@ -2,6 +2,7 @@ package rounds
 
 import (
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
@@ -36,6 +37,11 @@ type Contract interface {
 	// Reports says that the turn's failures (a spent budget, a refused
 	// key) are reported to a parent, as Outcome.Finish.
 	Reports() bool
+	// Terms returns the contract text the loop adds to recipe r's system
+	// prompt, telling the model how a turn ends, and the ending tool it
+	// names (engines.System); the kind gives the same to its
+	// engines.Kind.Terms.
+	Terms(r *recipes.Recipe) engines.Terms
 }
 
 // Ending is what a Contract may do to the turn that is ending.

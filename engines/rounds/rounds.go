@@ -105,6 +105,7 @@ type run struct {
 	c           Contract
 	now         func() time.Time
 	terminal    string // the tool that ends the turn; "": free text does (natural mode)
+	system      string // the system prompt: the recipe's, then the contract's (engines.System)
 	budget      int
 	corrections int
 	rounds      int
@@ -154,7 +155,8 @@ func newRun(t *engines.Turn, cp engines.Checkpointer, c Contract, clock func() t
 	var checks []validators.Validator
 	r.terminal, checks = c.Ending(rc, t.Tools)
 	r.turn = append(make([]conversation.Event, 0, len(t.Current)+8), t.Current...)
-	if rc.Validation.Enabled && r.terminal != "" {
+	r.system = engines.System(rc, c.Terms(rc))
+	if rc.ValidationOn() && r.terminal != "" {
 		r.validators = checks
 	}
 	for _, d := range t.Tools.Definitions() {
@@ -321,7 +323,7 @@ func (r *run) round(ctx, toolCtx context.Context) (next lifecycle.Event, done bo
 		r.fitted++
 	}
 	req := &llm.Request{
-		System:   r.t.Recipe.SystemPrompt,
+		System:   r.system,
 		Messages: msgs,
 		Tools:    r.defs,
 		Params: llm.Params{

@@ -25,7 +25,7 @@ var _ engines.Engine = (*Engine)(nil)
 // Kind is the worker engine kind, stamped by clock: a task kind
 // (spawn_worker starts its processes, and their results reach the parent).
 func Kind(clock func() time.Time) engines.Kind {
-	return engines.Kind{Name: recipes.EngineWorker, Engine: &Engine{Clock: clock}, Task: true}
+	return engines.Kind{Name: recipes.EngineWorker, Engine: &Engine{Clock: clock}, Task: true, Terms: contract{}.Terms}
 }
 
 // Run plays one turn of a worker, or resumes one (engines.Engine).
@@ -72,3 +72,23 @@ func (contract) Idle() lifecycle.Event { return lifecycle.Continue }
 
 // Reports: the parent is told of a failed task.
 func (contract) Reports() bool { return true }
+
+// Rule is the worker engine's contract text: how a task ends with
+// finish_task. The engine adds it after the system prompt of recipes whose
+// turns end with finish_task (engines.System).
+const Rule = `When the task is done, or cannot be done, call ` + "`finish_task`" + ` with the
+complete result: everything the task asked for, with the sources you used,
+or what stopped you and what you tried. ` + "`finish_task`" + ` must be the LAST and
+ONLY tool call of its response, after you have seen the results of all
+your other calls. Never end with plain text: only ` + "`finish_task`" + ` delivers
+the result.
+`
+
+// Terms: with turn_end finish_task, the finish_task rule; in the natural
+// mode none (the final text is the result).
+func (contract) Terms(r *recipes.Recipe) engines.Terms {
+	if r.TurnEndMode() != recipes.TurnEndFinishTask {
+		return engines.Terms{}
+	}
+	return engines.Terms{Text: Rule, Ending: tools.FinishTask}
+}
