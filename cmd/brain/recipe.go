@@ -11,6 +11,11 @@ const recipeUsage = `Usage:
   brain recipe lint FILE...   check recipe files, each with the recipes it extends;
                               print every problem as file:line:col: field: message
   brain recipe schema         print the recipe JSON Schema (recipes/recipe.schema.json)
+  brain recipe show RECIPE [--recipes DIR]
+                              print RECIPE (a built-in name, a name in DIR, or a .yaml
+                              file) as it resolves: extends merged, the system prompt
+                              exactly as the model gets it (the recipe's, then its
+                              engine's contract text), the validation that runs
   brain recipe test RECIPE SCRIPT [--golden FILE [--update]]
                               play SCRIPT (user messages and scripted model answers)
                               against RECIPE (a built-in name or a .yaml file) offline;
@@ -34,6 +39,8 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 		return recipeLint(rest, stdout, stderr)
 	case "test":
 		return recipeTest(rest, stdout, stderr)
+	case "show":
+		return recipeShow(rest, stdout, stderr)
 	case "schema":
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "brain recipe schema: unexpected argument %q\n", rest[0])
@@ -61,7 +68,7 @@ func recipeLint(files []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, recipeUsage)
 		return 2
 	}
-	errs := recipes.Lint(builtinEngines.Names(), files...)
+	errs := builtinEngines.Linter().Lint(files...)
 	if len(errs) == 0 {
 		fmt.Fprintf(stdout, "ok: %s\n", plural(len(files), "recipe file"))
 		return 0
