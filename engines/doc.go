@@ -17,12 +17,20 @@
 //     lifecycle event (Next: AwaitUser, Continue, Finish or Fail). Engines
 //     that end turns with a tool build on engines/rounds, the round loop
 //     chat and worker share, with a Contract of their own.
-//  2. Register it beside the built-in kinds as brain.Config.Registry:
+//  2. Own the contract text: what tells the model how a turn ends (chat's
+//     respond convention, a worker's finish_task rule) is the engine's,
+//     not the recipe's. Give it as Terms (the text, and the tool that ends
+//     a turn) from Contract.Terms and from Kind.Terms; the model gets the
+//     recipe's system_prompt followed by it (System), unless the recipe
+//     replaces it with contract.text, which lint checks names the ending
+//     tool (Registry.Linter, Registry.Check). An engine that builds its
+//     own requests sends System(recipe, terms) as the system prompt.
+//  3. Register it beside the built-in kinds as brain.Config.Registry:
 //     engines.NewRegistry(chat.Kind(clock), worker.Kind(clock),
 //     engines.Kind{Name: "mine", Engine: e}). Set
 //     Kind.Task when its processes work for a parent (spawn_worker starts
 //     only those, and their Outcome.Finish reaches the parent's inbox).
-//  3. Recipes name it with `engine: mine`; a node refuses recipes of kinds
+//  4. Recipes name it with `engine: mine`; a node refuses recipes of kinds
 //     it lacks, and Config.Engines (brain serve --engines) may name it.
 //
 // TestCustomEngine, in the root package's engines_test.go, does exactly
