@@ -27,6 +27,7 @@ Commands:
                         worker, goes READY, and wakes by itself when the result arrives
   recipe lint FILE...   check recipe files and print every error
   recipe schema         print the recipe JSON Schema
+  recipe show NAME      print a recipe as it resolves, its system prompt as the model gets it
   bench                 measure a node: turns/s, Redis cost per turn, wake latency,
                         memory, what an idle process costs (brain bench --help)
   token new|hash        make an API token, or hash one (stdin) for brain.yaml
