@@ -92,6 +92,9 @@ type Recipe struct {
 	Limits       Limits       `yaml:"limits,omitempty" json:"limits,omitzero" jsonschema_description:"Bounds of one turn and of the workers a process may start."`
 	Presentation Presentation `yaml:"presentation,omitempty" json:"presentation,omitzero" jsonschema_description:"Settings of the present_results tool."`
 	A2A          A2A          `yaml:"a2a,omitempty" json:"a2a,omitzero" jsonschema_description:"Whether the recipe is offered to other agents over the A2A protocol, and the skills its agent card lists."`
+
+	// ResultSchema is a worker's result_schema (see engines/worker).
+	ResultSchema map[string]any `yaml:"result_schema,omitempty" json:"result_schema,omitempty" jsonschema_description:"Worker recipes: a JSON Schema (draft 2020-12 unless it says $schema) that the result of finish_task must match, as a JSON text. A result that does not match is refused with the validator's errors, and the model tries again within validation.max_corrections; the parent's process_event carries the parsed JSON as data."`
 }
 
 // EngineKind returns the recipe's engine, EngineChat when none is named.
@@ -157,6 +160,7 @@ func (r *Recipe) Clone() *Recipe {
 	if r.A2A.Skills == nil {
 		c.A2A.Skills = nil
 	}
+	c.ResultSchema = cloneMap(r.ResultSchema)
 	return &c
 }
 
