@@ -61,23 +61,22 @@ func CompileResultSchema(doc map[string]any) (*ResultSchema, error) {
 func (s *ResultSchema) String() string { return s.text }
 
 // Check parses result as JSON and validates it against the schema. It
-// returns the JSON, compacted, or an error whose message is written for the
-// model: what is wrong, at which JSON Pointer of the result, and how to
-// answer again. A result held in one Markdown code fence (```json ... ```)
-// is read without the fence: models often wrap JSON so.
+// returns the JSON, compacted, or a *ResultError whose message is written
+// for the model: what is wrong, at which JSON Pointer of the result, and how
+// to answer again. A result held in one Markdown code fence (```json ...
+// ```) is read without the fence: models often wrap JSON so.
 func (s *ResultSchema) Check(result string) (json.RawMessage, error) {
 	text := unfence(result)
 	v, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
 	if err != nil {
-		return nil, fmt.Errorf("finish_task refused: the result is not JSON (%v). %s", err, s.howToFix())
+		return nil, &ResultError{Problems: []string{"not JSON (" + err.Error() + ")"}, NotJSON: true, schema: s.text}
 	}
 	if err := s.compiled.Validate(v); err != nil {
 		var ve *jsonschema.ValidationError
 		if !errors.As(err, &ve) {
-			return nil, fmt.Errorf("finish_task refused: the result does not match the result schema (%v). %s", err, s.howToFix())
+			return nil, &ResultError{Problems: []string{err.Error()}, schema: s.text}
 		}
-		return nil, fmt.Errorf("finish_task refused: the result does not match the result schema:\n- %s\n%s",
-			strings.Join(describe(ve, nil), "\n- "), s.howToFix())
+		return nil, &ResultError{Problems: describe(ve, nil), schema: s.text}
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(text)); err != nil { // valid JSON: cannot fail
@@ -86,11 +85,27 @@ func (s *ResultSchema) Check(result string) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
-// howToFix is the end of Check's errors.
-func (s *ResultSchema) howToFix() string {
-	return "Fix it and call finish_task again, alone, with \"result\" set to the corrected JSON text " +
-		"(JSON only, no other words), matching this JSON Schema: " + s.text +
+// ResultError is why a result does not match its result schema.
+type ResultError struct {
+	// Problems are the validator's errors, one per failure, each at the
+	// JSON Pointer of the result it is about ("/count: got string, want
+	// integer"), or the one reason the result is not JSON.
+	Problems []string
+	// NotJSON says the result could not be parsed.
+	NotJSON bool
+	schema  string
+}
+
+// Error is the error result the model reads: the problems, and how to
+// answer again.
+func (e *ResultError) Error() string {
+	fix := "Fix it and call finish_task again, alone, with \"result\" set to the corrected JSON text " +
+		"(JSON only, no other words), matching this JSON Schema: " + e.schema +
 		". If the task cannot be carried out, call finish_task with status \"failed\" and say why in result."
+	if e.NotJSON {
+		return "finish_task refused: the result is " + e.Problems[0] + ". " + fix
+	}
+	return "finish_task refused: the result does not match the result schema:\n- " + strings.Join(e.Problems, "\n- ") + "\n" + fix
 }
 
 // unfence returns the text inside a Markdown code fence that is all of s,
