@@ -132,6 +132,7 @@ func TestClone(t *testing.T) {
 		Validation: Validation{MaxCorrections: intp(1)},
 		Limits:     Limits{MaxDepth: 2, MaxWorkers: intp(4)},
 	}
+	r.ResultSchema = map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}
 	c := r.Clone()
 	if diff := cmp.Diff(r, c); diff != "" {
 		t.Fatalf("Clone mismatch (-want +got):\n%s", diff)
@@ -141,6 +142,10 @@ func TestClone(t *testing.T) {
 	c.Tools[0].Approval.By = ApproverOperator
 	*c.Validation.MaxCorrections = 9
 	*c.Limits.MaxWorkers = 9
+	c.ResultSchema["properties"].(map[string]any)["n"] = "changed"
+	if r.ResultSchema["properties"].(map[string]any)["n"] == "changed" {
+		t.Error("changing the clone's result_schema changed the original")
+	}
 	if r.Tools[0].Config["headers"].(map[string]any)["a"] != "b" || r.MCPServers[0].Env["K"] != "V" ||
 		*r.Validation.MaxCorrections != 1 || *r.Limits.MaxWorkers != 4 || r.Tools[0].Approval.By != ApproverUser {
 		t.Error("changing the clone changed the original")
