@@ -419,3 +419,28 @@ func TestProcessEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessEventData: a report carries a structured result as data, as
+// JSON the parent's model reads in the report; a report of an older
+// version, without data, still reads.
+func TestProcessEventData(t *testing.T) {
+	t.Parallel()
+	report := ProcessEvent{Child: "p_w", Recipe: "w", Status: "done", Result: `{"count": 3}`, Data: json.RawMessage(`{"count":3}`)}
+	body, err := json.Marshal(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := InboxMessage{Kind: KindProcessEvent, From: "process:p_w", Content: string(body)}
+	got, ok := m.ProcessEvent()
+	if !ok || !cmp.Equal(got, report) {
+		t.Errorf("ProcessEvent() = %+v, %v; want %+v", got, ok, report)
+	}
+	view := ProviderView([]Event{{Type: TypeInboxMessage, InboxMessage: &m}})
+	if len(view) != 1 || !strings.Contains(TextOf(view[0].Content), `"data":{"count":3}`) {
+		t.Errorf("provider view = %+v, want the report with its data", view)
+	}
+	old, ok := (&InboxMessage{Kind: KindProcessEvent, Content: `{"child":"p_w","recipe":"w","status":"done","result":"ok"}`}).ProcessEvent()
+	if !ok || old.Data != nil || old.Result != "ok" {
+		t.Errorf("an older report = %+v, %v; want it read without data", old, ok)
+	}
+}

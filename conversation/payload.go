@@ -58,6 +58,10 @@ type ProcessEvent struct {
 	Result string `json:"result"`
 	// Sources are the sources the worker's result cites.
 	Sources []Source `json:"sources,omitempty"`
+	// Data is the result parsed as JSON, when the worker's recipe has a
+	// result_schema and the result matched it (reports of older versions
+	// have none).
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // ReportDeleted is the status of the report a worker deleted before it

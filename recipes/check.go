@@ -47,6 +47,7 @@ func (l *loader) check(top *document, merged *yaml.Node) (*Recipe, Errors) {
 	c.links()
 	c.a2a()
 	c.contract()
+	c.resultSchema()
 	if len(c.errs) > 0 {
 		return nil, c.errs
 	}

@@ -83,7 +83,7 @@ func TestLoadDirErrors(t *testing.T) {
 		t.Fatalf("LoadDir error = %v, want Errors", err)
 	}
 	want := "testdata/extends/broken/parent.yaml:5:5: tools[0]: unknown tool `respnd`; did you mean `respond`?\n" +
-		"testdata/extends/broken/schema_child.yaml:4:1: colour: unknown field; the fields here are `a2a`, `contract`, `description`, `engine`, `extends`, `limits`, `mcp_servers`, `model`, `name`, `presentation`, `steering`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`\n" +
+		"testdata/extends/broken/schema_child.yaml:4:1: colour: unknown field; the fields here are `a2a`, `contract`, `description`, `engine`, `extends`, `limits`, `mcp_servers`, `model`, `name`, `presentation`, `result_schema`, `steering`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`\n" +
 		"testdata/extends/broken/schema_parent.yaml:3:28: model.temprature: unknown field; did you mean `temperature`?"
 	if diff := cmp.Diff(want, errs.Error()); diff != "" {
 		t.Errorf("LoadDir errors mismatch (-want +got):\n%s", diff)
@@ -133,6 +133,7 @@ func TestClone(t *testing.T) {
 		Validation: Validation{MaxCorrections: intp(1)},
 		Limits:     Limits{MaxDepth: 2, MaxWorkers: intp(4)},
 	}
+	r.ResultSchema = map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}
 	c := r.Clone()
 	if diff := cmp.Diff(r, c); diff != "" {
 		t.Fatalf("Clone mismatch (-want +got):\n%s", diff)
@@ -142,6 +143,10 @@ func TestClone(t *testing.T) {
 	c.Tools[0].Approval.By = ApproverOperator
 	*c.Validation.MaxCorrections = 9
 	*c.Limits.MaxWorkers = 9
+	c.ResultSchema["properties"].(map[string]any)["n"] = "changed"
+	if r.ResultSchema["properties"].(map[string]any)["n"] == "changed" {
+		t.Error("changing the clone's result_schema changed the original")
+	}
 	if r.Tools[0].Config["headers"].(map[string]any)["a"] != "b" || r.MCPServers[0].Env["K"] != "V" ||
 		*r.Validation.MaxCorrections != 1 || *r.Limits.MaxWorkers != 4 || r.Tools[0].Approval.By != ApproverUser {
 		t.Error("changing the clone changed the original")

@@ -93,6 +93,9 @@ type Recipe struct {
 	Presentation Presentation `yaml:"presentation,omitempty" json:"presentation,omitzero" jsonschema_description:"Settings of the present_results tool."`
 	A2A          A2A          `yaml:"a2a,omitempty" json:"a2a,omitzero" jsonschema_description:"Whether the recipe is offered to other agents over the A2A protocol, and the skills its agent card lists."`
 	Contract     Contract     `yaml:"contract,omitempty" json:"contract,omitzero" jsonschema_description:"The engine's contract text, which the engine adds to system_prompt to tell the model how a turn ends (the respond convention of chat, the finish_task rule of workers). Left out, the engine's own text; set, it replaces it, and must still name the tool that ends the turn."`
+
+	// ResultSchema is a worker's result_schema (see engines/worker).
+	ResultSchema map[string]any `yaml:"result_schema,omitempty" json:"result_schema,omitempty" jsonschema_description:"Worker recipes: a JSON Schema (draft 2020-12 unless it says $schema) that the result of finish_task must match, as a JSON text. A result that does not match is refused with the validator's errors, and the model tries again within validation.max_corrections; the parent's process_event carries the parsed JSON as data."`
 }
 
 // Contract replaces the text an engine adds to the recipe's system prompt.
@@ -175,6 +178,7 @@ func (r *Recipe) Clone() *Recipe {
 	if r.A2A.Skills == nil {
 		c.A2A.Skills = nil
 	}
+	c.ResultSchema = cloneMap(r.ResultSchema)
 	return &c
 }
 

@@ -36,7 +36,7 @@ func BuiltinCatalog() Catalog {
 	return Catalog{
 		Respond:        noConfig(Respond, RespondTool),
 		TellUser:       noConfig(TellUser, TellUserTool),
-		FinishTask:     noConfig(FinishTask, FinishTaskTool),
+		FinishTask:     finishTaskFactory,
 		PresentResults: presentResultsFactory,
 	}
 }

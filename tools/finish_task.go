@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/engine-brain/brain/conversation"
@@ -62,6 +63,10 @@ const finishSchema = `{
 type FinishArgs struct {
 	Result string `json:"result"`
 	Status string `json:"status"` // FinishDone or FinishFailed
+	// Data is the result parsed as JSON, when the worker's recipe has a
+	// result_schema and the result matched it (the engine sets it, not
+	// ParseFinish).
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // ParseFinish decodes the arguments of a finish_task call. status is
@@ -117,13 +122,59 @@ func FinishResult(FinishArgs) Result {
 // worker.
 func FinishTaskTool() Tool { return finishTaskTool{} }
 
-type finishTaskTool struct{}
+// FinishResultSchemaConfig is the config key under which finish_task takes
+// its recipe's result_schema (engines/worker's toolset passes it): the
+// model is shown the schema in the description of "result".
+const FinishResultSchemaConfig = "result_schema"
+
+// finishTaskFactory builds finish_task, with the result schema its config
+// may hold.
+func finishTaskFactory(config map[string]any) (Tool, error) {
+	plain := noConfig(FinishTask, FinishTaskTool)
+	doc, ok := config[FinishResultSchemaConfig].(map[string]any)
+	if !ok || len(config) != 1 {
+		return plain(config)
+	}
+	s, err := CompileResultSchema(doc)
+	if err != nil {
+		return nil, fmt.Errorf("finish_task: result_schema is %w", err)
+	}
+	return finishTaskTool{schema: s}, nil
+}
+
+type finishTaskTool struct {
+	schema *ResultSchema // nil: any text
+}
 
 var _ Tool = finishTaskTool{}
 
-func (finishTaskTool) Definition() Definition {
-	return Definition{Name: FinishTask, Description: FinishDescription, Schema: Compact(finishSchema), Replayable: true}
+func (t finishTaskTool) Definition() Definition {
+	schema := Compact(finishSchema)
+	if t.schema != nil {
+		schema = finishSchemaWith(t.schema)
+	}
+	return Definition{Name: FinishTask, Description: FinishDescription, Schema: schema, Replayable: true}
 }
+
+// finishSchemaWith is finish_task's argument schema whose "result" says it
+// holds JSON matching s. result stays a string, as for every worker: the
+// engine parses it (ResultSchema.Check).
+func finishSchemaWith(s *ResultSchema) json.RawMessage {
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(finishSchema), &doc); err != nil {
+		panic(fmt.Sprintf("tools: finish_task schema: %v", err)) // a constant: the tests catch it
+	}
+	result := doc["properties"].(map[string]any)["result"].(map[string]any)
+	result["description"] = FinishResultSchemaDescription + s.String()
+	b, _ := json.Marshal(doc) // maps and strings: it cannot fail
+	return b
+}
+
+// FinishResultSchemaDescription begins the description of finish_task's
+// "result" for a worker whose recipe has a result_schema; the schema
+// follows it.
+const FinishResultSchemaDescription = "With status 'done': the result as a JSON text, JSON only (no other words, " +
+	"no Markdown), which must match this JSON Schema. With status 'failed': what stopped you, in words. The schema: "
 
 func (finishTaskTool) Call(_ context.Context, args json.RawMessage) (Result, error) {
 	a, err := ParseFinish(args)

@@ -18,11 +18,11 @@ func TestParseFinish(t *testing.T) {
 		want    FinishArgs
 		wantErr string
 	}{
-		{"status absent defaults to done", `{"result":"3 sources agree: 42."}`, FinishArgs{"3 sources agree: 42.", FinishDone}, ""},
-		{"status null defaults to done", `{"result":"r","status":null}`, FinishArgs{"r", FinishDone}, ""},
-		{"explicit done", `{"result":"r","status":"done"}`, FinishArgs{"r", FinishDone}, ""},
-		{"explicit failed", `{"result":"All 3 mirrors returned 503.","status":"failed"}`, FinishArgs{"All 3 mirrors returned 503.", FinishFailed}, ""},
-		{"result kept verbatim", `{"result":"  | a |\n|---|\n"}`, FinishArgs{"  | a |\n|---|\n", FinishDone}, ""},
+		{"status absent defaults to done", `{"result":"3 sources agree: 42."}`, FinishArgs{Result: "3 sources agree: 42.", Status: FinishDone}, ""},
+		{"status null defaults to done", `{"result":"r","status":null}`, FinishArgs{Result: "r", Status: FinishDone}, ""},
+		{"explicit done", `{"result":"r","status":"done"}`, FinishArgs{Result: "r", Status: FinishDone}, ""},
+		{"explicit failed", `{"result":"All 3 mirrors returned 503.","status":"failed"}`, FinishArgs{Result: "All 3 mirrors returned 503.", Status: FinishFailed}, ""},
+		{"result kept verbatim", `{"result":"  | a |\n|---|\n"}`, FinishArgs{Result: "  | a |\n|---|\n", Status: FinishDone}, ""},
 		{"missing result", `{"status":"done"}`, FinishArgs{}, FinishResultMissing},
 		{"empty args", ``, FinishArgs{}, FinishResultMissing},
 		{"empty result", `{"result":""}`, FinishArgs{}, FinishResultBlank},
@@ -59,7 +59,7 @@ func TestParseFinish(t *testing.T) {
 
 func TestFinishResultShape(t *testing.T) {
 	t.Parallel()
-	for _, a := range []FinishArgs{{"All done.", FinishDone}, {"Could not reach the site.", FinishFailed}} {
+	for _, a := range []FinishArgs{{Result: "All done.", Status: FinishDone}, {Result: "Could not reach the site.", Status: FinishFailed}} {
 		got := FinishResult(a)
 		if got.IsError {
 			t.Error("IsError = true")

@@ -54,16 +54,14 @@ func (contract) End(e *rounds.Ending, c conversation.ToolCall, _ string) (lifecy
 		e.Refuse(c, err.Error())
 		return "", false
 	}
-	e.Deliver(c, tools.FinishResult(args))
-	e.Finish(args)
-	return lifecycle.Finish, true
+	return finish(e, c, args)
 }
 
 // Answer: a worker never ends silent. Its free text, in the natural mode or
-// once the corrections are spent, is the task's result.
+// once the corrections are spent, is the task's result (checked against the
+// recipe's result_schema like finish_task's).
 func (contract) Answer(e *rounds.Ending, text string, _ bool) (lifecycle.Event, bool) {
-	e.Finish(tools.FinishArgs{Result: text, Status: tools.FinishDone})
-	return lifecycle.Finish, true
+	return finish(e, conversation.ToolCall{}, tools.FinishArgs{Result: text, Status: tools.FinishDone})
 }
 
 // Idle: a worker that ends a turn without its result keeps going (READY);

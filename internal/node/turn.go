@@ -281,7 +281,7 @@ func (n *Node) notifyParent(ctx context.Context, claim *store.Claim, out engines
 	if (out.Next != lifecycle.Finish && out.Next != lifecycle.Fail) || rec.Parent == "" || out.Finish == nil {
 		return nil
 	}
-	report := conversation.ProcessEvent{Child: rec.ID, Recipe: rec.Recipe, Status: out.Finish.Status, Result: out.Finish.Result}
+	report := conversation.ProcessEvent{Child: rec.ID, Recipe: rec.Recipe, Status: out.Finish.Status, Result: out.Finish.Result, Data: out.Finish.Data}
 	for _, c := range out.Cited {
 		report.Sources = append(report.Sources, c.Source)
 	}

@@ -134,11 +134,15 @@ func mcpServer(r *recipes.Recipe, name string) (recipes.MCPServer, bool) {
 }
 
 // builtinRef returns the catalog reference of a pool entry that is no MCP
-// tool: present_results gets the recipe's links.
+// tool: present_results gets the recipe's links, finish_task its result
+// schema.
 func builtinRef(r *recipes.Recipe, ref recipes.ToolRef) tools.Ref {
 	out := tools.Ref{Name: ref.Name, Config: ref.Config, Approval: approval(ref.Approval)}
 	if ref.Name == tools.PresentResults && len(ref.Config) == 0 && len(r.Presentation.Links) > 0 {
 		out.Config = map[string]any{"links": maps.Clone(r.Presentation.Links)}
+	}
+	if ref.Name == tools.FinishTask && len(ref.Config) == 0 && r.ResultSchema != nil {
+		out.Config = map[string]any{tools.FinishResultSchemaConfig: r.ResultSchema}
 	}
 	return out
 }
