@@ -11,14 +11,18 @@ const recipeUsage = `Usage:
   brain recipe lint FILE...   check recipe files, each with the recipes it extends;
                               print every problem as file:line:col: field: message
   brain recipe schema         print the recipe JSON Schema (recipes/recipe.schema.json)
-  brain recipe test RECIPE SCRIPT [--golden FILE [--update]]
+  brain recipe test RECIPE SCRIPT [--view author|user|raw] [--golden FILE [--update]]
                               play SCRIPT (user messages and scripted model answers)
                               against RECIPE (a built-in name or a .yaml file) offline;
-                              print the user view and the state changes, or compare
-                              them with FILE
+                              print the user view, the state changes, the tool errors
+                              and the system notices (--view user: only what the user
+                              sees; --view raw: every event), or compare them with FILE
   brain recipe help           print this help
 
 lint exits 0 when every file is clean, 1 when any problem is found, 2 on misuse.
+test exits 1 when the model calls a tool the recipe lacks (unknown_tool), a model
+call fails (model_error) or rounds of the script are never played (unused_rounds),
+unless the script lists them: expect: [unknown_tool, model_error, unused_rounds].
 `
 
 // runRecipe runs `brain recipe ARGS` and returns the exit code. Lint results
