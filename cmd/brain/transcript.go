@@ -74,6 +74,8 @@ func writeUserEvent(w io.Writer, e *conversation.Event) {
 		writeSources(w, e.ToolCallResponse.Citations)
 	case e.Presentation != nil:
 		writePresentation(w, e.Presentation)
+	case e.SystemNotice != nil: // the user view's short text
+		fmt.Fprintf(w, "[notice] %s\n", e.SystemNotice.Text)
 	case e.ApprovalRequested != nil: // the user view keeps the calls the user decides
 		for _, c := range e.ApprovalRequested.Calls {
 			fmt.Fprintf(w, "[approval] %s %s waits for your decision (call %s)\n", c.Name, clip(string(c.Arguments)), c.CallID)
