@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
 )
 
 func TestRun(t *testing.T) {
@@ -67,6 +71,47 @@ func TestDemo(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// brain demo prints its scenario in one order in every run, though the
+// worker's commit and arthur's may reach OnCommit in either order: arthur
+// delegates, the worker finishes, its result reaches arthur's inbox, arthur
+// answers.
+func TestDemoPrintsOneOrder(t *testing.T) {
+	t.Parallel()
+	ids := regexp.MustCompile(`\b[pt]_[0-9A-Za-z]+`)
+	steps := []string{
+		"== arthur (ID) turn committed: now READY",
+		"assistant: A worker is collecting the data",
+		"== marvin-worker (ID) turn committed: now DONE",
+		"[inbox system from arthur (ID)] Compare the release years",
+		"[finish_task done] Go 2009",
+		"== arthur (ID) turn committed: now BLOCKED",
+		"[inbox process_event from marvin-worker (ID)]",
+		"assistant: The worker is back.",
+		"== the user view of arthur (ID)",
+	}
+	var first string
+	for run := range 20 {
+		var out bytes.Buffer
+		if err := demo(context.Background(), zap.NewNop(), &out); err != nil {
+			t.Fatal(err)
+		}
+		got := ids.ReplaceAllString(out.String(), "ID")
+		at := 0
+		for _, s := range steps {
+			i := strings.Index(got[at:], s)
+			if i < 0 {
+				t.Fatalf("run %d: %q is missing or out of order:\n%s", run, s, got)
+			}
+			at += i + len(s)
+		}
+		if run == 0 {
+			first = got
+		} else if got != first {
+			t.Fatalf("run %d printed another scenario than run 0:\n%s", run, cmp.Diff(first, got))
 		}
 	}
 }
