@@ -36,6 +36,11 @@ func TestRun(t *testing.T) {
 		{"client help", []string{"logs", "--help"}, 0, "follow", ""},
 		{"help lists the approval commands", []string{"help"}, 0, "  approvals  ", ""},
 		{"reject without a reason", []string{"reject", "p_1", "c_1"}, 2, "", "brain reject: missing --reason"},
+		{"help lists recipe test", []string{"help"}, 0, "  recipe test RECIPE SCRIPT", ""},
+		{"a mistyped command gets a suggestion", []string{"sned", "p_1", "hi"}, 2, "", "unknown command \"sned\"; did you mean `brain send`?"},
+		{"no suggestion for a word far from all", []string{"frobnicate"}, 2, "", "\"frobnicate\"; run `brain help`"},
+		{"recipe lint --help", []string{"recipe", "lint", "--help"}, 0, "brain recipe lint FILE...", ""},
+		{"recipe lint unknown flag", []string{"recipe", "lint", "--strict", "a.yaml"}, 2, "", "brain recipe lint: unknown flag --strict"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

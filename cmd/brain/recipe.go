@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/engine-brain/brain/recipes"
 )
@@ -60,6 +61,17 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 }
 
 func recipeLint(files []string, stdout, stderr io.Writer) int {
+	for _, f := range files {
+		switch {
+		case f == "-h" || f == "-help" || f == "--help":
+			fmt.Fprint(stdout, recipeUsage)
+			return 0
+		case strings.HasPrefix(f, "-"):
+			fmt.Fprintf(stderr, "brain recipe lint: unknown flag %s (lint takes recipe files only; a file named so: ./%s)\n", f, f)
+			fmt.Fprint(stderr, recipeUsage)
+			return 2
+		}
+	}
 	if len(files) == 0 {
 		fmt.Fprintln(stderr, "brain recipe lint: no files to check")
 		fmt.Fprint(stderr, recipeUsage)
