@@ -13,6 +13,9 @@ package conversation
 //   - presentations pass;
 //   - approval requests pass reduced to the calls a user may decide, and
 //     are dropped when none is (an operator's are not the user's business);
+//   - system notices pass reduced to a short text for people, code kept
+//     ([UserNoticeText]): a turn that failed or stopped early says so, while
+//     the notice's own text, written for operators, stays in the log;
 //   - everything else is dropped, including events of unknown types.
 //
 // The result is a projection, not a valid conversation (a tool result has no
@@ -50,6 +53,12 @@ func UserView(events []Event) []Event {
 				c.ToolCallResponse = &reduced
 			}
 			out = append(out, c)
+		case TypeSystemNotice:
+			if n := e.SystemNotice; n != nil {
+				c := *e
+				c.SystemNotice = &SystemNotice{Code: n.Code, Text: UserNoticeText(n.Code)}
+				out = append(out, c)
+			}
 		case TypeApprovalRequested:
 			r := e.ApprovalRequested
 			if r == nil {
@@ -70,4 +79,31 @@ func UserView(events []Event) []Event {
 		}
 	}
 	return out
+}
+
+// userNoticeTexts are the texts a user sees for the codes of system notices
+// (the notices the round loop and the node write: engines/rounds,
+// internal/node); the notice's own text may name providers, limits and
+// errors, which are for operators.
+var userNoticeTexts = map[string]string{
+	"model_error":      "Something went wrong while answering, so this turn ended without an answer. Please try again later.",
+	"model_auth":       "Something went wrong while answering, so this turn ended without an answer. Please try again later.",
+	"model_payload":    "Something went wrong while answering, so this turn ended without an answer. Please try again later.",
+	"empty_answer":     "No answer came back this time. Please try again.",
+	"max_rounds":       "This turn took too many steps and stopped before it finished.",
+	"turn_timeout":     "This turn took too long and stopped before it finished.",
+	"token_budget":     "This conversation has used up its allowance, so this turn stopped.",
+	"day_token_budget": "Today's allowance is used up; this conversation goes on tomorrow.",
+	"turn_halted":      "This turn was interrupted before it finished.",
+	"turn_failed":      "Something went wrong and this conversation stopped.",
+}
+
+// UserNoticeText is the short text a user sees for a system notice with
+// code: what happened, in words for people; a code it does not know gets a
+// generic text.
+func UserNoticeText(code string) string {
+	if t, ok := userNoticeTexts[code]; ok {
+		return t
+	}
+	return "Something went wrong, so this turn ended early."
 }

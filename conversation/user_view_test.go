@@ -78,16 +78,28 @@ func TestUserView(t *testing.T) {
 			},
 		},
 		{
-			name: "presentations pass; corrections, state changes, notices, hosted activity and unknown types do not",
+			name: "presentations pass; corrections, state changes, hosted activity and unknown types do not",
 			events: []Event{
 				NewValidationCorrection("data_relay", 1, "Relay the data."),
 				NewStateChange("RUNNING", "BLOCKED", "await_user"),
-				NewSystemNotice("max_rounds", "The turn reached 20 rounds."),
 				{Type: TypeHostedActivity, HostedActivity: &HostedActivity{ActivityID: "a", Name: "web_search", State: ActivityStarted}},
 				presentation,
 				{Type: "hologram"},
 			},
 			want: []Event{presentation},
+		},
+		{
+			name: "notices pass with a short text for people, code kept; the operator's text stays in the log",
+			events: []Event{
+				stamp(NewSystemNotice("model_error", "The model call failed: openai: 429 rate limited (key sk-…)"), "1-2", "engine"),
+				NewSystemNotice("max_rounds", "The turn reached 20 rounds."),
+				NewSystemNotice("brand_new", "A notice of a newer node."),
+			},
+			want: []Event{
+				stamp(NewSystemNotice("model_error", "Something went wrong while answering, so this turn ended without an answer. Please try again later."), "1-2", "engine"),
+				NewSystemNotice("max_rounds", "This turn took too many steps and stopped before it finished."),
+				NewSystemNotice("brand_new", "Something went wrong, so this turn ended early."),
+			},
 		},
 		{
 			name: "an approval request shows the user the calls they may decide; decisions and approval messages are not shown",

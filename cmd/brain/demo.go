@@ -51,9 +51,12 @@ func demo(ctx context.Context, log *zap.Logger, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Turns of two processes commit on two goroutines, and their OnCommit
+	// calls race: the turns are kept and printed at the end in the order
+	// they started (demoTurns), which is the order of the scenario.
 	var mu sync.Mutex
-	names := map[string]string{}
-	arthurDone := make(chan store.Record, 1)
+	var turns demoTurns
+	arthurDone := make(chan struct{}, 1)
 	var arthur string
 	node, err := brain.New(brain.Config{
 		Redis:    rdb,
@@ -64,11 +67,9 @@ func demo(ctx context.Context, log *zap.Logger, w io.Writer) error {
 		OnCommit: func(rec store.Record, events []conversation.Event) {
 			mu.Lock()
 			defer mu.Unlock()
-			names[rec.ID] = rec.Recipe
-			fmt.Fprintf(w, "\n== %s (%s) turn committed: now %s\n", rec.Recipe, rec.ID, rec.Status)
-			writeTranscript(w, events)
+			turns.add(rec, events)
 			if rec.ID == arthur && rec.Status.State == lifecycle.Blocked {
-				arthurDone <- rec
+				arthurDone <- struct{}{}
 			}
 		},
 	})
@@ -96,6 +97,15 @@ func demo(ctx context.Context, log *zap.Logger, w io.Writer) error {
 	defer timer.Stop()
 	select {
 	case <-arthurDone:
+		// A turn's OnCommit runs after its commit, so the one of a turn
+		// that woke arthur may still be under way: Stop waits for every
+		// turn to return.
+		if err := node.Stop(context.WithoutCancel(ctx)); err != nil {
+			return err
+		}
+		mu.Lock()
+		turns.write(w)
+		mu.Unlock()
 	case <-timer.C:
 		return fmt.Errorf("arthur did not answer within %s", demoTimeout)
 	case <-ctx.Done():

@@ -7,12 +7,13 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/engines/chat"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/llm/providers"
-	"github.com/engine-brain/brain/llm/scripted"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 	"github.com/engine-brain/brain/tools/toolset"
@@ -74,12 +75,70 @@ func TestDemoModelAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := llm.Collect(m.Generate(context.Background(), &llm.Request{}))
+	for _, tt := range []struct {
+		offered []string
+		want    string // the call, or "" for text
+	}{
+		{[]string{tools.TellUser, tools.Respond}, tools.Respond},
+		{[]string{"http_fetch", tools.FinishTask}, tools.FinishTask},
+		{nil, ""},
+	} {
+		req := &llm.Request{Messages: []conversation.Message{{Role: conversation.MessageUser,
+			Content: []conversation.Block{conversation.TextBlock("hi")}}}}
+		for _, name := range tt.offered {
+			req.Tools = append(req.Tools, llm.ToolDef{Name: name})
+		}
+		resp, err := llm.Collect(m.Generate(context.Background(), req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case tt.want == "" && (len(resp.ToolCalls) != 0 || !strings.Contains(resp.Text, "demo model")):
+			t.Errorf("offered %v: the demo model answered %+v, want a text", tt.offered, resp)
+		case tt.want != "" && (len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != tt.want):
+			t.Errorf("offered %v: the demo model answered %+v, want one %s call", tt.offered, resp, tt.want)
+		}
+	}
+}
+
+// Every built-in recipe plays the demo model to the end of a turn with no
+// unknown tool and no model error: marvin-worker finishes its task (failed,
+// saying why), the chat recipes wait for the user.
+func TestDemoModelFitsEveryEngine(t *testing.T) {
+	t.Parallel()
+	m, err := demoModel()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(resp.ToolCalls) != 1 || resp.ToolCalls[0].Name != tools.Respond {
-		t.Errorf("the demo model answered %+v, want one respond call", resp)
+	for _, name := range []string{"default", "ford", "marvin-worker", "web-research"} {
+		r, err := recipes.Builtin().Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, err := toolset.Build(toolset.Builtins(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind, err := brain.DefaultEngines(nil).Of(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess := engines.NewSession(kind.Engine, engines.Turn{Recipe: r, Model: m, Tools: reg}, nil)
+		if _, err := sess.Say(context.Background(), "user", "hello"); err != nil {
+			t.Fatal(err)
+		}
+		if problems := playProblems(sess.Log, reg, nil); len(problems) > 0 {
+			t.Errorf("%s: %+v", name, problems)
+		}
+		want := lifecycle.Blocked
+		if name == "marvin-worker" {
+			want = lifecycle.Done
+		}
+		if sess.Status.State != want {
+			var out strings.Builder
+			writeAuthorTranscript(&out, sess.Log)
+			t.Errorf("%s: state %s, want %s:\n%s", name, sess.Status, want, out.String())
+		}
 	}
 }
 
@@ -96,7 +155,7 @@ func TestNewModelsDemo(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Resolve(%+v): %v", m, err)
 		}
-		if _, ok := got.(*scripted.Model); !ok {
+		if _, ok := got.(*engineDemoModel); !ok {
 			t.Errorf("Resolve(%+v) = %T, want the demo model", m, got)
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/engine-brain/brain/recipes"
 )
 
 const usage = `brain runs LLM agent engine processes and owns their lifecycle.
@@ -28,6 +30,10 @@ Commands:
   recipe lint FILE...   check recipe files and print every error
   recipe schema         print the recipe JSON Schema
   recipe show NAME      print a recipe as it resolves, its system prompt as the model gets it
+  recipe test RECIPE SCRIPT [--view author|user|raw] [--golden FILE [--update]]
+                        play a script of user messages and model answers against a
+                        recipe offline; fails on an unknown tool, a model error or
+                        unplayed rounds the script does not expect (brain recipe help)
   bench                 measure a node: turns/s, Redis cost per turn, wake latency,
                         memory, what an idle process costs (brain bench --help)
   token new|hash        make an API token, or hash one (stdin) for brain.yaml
@@ -131,7 +137,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 		return 0
 	default:
-		fmt.Fprintf(stderr, "brain: unknown command %q; run `brain help` for the list\n", cmd)
+		hint := ""
+		if c := recipes.Closest(cmd, commands); c != "" {
+			hint = fmt.Sprintf("; did you mean `brain %s`?", c)
+		}
+		fmt.Fprintf(stderr, "brain: unknown command %q%s; run `brain help` for the list\n", cmd, hint)
 		return 2
 	}
 }
+
+// commands are brain's commands, for the suggestion after a mistyped one.
+var commands = []string{"serve", "demo", "recipe", "bench", "token", "version", "help",
+	"ps", "new", "send", "steer", "logs", "pause", "resume", "stop", "retry", "rm", "inbox", "timers",
+	"approvals", "approve", "reject"}

@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
 )
 
 func TestRun(t *testing.T) {
@@ -32,6 +36,11 @@ func TestRun(t *testing.T) {
 		{"client help", []string{"logs", "--help"}, 0, "follow", ""},
 		{"help lists the approval commands", []string{"help"}, 0, "  approvals  ", ""},
 		{"reject without a reason", []string{"reject", "p_1", "c_1"}, 2, "", "brain reject: missing --reason"},
+		{"help lists recipe test", []string{"help"}, 0, "  recipe test RECIPE SCRIPT", ""},
+		{"a mistyped command gets a suggestion", []string{"sned", "p_1", "hi"}, 2, "", "unknown command \"sned\"; did you mean `brain send`?"},
+		{"no suggestion for a word far from all", []string{"frobnicate"}, 2, "", "\"frobnicate\"; run `brain help`"},
+		{"recipe lint --help", []string{"recipe", "lint", "--help"}, 0, "brain recipe lint FILE...", ""},
+		{"recipe lint unknown flag", []string{"recipe", "lint", "--strict", "a.yaml"}, 2, "", "brain recipe lint: unknown flag --strict"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,6 +76,47 @@ func TestDemo(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// brain demo prints its scenario in one order in every run, though the
+// worker's commit and arthur's may reach OnCommit in either order: arthur
+// delegates, the worker finishes, its result reaches arthur's inbox, arthur
+// answers.
+func TestDemoPrintsOneOrder(t *testing.T) {
+	t.Parallel()
+	ids := regexp.MustCompile(`\b[pt]_[0-9A-Za-z]+`)
+	steps := []string{
+		"== arthur (ID) turn committed: now READY",
+		"assistant: A worker is collecting the data",
+		"== marvin-worker (ID) turn committed: now DONE",
+		"[inbox system from arthur (ID)] Compare the release years",
+		"[finish_task done] Go 2009",
+		"== arthur (ID) turn committed: now BLOCKED",
+		"[inbox process_event from marvin-worker (ID)]",
+		"assistant: The worker is back.",
+		"== the user view of arthur (ID)",
+	}
+	var first string
+	for run := range 20 {
+		var out bytes.Buffer
+		if err := demo(context.Background(), zap.NewNop(), &out); err != nil {
+			t.Fatal(err)
+		}
+		got := ids.ReplaceAllString(out.String(), "ID")
+		at := 0
+		for _, s := range steps {
+			i := strings.Index(got[at:], s)
+			if i < 0 {
+				t.Fatalf("run %d: %q is missing or out of order:\n%s", run, s, got)
+			}
+			at += i + len(s)
+		}
+		if run == 0 {
+			first = got
+		} else if got != first {
+			t.Fatalf("run %d printed another scenario than run 0:\n%s", run, cmp.Diff(first, got))
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/engine-brain/brain/recipes"
 )
@@ -16,14 +17,18 @@ const recipeUsage = `Usage:
                               file) as it resolves: extends merged, the system prompt
                               exactly as the model gets it (the recipe's, then its
                               engine's contract text), the validation that runs
-  brain recipe test RECIPE SCRIPT [--golden FILE [--update]]
+  brain recipe test RECIPE SCRIPT [--view author|user|raw] [--golden FILE [--update]]
                               play SCRIPT (user messages and scripted model answers)
                               against RECIPE (a built-in name or a .yaml file) offline;
-                              print the user view and the state changes, or compare
-                              them with FILE
+                              print the user view, the state changes, the tool errors
+                              and the system notices (--view user: only what the user
+                              sees; --view raw: every event), or compare them with FILE
   brain recipe help           print this help
 
 lint exits 0 when every file is clean, 1 when any problem is found, 2 on misuse.
+test exits 1 when the model calls a tool the recipe lacks (unknown_tool), a model
+call fails (model_error) or rounds of the script are never played (unused_rounds),
+unless the script lists them: expect: [unknown_tool, model_error, unused_rounds].
 `
 
 // runRecipe runs `brain recipe ARGS` and returns the exit code. Lint results
@@ -63,6 +68,17 @@ func runRecipe(args []string, stdout, stderr io.Writer) int {
 }
 
 func recipeLint(files []string, stdout, stderr io.Writer) int {
+	for _, f := range files {
+		switch {
+		case f == "-h" || f == "-help" || f == "--help":
+			fmt.Fprint(stdout, recipeUsage)
+			return 0
+		case strings.HasPrefix(f, "-"):
+			fmt.Fprintf(stderr, "brain recipe lint: unknown flag %s (lint takes recipe files only; a file named so: ./%s)\n", f, f)
+			fmt.Fprint(stderr, recipeUsage)
+			return 2
+		}
+	}
 	if len(files) == 0 {
 		fmt.Fprintln(stderr, "brain recipe lint: no files to check")
 		fmt.Fprint(stderr, recipeUsage)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +27,17 @@ import (
 type playScript struct {
 	Messages        []string `yaml:"messages"`
 	scripted.Script `yaml:",inline"`
+	// Expect lists what the play may do that otherwise fails the test:
+	// unknown_tool, model_error, unused_rounds (see recipe_expect.go).
+	Expect []string `yaml:"expect,omitempty"`
 }
+
+// Views of `brain recipe test`.
+const (
+	viewAuthor = "author" // the user view, state changes, tool errors, notices
+	viewUser   = "user"   // the user view and state changes
+	viewRaw    = "raw"    // every event
+)
 
 // recipeTest runs `brain recipe test RECIPE SCRIPT [--golden FILE [--update]]`.
 func recipeTest(args []string, stdout, stderr io.Writer) int {
@@ -34,6 +45,7 @@ func recipeTest(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	golden := fs.String("golden", "", "compare the transcript with this file instead of printing it")
 	update := fs.Bool("update", false, "with --golden: write the transcript to the file")
+	view := fs.String("view", viewAuthor, "`VIEW` of the play: author (the user view, state changes, tool errors and notices), user or raw (every event)")
 	fs.Usage = func() { fmt.Fprint(stderr, recipeUsage) }
 	// Flags may come before, between or after the two arguments.
 	var pos []string
@@ -56,9 +68,21 @@ func recipeTest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "brain recipe test: --update needs --golden FILE")
 		return 2
 	}
-	transcript, err := playRecipe(context.Background(), pos[0], pos[1])
+	if *view != viewAuthor && *view != viewUser && *view != viewRaw {
+		fmt.Fprintf(stderr, "brain recipe test: --view %q: want author, user or raw\n", *view)
+		return 2
+	}
+	play, err := playRecipe(context.Background(), pos[0], pos[1], *view)
 	if err != nil {
 		fmt.Fprintf(stderr, "brain recipe test: %v\n", err)
+		return 1
+	}
+	transcript := play.transcript
+	if bad, missing := unexpected(play.problems, play.expect); len(bad) > 0 || len(missing) > 0 {
+		if *golden == "" {
+			_, _ = stdout.Write(transcript)
+		}
+		reportProblems(stderr, pos[1], bad, missing)
 		return 1
 	}
 	switch {
@@ -85,9 +109,35 @@ func recipeTest(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// reportProblems says what went wrong in a play and how to accept it.
+func reportProblems(w io.Writer, script string, bad []playProblem, missing []string) {
+	if len(bad) > 0 {
+		fmt.Fprintln(w, "brain recipe test: the play went wrong:")
+		var kinds []string
+		for _, p := range bad {
+			fmt.Fprintf(w, "  %s: %s\n", p.kind, p.text)
+			if !slices.Contains(kinds, p.kind) {
+				kinds = append(kinds, p.kind)
+			}
+		}
+		fmt.Fprintf(w, "if the script plays this on purpose, add `expect: [%s]` to %s\n", strings.Join(kinds, ", "), script)
+	}
+	for _, m := range missing {
+		fmt.Fprintf(w, "brain recipe test: %s expects %s, but the play had none; remove it from expect\n", script, m)
+	}
+}
+
+// playResult is what playRecipe returns.
+type playResult struct {
+	transcript []byte
+	problems   []playProblem
+	expect     []string
+}
+
 // playRecipe plays a script against a recipe offline and returns the
-// transcript: the user view and the state changes, in order.
-func playRecipe(ctx context.Context, recipeArg, scriptPath string) ([]byte, error) {
+// transcript in the view asked for, what went wrong and what the script
+// expects to go wrong.
+func playRecipe(ctx context.Context, recipeArg, scriptPath, view string) (*playResult, error) {
 	r, err := loadRecipe(recipeArg)
 	if err != nil {
 		return nil, err
@@ -116,9 +166,10 @@ func playRecipe(ctx context.Context, recipeArg, scriptPath string) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
+	model := scripted.New(&script.Script)
 	sess := engines.NewSession(kind.Engine, engines.Turn{
 		Recipe: r,
-		Model:  scripted.New(&script.Script),
+		Model:  model,
 		Tools:  reg,
 	}, clock)
 	for _, m := range script.Messages {
@@ -127,9 +178,20 @@ func playRecipe(ctx context.Context, recipeArg, scriptPath string) ([]byte, erro
 		}
 	}
 	var buf bytes.Buffer
-	writeTranscript(&buf, sess.Log)
+	switch view {
+	case viewUser:
+		writeTranscript(&buf, sess.Log)
+	case viewRaw:
+		writeRawTranscript(&buf, sess.Log)
+	default:
+		writeAuthorTranscript(&buf, sess.Log)
+	}
 	fmt.Fprintf(&buf, "final state: %s\n", sess.Status)
-	return buf.Bytes(), nil
+	return &playResult{
+		transcript: buf.Bytes(),
+		problems:   playProblems(sess.Log, reg, model.Unplayed()),
+		expect:     script.Expect,
+	}, nil
 }
 
 // loadRecipe takes a built-in recipe's name or a recipe file's path.
@@ -159,6 +221,9 @@ func loadPlayScript(path string) (*playScript, error) {
 		return nil, fmt.Errorf("%s: no messages: add `messages: [\"first user message\", ...]`", path)
 	}
 	if err := s.Script.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := validateExpect(s.Expect); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &s, nil

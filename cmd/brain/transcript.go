@@ -23,6 +23,35 @@ func writeTranscript(w io.Writer, log []conversation.Event) {
 	}
 }
 
+// writeAuthorTranscript prints what a recipe's author needs to see of a
+// log: the user view and the state changes, as writeTranscript does, plus
+// the tool calls that failed and the system notices in full.
+func writeAuthorTranscript(w io.Writer, log []conversation.Event) {
+	for i := range log {
+		e := &log[i]
+		switch {
+		case e.StateChange != nil:
+			fmt.Fprintf(w, "[state] %s -> %s (%s by %s)\n", e.StateChange.From, e.StateChange.To, e.StateChange.Event, e.By)
+		case e.SystemNotice != nil:
+			fmt.Fprintf(w, "[notice %s] %s\n", e.SystemNotice.Code, clip(e.SystemNotice.Text))
+		case e.ToolCallResponse != nil && e.ToolCallResponse.IsError:
+			fmt.Fprintf(w, "[tool error] %s: %s\n", e.ToolCallResponse.Name, clip(conversation.TextOf(e.ToolCallResponse.Content)))
+		default:
+			for _, v := range conversation.UserView([]conversation.Event{*e}) {
+				writeUserEvent(w, &v)
+			}
+		}
+	}
+}
+
+// writeRawTranscript prints every event of a log, one line each, as
+// `brain logs --view raw` does.
+func writeRawTranscript(w io.Writer, log []conversation.Event) {
+	for i := range log {
+		fmt.Fprintln(w, rawLine(&log[i]))
+	}
+}
+
 func writeUserEvent(w io.Writer, e *conversation.Event) {
 	switch {
 	case e.TurnStart != nil:
@@ -45,6 +74,8 @@ func writeUserEvent(w io.Writer, e *conversation.Event) {
 		writeSources(w, e.ToolCallResponse.Citations)
 	case e.Presentation != nil:
 		writePresentation(w, e.Presentation)
+	case e.SystemNotice != nil: // the user view's short text
+		fmt.Fprintf(w, "[notice] %s\n", e.SystemNotice.Text)
 	case e.ApprovalRequested != nil: // the user view keeps the calls the user decides
 		for _, c := range e.ApprovalRequested.Calls {
 			fmt.Fprintf(w, "[approval] %s %s waits for your decision (call %s)\n", c.Name, clip(string(c.Arguments)), c.CallID)

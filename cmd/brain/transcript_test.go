@@ -37,3 +37,19 @@ func TestTranscriptSourcesAndUsage(t *testing.T) {
 		t.Errorf("raw line %q, want %q", got, want)
 	}
 }
+
+// A model error shows in the user view as a short notice; the author's view
+// keeps the operator's text.
+func TestTranscriptShowsModelErrorNotice(t *testing.T) {
+	t.Parallel()
+	notice := conversation.NewSystemNotice("model_error", "The model call failed: openai: 500")
+	var user, author strings.Builder
+	writeTranscript(&user, []conversation.Event{notice})
+	writeAuthorTranscript(&author, []conversation.Event{notice})
+	if want := "[notice] Something went wrong while answering, so this turn ended without an answer. Please try again later.\n"; user.String() != want {
+		t.Errorf("user view %q, want %q", user.String(), want)
+	}
+	if want := "[notice model_error] The model call failed: openai: 500\n"; author.String() != want {
+		t.Errorf("author view %q, want %q", author.String(), want)
+	}
+}

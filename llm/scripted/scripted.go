@@ -162,6 +162,30 @@ func (m *Model) Requests() []llm.Request {
 	return append([]llm.Request(nil), m.requests...)
 }
 
+// Unplayed names the rounds of the script no recorded request reached, as
+// "turns[i].rounds[j]", in script order: a script that says more than its
+// play asked for. A model built by WithoutRecording reports none.
+func (m *Model) Unplayed() []string {
+	if m.noRecord {
+		return nil
+	}
+	played := map[[2]int]bool{}
+	for _, req := range m.Requests() {
+		if turn, round, err := m.position(req.Messages); err == nil {
+			played[[2]int{turn, round}] = true
+		}
+	}
+	var out []string
+	for i, t := range m.script.Turns {
+		for j := range t.Rounds {
+			if !played[[2]int{i, j}] {
+				out = append(out, fmt.Sprintf("turns[%d].rounds[%d]", i, j))
+			}
+		}
+	}
+	return out
+}
+
 // Generate plays the round that req is at.
 func (m *Model) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
 	if !m.noRecord {

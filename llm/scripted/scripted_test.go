@@ -267,3 +267,25 @@ func TestPaceParses(t *testing.T) {
 		t.Errorf("pace %s, want 40ms", s.Pace)
 	}
 }
+
+func TestUnplayed(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s)
+	for _, msgs := range [][]conversation.Message{
+		{user("hi")},
+		{user("hi"), assistant, tool, user("the weather?")},
+	} {
+		_, _ = llm.Collect(m.Generate(context.Background(), &llm.Request{Messages: msgs}))
+	}
+	want := []string{"turns[0].rounds[1]", "turns[2].rounds[0]", "turns[2].rounds[1]"}
+	if diff := cmp.Diff(want, m.Unplayed()); diff != "" {
+		t.Errorf("Unplayed (-want +got):\n%s", diff)
+	}
+	if got := m.WithoutRecording().Unplayed(); got != nil {
+		t.Errorf("a model without recording reports %v, want none", got)
+	}
+}

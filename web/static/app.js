@@ -918,6 +918,14 @@
         refreshSoon();
         break;
       }
+      case 'system_notice': {
+        // The user view's short text of a turn that failed or stopped early;
+        // the raw view keeps the operator's details.
+        const n = ev.system_notice || {};
+        const b = bubble('note', 'notice · ' + when(ev));
+        b.appendChild(el('div', '', n.text || 'Something went wrong, so this turn ended early.'));
+        break;
+      }
       default:
         // turn_start and types of newer nodes: nothing to show.
         break;
