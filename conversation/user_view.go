@@ -10,7 +10,7 @@ package conversation
 //   - tool call requests are dropped (arguments are not addressed to people);
 //   - tool results pass reduced to the blocks addressed to the user, and are
 //     dropped when none is;
-//   - presentations pass;
+//   - presentations and phase changes pass;
 //   - approval requests pass reduced to the calls a user may decide, and
 //     are dropped when none is (an operator's are not the user's business);
 //   - everything else is dropped, including events of unknown types.
@@ -24,7 +24,7 @@ func UserView(events []Event) []Event {
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
-		case TypeTurnStart, TypePresentation:
+		case TypeTurnStart, TypePresentation, TypePhaseChange:
 			out = append(out, *e)
 		case TypeInboxMessage:
 			if m := e.InboxMessage; m != nil && m.Kind == KindUser {
