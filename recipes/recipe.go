@@ -92,6 +92,7 @@ type Recipe struct {
 	Limits       Limits       `yaml:"limits,omitempty" json:"limits,omitzero" jsonschema_description:"Bounds of one turn and of the workers a process may start."`
 	Presentation Presentation `yaml:"presentation,omitempty" json:"presentation,omitzero" jsonschema_description:"Settings of the present_results tool."`
 	A2A          A2A          `yaml:"a2a,omitempty" json:"a2a,omitzero" jsonschema_description:"Whether the recipe is offered to other agents over the A2A protocol, and the skills its agent card lists."`
+	Phases       []Phase      `yaml:"phases,omitempty" json:"phases,omitempty" jsonschema_description:"The pipeline of a recipe with engine 'vogon': phases run in order, each with its own prompt and tools, ended by phase_done {result} once the result passes the phase's gate."`
 }
 
 // EngineKind returns the recipe's engine, EngineChat when none is named.
@@ -157,6 +158,7 @@ func (r *Recipe) Clone() *Recipe {
 	if r.A2A.Skills == nil {
 		c.A2A.Skills = nil
 	}
+	c.Phases = clonePhases(r.Phases)
 	return &c
 }
 
