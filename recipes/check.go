@@ -299,6 +299,7 @@ func (c *checker) turnEnd(toolsOK bool) {
 		where, path = c.nearest("tools"), "tools"
 	}
 	switch {
+	case engine == EngineVogon: // phases end with phase_done, which the engine offers
 	case engine == EngineChat && mode == TurnEndFinishTask:
 		c.at(where, path, "`finish_task` ends the task of a worker; a chat recipe ends turns with `respond` (or `natural`), or set `engine: worker`")
 	case engine == EngineWorker && mode == TurnEndRespond:
