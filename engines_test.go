@@ -14,6 +14,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/engines/vogon"
 	"github.com/engine-brain/brain/engines/worker"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
@@ -95,7 +96,7 @@ func waitCommit(t *testing.T, commits <-chan store.Record, pid string) store.Rec
 // turn of it on a real node: the recipe's engine kind picks it.
 func TestCustomEngine(t *testing.T) {
 	t.Parallel()
-	reg, err := engines.NewRegistry(chat.Kind(nil), worker.Kind(nil), engines.Kind{Name: "echo", Engine: echo{}})
+	reg, err := engines.NewRegistry(chat.Kind(nil), worker.Kind(nil), vogon.Kind(nil), engines.Kind{Name: "echo", Engine: echo{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestUnknownEngineKind(t *testing.T) {
 	t.Parallel()
 	lib := loadRecipes(t, map[string]string{"parrot": "name: parrot\nengine: echo\nmodel: {provider: default}\nturn_end: natural\n"})
 	_, err := brain.New(brain.Config{Redis: testutil.Redis(t), Recipes: lib, Models: map[string]llm.Model{"default": scripted.New(&scripted.Script{})}})
-	if err == nil || !strings.Contains(err.Error(), `recipe parrot names engine "echo"; this node runs chat, worker`) {
+	if err == nil || !strings.Contains(err.Error(), `recipe parrot names engine "echo"; this node runs chat, vogon, worker`) {
 		t.Errorf("New with a recipe of an unregistered kind: %v; want an error naming the kinds", err)
 	}
 }

@@ -24,6 +24,7 @@ const (
 	TypeModelUsage           EventType = "model_usage"
 	TypeApprovalRequested    EventType = "approval_requested"
 	TypeApprovalDecided      EventType = "approval_decided"
+	TypePhaseChange          EventType = "phase_change"
 )
 
 // Known reports whether t is one of the types above. Events of unknown
@@ -33,7 +34,7 @@ func (t EventType) Known() bool {
 	case TypeTurnStart, TypeInboxMessage, TypeChatResponse, TypeToolCallRequest,
 		TypeToolCallResponse, TypeValidationCorrection, TypeStateChange,
 		TypeSystemNotice, TypeHostedActivity, TypePresentation, TypeModelUsage,
-		TypeApprovalRequested, TypeApprovalDecided:
+		TypeApprovalRequested, TypeApprovalDecided, TypePhaseChange:
 		return true
 	}
 	return false
@@ -69,6 +70,7 @@ type Event struct {
 	ModelUsage           *ModelUsage           `json:"model_usage,omitempty"`
 	ApprovalRequested    *ApprovalRequested    `json:"approval_requested,omitempty"`
 	ApprovalDecided      *ApprovalDecision     `json:"approval_decided,omitempty"`
+	PhaseChange          *PhaseChange          `json:"phase_change,omitempty"`
 }
 
 // fromModel reports whether e is part of a model response: the events that
@@ -143,6 +145,13 @@ func NewValidationCorrection(validator string, attempt int, text string) Event {
 	return Event{Type: TypeValidationCorrection, ValidationCorrection: &ValidationCorrection{
 		Validator: validator, Attempt: attempt, Text: text,
 	}}
+}
+
+// NewPhaseChange returns a phase_change event: a phased process (the vogon
+// engine's) moves to phase to, for reason; from and result are the phase it
+// leaves and, when that phase passed its gate, its result.
+func NewPhaseChange(from, to, reason string, result json.RawMessage) Event {
+	return Event{Type: TypePhaseChange, PhaseChange: &PhaseChange{From: from, To: to, Reason: reason, Result: result}}
 }
 
 // NewStateChange returns a state_change event for the lifecycle event that

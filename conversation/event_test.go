@@ -86,6 +86,7 @@ func samples() []Event {
 			By: ApproverOperator, Key: "t-1/2", Deadline: new(time.Date(2026, 3, 14, 10, 26, 53, 0, time.UTC)),
 		}}), "1-11", "engine"),
 		stamp(NewApprovalDecided(ApprovalDecision{CallID: "call_3", Decision: Reject, Reason: "Not that site."}), "1-12", "operator:bob"),
+		stamp(NewPhaseChange("draft", "critique", PhaseDone, json.RawMessage(`{"draft":"Brain runs agents."}`)), "1-13", "engine"),
 	}
 }
 

@@ -270,6 +270,15 @@ func (w *jsonWriter) event(e *Event) {
 		w.key("approval_decided")
 		w.marshal(p)
 	}
+	if p := e.PhaseChange; p != nil {
+		w.key("phase_change")
+		w.open()
+		w.optStr("from", p.From)
+		w.optStr("to", p.To)
+		w.str("reason", p.Reason)
+		w.optRaw("result", p.Result)
+		w.close()
+	}
 	w.close()
 }
 

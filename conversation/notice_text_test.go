@@ -5,6 +5,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines/rounds"
+	"github.com/engine-brain/brain/engines/vogon"
 )
 
 // Every notice the round loop and the node write has a text of its own for
@@ -16,6 +17,7 @@ func TestUserNoticeTextKnowsEveryNotice(t *testing.T) {
 		rounds.NoticeMaxRounds, rounds.NoticeTimeout, rounds.NoticeModelError, rounds.NoticeEmptyAnswer,
 		rounds.NoticeModelAuth, rounds.NoticeModelPayload, rounds.NoticeTokenBudget, rounds.NoticeDayTokenBudget,
 		rounds.NoticeHalted, "turn_failed", // internal/node/turn.go
+		vogon.NoticeGateFailed,
 	} {
 		if conversation.UserNoticeText(code) == generic {
 			t.Errorf("notice %q has no text for the user", code)

@@ -171,6 +171,27 @@ type StateChange struct {
 	Event string `json:"event"`
 }
 
+// The reasons of a phase change.
+const (
+	PhaseStart  = "start"   // the first phase begins
+	PhaseDone   = "done"    // the phase passed its gate; the next begins
+	PhaseRetry  = "retry"   // the phase failed its gate and begins again
+	PhaseBackTo = "back_to" // the phase failed its gate; an earlier one begins again
+	PhaseFailed = "failed"  // the phase failed its gate; the process fails
+)
+
+// PhaseChange records that a phased process (the vogon engine's) moved from
+// one phase to another. The log is where its phases are kept: the current
+// phase is the To of the newest phase change, and a phase's result is the
+// Result of the newest change that left it done. To is empty when the last
+// phase ended (its result is the process's answer).
+type PhaseChange struct {
+	From   string          `json:"from,omitempty"`
+	To     string          `json:"to,omitempty"`
+	Reason string          `json:"reason"`
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
 // SystemNotice is a notice of the system about the turn, for people and
 // operators (e.g. the round bound was reached). The model does not see it.
 type SystemNotice struct {

@@ -39,6 +39,9 @@ func (e *Event) Size() int {
 	if p := e.SystemNotice; p != nil {
 		n += structBytes + len(p.Code) + len(p.Text)
 	}
+	if p := e.PhaseChange; p != nil {
+		n += structBytes + len(p.From) + len(p.To) + len(p.Reason) + len(p.Result)
+	}
 	if p := e.HostedActivity; p != nil {
 		n += structBytes + len(p.ActivityID) + len(p.Name) + len(p.State) + len(p.Input) +
 			len(p.Summary) + payloadSize(p.Payload)

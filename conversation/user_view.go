@@ -10,7 +10,7 @@ package conversation
 //   - tool call requests are dropped (arguments are not addressed to people);
 //   - tool results pass reduced to the blocks addressed to the user, and are
 //     dropped when none is;
-//   - presentations pass;
+//   - presentations and phase changes pass;
 //   - approval requests pass reduced to the calls a user may decide, and
 //     are dropped when none is (an operator's are not the user's business);
 //   - system notices pass reduced to a short text for people, code kept
@@ -27,7 +27,7 @@ func UserView(events []Event) []Event {
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
-		case TypeTurnStart, TypePresentation:
+		case TypeTurnStart, TypePresentation, TypePhaseChange:
 			out = append(out, *e)
 		case TypeInboxMessage:
 			if m := e.InboxMessage; m != nil && m.Kind == KindUser {
@@ -96,6 +96,8 @@ var userNoticeTexts = map[string]string{
 	"day_token_budget": "Today's allowance is used up; this conversation goes on tomorrow.",
 	"turn_halted":      "This turn was interrupted before it finished.",
 	"turn_failed":      "Something went wrong and this conversation stopped.",
+	// engines/vogon
+	"phase_gate_failed": "A step of this work could not be completed, so it stopped.",
 }
 
 // UserNoticeText is the short text a user sees for a system notice with

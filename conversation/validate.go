@@ -69,7 +69,8 @@ func (e *Event) payloads() iter.Seq2[EventType, bool] {
 			yield(TypePresentation, e.Presentation != nil) &&
 			yield(TypeModelUsage, e.ModelUsage != nil) &&
 			yield(TypeApprovalRequested, e.ApprovalRequested != nil) &&
-			yield(TypeApprovalDecided, e.ApprovalDecided != nil)
+			yield(TypeApprovalDecided, e.ApprovalDecided != nil) &&
+			yield(TypePhaseChange, e.PhaseChange != nil)
 	}
 }
 
@@ -166,6 +167,12 @@ func (e *Event) validatePayload() error {
 		errs = append(errs, required("to", s.To), required("event", s.Event))
 	case TypeSystemNotice:
 		errs = append(errs, required("code", e.SystemNotice.Code))
+	case TypePhaseChange:
+		p := e.PhaseChange
+		errs = append(errs, required("reason", p.Reason), validJSON("result", p.Result, false))
+		if p.From == "" && p.To == "" {
+			errs = append(errs, &fieldError{"to", "must not be empty when from is"})
+		}
 	case TypeHostedActivity:
 		h := e.HostedActivity
 		errs = append(errs, required("activity_id", h.ActivityID), required("name", h.Name))

@@ -35,5 +35,15 @@
 //
 // TestCustomEngine, in the root package's engines_test.go, does exactly
 // this on a real node.
+//
+// # Engines of other shapes
+//
+// engines/vogon runs a gated pipeline on the same round loop: one
+// rounds.Run per phase, with the phase's prompt and tools and a Contract
+// whose ending tool is phase_done, its result checked against the phase's
+// gate. Its state is not kept beside the log but in it (phase_change
+// events, committed with the rounds), so Turn.History and Turn.Current are
+// all a resumed turn needs; an engine that keeps state of its own should do
+// the same rather than ask for new storage.
 // See docs/ARCHITECTURE.md for where engines sit in the walk of a message.
 package engines

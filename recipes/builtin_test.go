@@ -17,7 +17,7 @@ var contractCopies = []string{"`respond` MUST be the LAST and ONLY tool call", "
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
 	lib := Builtin()
-	want := []string{"arthur", "default", "ford", "marvin-worker", "web-research"}
+	want := []string{"arthur", "default", "ford", "marvin-worker", "vogon-review", "web-research"}
 	if diff := cmp.Diff(want, lib.Names()); diff != "" {
 		t.Fatalf("Names() mismatch (-want +got):\n%s", diff)
 	}
@@ -33,6 +33,7 @@ func TestBuiltin(t *testing.T) {
 		{"arthur", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "spawn_worker"}, true},
 		{"marvin-worker", EngineWorker, TurnEndFinishTask, []string{"http_fetch", "finish_task"}, false},
 		{"web-research", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "present_results"}, true},
+		{"vogon-review", EngineVogon, TurnEndRespond, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

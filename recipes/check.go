@@ -48,6 +48,7 @@ func (l *loader) check(top *document, merged *yaml.Node) (*Recipe, Errors) {
 	c.a2a()
 	c.contract()
 	c.resultSchema()
+	c.phases()
 	if len(c.errs) > 0 {
 		return nil, c.errs
 	}
@@ -300,6 +301,7 @@ func (c *checker) turnEnd(toolsOK bool) {
 		where, path = c.nearest("tools"), "tools"
 	}
 	switch {
+	case engine == EngineVogon: // phases end with phase_done, which the engine offers
 	case engine == EngineChat && mode == TurnEndFinishTask:
 		c.at(where, path, "`finish_task` ends the task of a worker; a chat recipe ends turns with `respond` (or `natural`), or set `engine: worker`")
 	case engine == EngineWorker && mode == TurnEndRespond:

@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/engines/rounds"
+	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 )
 
@@ -45,16 +47,22 @@ func validateExpect(expect []string) error {
 	return nil
 }
 
-// playProblems finds what went wrong in a play's log: calls of tools reg
-// does not have and failed model calls, in log order, then the script's
-// unplayed rounds.
-func playProblems(log []conversation.Event, reg *tools.Registry, unplayed []string) []playProblem {
+// playProblems finds what went wrong in a play's log: calls of tools that
+// neither reg, the recipe's, has nor the engine adds itself (its ending
+// tool, from terms, as vogon's phase_done), and failed model calls, in log
+// order, then the script's unplayed rounds.
+func playProblems(log []conversation.Event, reg *tools.Registry, terms func(*recipes.Recipe) engines.Terms, rc *recipes.Recipe,
+	unplayed []string) []playProblem {
 	var out []playProblem
+	var ending string
+	if terms != nil {
+		ending = terms(rc).Ending
+	}
 	unknown := map[string]bool{} // call ids of unknown tools
 	for i := range log {
 		e := &log[i]
 		switch {
-		case e.ToolCallRequest != nil && !reg.Has(e.ToolCallRequest.Name):
+		case e.ToolCallRequest != nil && !reg.Has(e.ToolCallRequest.Name) && e.ToolCallRequest.Name != ending:
 			unknown[e.ToolCallRequest.CallID] = true
 		case e.ToolCallResponse != nil && e.ToolCallResponse.IsError && unknown[e.ToolCallResponse.CallID]:
 			out = append(out, playProblem{expectUnknownTool, fmt.Sprintf("turn %s: %s",

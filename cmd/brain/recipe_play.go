@@ -189,7 +189,7 @@ func playRecipe(ctx context.Context, recipeArg, scriptPath, view string) (*playR
 	fmt.Fprintf(&buf, "final state: %s\n", sess.Status)
 	return &playResult{
 		transcript: buf.Bytes(),
-		problems:   playProblems(sess.Log, reg, model.Unplayed()),
+		problems:   playProblems(sess.Log, reg, kind.Terms, r, model.Unplayed()),
 		expect:     script.Expect,
 	}, nil
 }

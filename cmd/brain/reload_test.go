@@ -72,7 +72,7 @@ func TestReload(t *testing.T) {
 	// An engine kind this server does not run.
 	writeRecipe(t, dir, "other.yaml", "name: other\nengine: robot\nmodel:\n  provider: local\nturn_end: natural\n")
 	err = r.Reload(context.Background())
-	if want := `recipe other names engine "robot"; this node runs chat, worker`; err == nil || !strings.Contains(err.Error(), want) {
+	if want := `recipe other names engine "robot"; this node runs chat, vogon, worker`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("reload naming an unknown engine: %v, want an error saying %q", err, want)
 	}
 	if len(sink.got) != 1 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines/vogon"
 	"github.com/engine-brain/brain/tools"
 )
 
@@ -15,6 +16,10 @@ func writeTranscript(w io.Writer, log []conversation.Event) {
 	for _, e := range log {
 		if c := e.StateChange; c != nil {
 			fmt.Fprintf(w, "[state] %s -> %s (%s by %s)\n", c.From, c.To, c.Event, e.By)
+			continue
+		}
+		if r := e.ToolCallResponse; r != nil && r.Name == vogon.PhaseDone && r.IsError { // a gate's refusal, for the recipe's author
+			fmt.Fprintf(w, "[gate] %s\n", clip(conversation.TextOf(r.Content)))
 			continue
 		}
 		for _, v := range conversation.UserView([]conversation.Event{e}) {
@@ -76,11 +81,29 @@ func writeUserEvent(w io.Writer, e *conversation.Event) {
 		writePresentation(w, e.Presentation)
 	case e.SystemNotice != nil: // the user view's short text
 		fmt.Fprintf(w, "[notice] %s\n", e.SystemNotice.Text)
+	case e.PhaseChange != nil:
+		writePhaseChange(w, e.PhaseChange)
 	case e.ApprovalRequested != nil: // the user view keeps the calls the user decides
 		for _, c := range e.ApprovalRequested.Calls {
 			fmt.Fprintf(w, "[approval] %s %s waits for your decision (call %s)\n", c.Name, clip(string(c.Arguments)), c.CallID)
 		}
 	}
+}
+
+// writePhaseChange prints a vogon process's move from phase to phase.
+func writePhaseChange(w io.Writer, p *conversation.PhaseChange) {
+	from, to := p.From, p.To
+	if from == "" {
+		from = "(start)"
+	}
+	if to == "" {
+		to = "(end)"
+	}
+	fmt.Fprintf(w, "[phase] %s -> %s (%s)", from, to, p.Reason)
+	if len(p.Result) > 0 {
+		fmt.Fprintf(w, " result: %s", clip(string(p.Result)))
+	}
+	fmt.Fprintln(w)
 }
 
 // writeSpeech prints "who: text", indenting the lines after the first.

@@ -17,6 +17,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/engines/chat"
+	"github.com/engine-brain/brain/engines/vogon"
 	"github.com/engine-brain/brain/engines/worker"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/recipes"
@@ -150,10 +151,10 @@ const DefaultAffinityWait = 25 * time.Millisecond
 // cache what it builds. An error fails the turn with the error's message.
 type ModelResolver func(m recipes.Model) (llm.Model, error)
 
-// DefaultEngines returns the built-in engine kinds, chat and worker, their
+// DefaultEngines returns the built-in engine kinds, chat, worker and vogon, their
 // events stamped by clock: Config.Registry when none is given.
 func DefaultEngines(clock func() time.Time) *engines.Registry {
-	r, err := engines.NewRegistry(chat.Kind(clock), worker.Kind(clock))
+	r, err := engines.NewRegistry(chat.Kind(clock), worker.Kind(clock), vogon.Kind(clock))
 	if err != nil {
 		panic(err) // the built-in kinds have distinct, valid names
 	}

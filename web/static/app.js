@@ -926,6 +926,13 @@
         b.appendChild(el('div', '', n.text || 'Something went wrong, so this turn ended early.'));
         break;
       }
+      case 'phase_change': { // a vogon process moves through its phases
+        const p = ev.phase_change || {};
+        const b = bubble('note', 'phase ' + (p.reason || '') + ' · ' + when(ev));
+        b.appendChild(el('div', '', (p.from || '(start)') + ' → ' + (p.to || '(end)')));
+        if (p.result !== undefined) b.appendChild(el('pre', '', JSON.stringify(p.result, null, 2)));
+        break;
+      }
       default:
         // turn_start and types of newer nodes: nothing to show.
         break;
