@@ -46,6 +46,7 @@ func (l *loader) check(top *document, merged *yaml.Node) (*Recipe, Errors) {
 	c.limits()
 	c.links()
 	c.a2a()
+	c.heads()
 	if len(c.errs) > 0 {
 		return nil, c.errs
 	}

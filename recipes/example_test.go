@@ -83,7 +83,7 @@ func ExampleLint() {
 	// Output:
 	// testdata/bad/unknown_field.yaml:5:1: systm_prompt: unknown field; did you mean `system_prompt`?
 	// testdata/bad/unknown_field.yaml:9:3: validation.max_correction: unknown field; did you mean `max_corrections`?
-	// testdata/bad/unknown_field.yaml:10:1: colour: unknown field; the fields here are `a2a`, `description`, `engine`, `extends`, `limits`, `mcp_servers`, `model`, `name`, `presentation`, `steering`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`
+	// testdata/bad/unknown_field.yaml:10:1: colour: unknown field; the fields here are `a2a`, `description`, `engine`, `extends`, `heads`, `limits`, `mcp_servers`, `model`, `name`, `presentation`, `steering`, `synthesis`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`
 }
 
 // A tool entry's approval makes its calls wait for a person's decision; a

@@ -82,7 +82,7 @@ func TestLoadDirErrors(t *testing.T) {
 		t.Fatalf("LoadDir error = %v, want Errors", err)
 	}
 	want := "testdata/extends/broken/parent.yaml:5:5: tools[0]: unknown tool `respnd`; did you mean `respond`?\n" +
-		"testdata/extends/broken/schema_child.yaml:4:1: colour: unknown field; the fields here are `a2a`, `description`, `engine`, `extends`, `limits`, `mcp_servers`, `model`, `name`, `presentation`, `steering`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`\n" +
+		"testdata/extends/broken/schema_child.yaml:4:1: colour: unknown field; the fields here are `a2a`, `description`, `engine`, `extends`, `heads`, `limits`, `mcp_servers`, `model`, `name`, `presentation`, `steering`, `synthesis`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`\n" +
 		"testdata/extends/broken/schema_parent.yaml:3:28: model.temprature: unknown field; did you mean `temperature`?"
 	if diff := cmp.Diff(want, errs.Error()); diff != "" {
 		t.Errorf("LoadDir errors mismatch (-want +got):\n%s", diff)

@@ -142,4 +142,4 @@ func errString(err error) string {
 
 // builtinKinds are the engine kinds of a node without engines of its own
 // (brain.DefaultEngines).
-var builtinKinds = []string{string(EngineChat), string(EngineWorker)}
+var builtinKinds = []string{string(EngineChat), string(EngineWorker), string(EngineZaphod)}

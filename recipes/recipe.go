@@ -92,6 +92,8 @@ type Recipe struct {
 	Limits       Limits       `yaml:"limits,omitempty" json:"limits,omitzero" jsonschema_description:"Bounds of one turn and of the workers a process may start."`
 	Presentation Presentation `yaml:"presentation,omitempty" json:"presentation,omitzero" jsonschema_description:"Settings of the present_results tool."`
 	A2A          A2A          `yaml:"a2a,omitempty" json:"a2a,omitzero" jsonschema_description:"Whether the recipe is offered to other agents over the A2A protocol, and the skills its agent card lists."`
+	Heads        []Head       `yaml:"heads,omitempty" json:"heads,omitempty" jsonschema:"minItems=2,maxItems=8" jsonschema_description:"Engine zaphod only: the heads every turn asks the same thing concurrently, each with its own model and system prompt. Two to eight, of distinct names."`
+	Synthesis    Synthesis    `yaml:"synthesis,omitempty" json:"synthesis,omitzero" jsonschema_description:"Engine zaphod only (required there): the call that composes the turn's answer from the heads' answers and ends with respond."`
 }
 
 // EngineKind returns the recipe's engine, EngineChat when none is named.
@@ -157,6 +159,8 @@ func (r *Recipe) Clone() *Recipe {
 	if r.A2A.Skills == nil {
 		c.A2A.Skills = nil
 	}
+	c.Heads = cloneHeads(r.Heads)
+	c.Synthesis.Model = r.Synthesis.Model.clone()
 	return &c
 }
 
