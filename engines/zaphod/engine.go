@@ -1,6 +1,7 @@
 package zaphod
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -113,8 +114,9 @@ func (e *Engine) askHeads(ctx context.Context, t *engines.Turn, cp engines.Check
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make(chan result, len(missing)) // buffered: a head never waits for the checkpoint of another
+	start := clock()                           // the heads' own clock: clock need not be safe for concurrent use
 	for _, h := range missing {
-		go func() { results <- ask(ctx, t, h, clock) }()
+		go func() { results <- ask(ctx, t, h, func() time.Time { return start }) }()
 	}
 	current = append(make([]conversation.Event, 0, len(current)+3*len(missing)), current...)
 	halted := false
@@ -124,6 +126,9 @@ func (e *Engine) askHeads(ctx context.Context, t *engines.Turn, cp engines.Check
 		if res.halted || cpErr != nil {
 			halted = halted || res.halted
 			continue
+		}
+		for i := range res.events { // stamped as they arrive
+			res.events[i].At = clock()
 		}
 		if err := cp.Checkpoint(ctx, res.events); err != nil {
 			cpErr = fmt.Errorf("zaphod: turn %s: head %s: checkpoint: %w", t.ID, res.head, err)
@@ -195,16 +200,9 @@ func ask(ctx context.Context, t *engines.Turn, h recipes.Head, clock func() time
 	case len(out.Approvals) > 0:
 		res.events = append(res.events, failure(t.ID, by, "the head called a tool that needs a person's approval, which a head cannot wait for", clock))
 	default:
-		res.events = append(res.events, failure(t.ID, by, cmp(why, "the head gave no answer"), clock))
+		res.events = append(res.events, failure(t.ID, by, cmp.Or(why, "the head gave no answer"), clock))
 	}
 	return res
-}
-
-func cmp(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // modelOf is the model of a head or of the synthesis, whose model section
