@@ -14,7 +14,7 @@ const respondConvention = "`respond` MUST be the LAST and ONLY tool call in its 
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
 	lib := Builtin()
-	want := []string{"arthur", "default", "ford", "marvin-worker", "web-research"}
+	want := []string{"arthur", "default", "ford", "marvin-worker", "web-research", "zaphod-panel"}
 	if diff := cmp.Diff(want, lib.Names()); diff != "" {
 		t.Fatalf("Names() mismatch (-want +got):\n%s", diff)
 	}
@@ -30,6 +30,7 @@ func TestBuiltin(t *testing.T) {
 		{"arthur", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "spawn_worker"}, true},
 		{"marvin-worker", EngineWorker, TurnEndFinishTask, []string{"http_fetch", "finish_task"}, false},
 		{"web-research", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "present_results"}, true},
+		{"zaphod-panel", EngineZaphod, TurnEndRespond, []string{"respond"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,7 +72,7 @@ func ExampleBuiltin() {
 	worker, _ := lib.Get("marvin-worker")
 	fmt.Println(worker.EngineKind(), worker.TurnEndMode())
 	// Output:
-	// [arthur default ford marvin-worker web-research]
+	// [arthur default ford marvin-worker web-research zaphod-panel]
 	// worker finish_task
 }
 

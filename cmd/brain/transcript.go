@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/engines/zaphod"
 	"github.com/engine-brain/brain/tools"
 )
 
@@ -17,9 +18,24 @@ func writeTranscript(w io.Writer, log []conversation.Event) {
 			fmt.Fprintf(w, "[state] %s -> %s (%s by %s)\n", c.From, c.To, c.Event, e.By)
 			continue
 		}
+		if head, ok := strings.CutPrefix(e.By, zaphod.ByHead); ok { // a zaphod head's answer, for the engine alone
+			writeHead(w, head, &e)
+			continue
+		}
 		for _, v := range conversation.UserView([]conversation.Event{e}) {
 			writeUserEvent(w, &v)
 		}
+	}
+}
+
+// writeHead prints what head answered, or that it failed: the user sees
+// only the synthesis, the recipe's author sees each head.
+func writeHead(w io.Writer, head string, e *conversation.Event) {
+	switch {
+	case e.ChatResponse != nil:
+		writeSpeech(w, "[head "+head+"]", e.ChatResponse.Text)
+	case e.SystemNotice != nil:
+		writeSpeech(w, "[head "+head+" failed]", e.SystemNotice.Text)
 	}
 }
 
