@@ -27,5 +27,13 @@
 //
 // TestCustomEngine, in the root package's engines_test.go, does exactly
 // this on a real node.
+//
+// Engines of other shapes compose the round loop rather than extend it:
+// engines/zaphod runs one rounds.Run per head concurrently, each with a
+// contract of its own (the head's respond message or final text is its
+// answer) and a Checkpointer that keeps its rounds out of the log, logs
+// each answer as it arrives, and ends with a chat turn (chat.Engine) whose
+// system prompt carries the answers. A section of the recipe naming a
+// model other than its own (a head's) is resolved by Turn.Models.
 // See docs/ARCHITECTURE.md for where engines sit in the walk of a message.
 package engines
