@@ -19,7 +19,8 @@
 //     chat and worker share, with a Contract of their own.
 //  2. Register it beside the built-in kinds as brain.Config.Registry:
 //     engines.NewRegistry(chat.Kind(clock), worker.Kind(clock),
-//     engines.Kind{Name: "mine", Engine: e}). Set
+//     zaphod.Kind(clock), engines.Kind{Name: "mine", Engine: e}) (a node
+//     refuses a library with recipes of kinds it lacks). Set
 //     Kind.Task when its processes work for a parent (spawn_worker starts
 //     only those, and their Outcome.Finish reaches the parent's inbox).
 //  3. Recipes name it with `engine: mine`; a node refuses recipes of kinds

@@ -56,7 +56,11 @@ func TestBuiltin(t *testing.T) {
 			if r.Description == "" {
 				t.Error("no description")
 			}
-			if got := strings.Contains(r.SystemPrompt, respondConvention); got != (tt.turnEnd == TurnEndRespond) {
+			prompt := r.SystemPrompt
+			if r.EngineKind() == EngineZaphod { // the synthesis responds
+				prompt = r.Synthesis.SystemPrompt
+			}
+			if got := strings.Contains(prompt, respondConvention); got != (tt.turnEnd == TurnEndRespond) {
 				t.Errorf("system prompt holds the respond convention block: %v, want %v", got, tt.turnEnd == TurnEndRespond)
 			}
 		})

@@ -19,7 +19,7 @@ func TestLoadDirExtends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"arthur", "base", "child", "default", "ford", "grandchild", "local_ford", "marvin-worker", "web-research"}
+	want := []string{"arthur", "base", "child", "default", "ford", "grandchild", "local_ford", "marvin-worker", "web-research", "zaphod-panel"}
 	if diff := cmp.Diff(want, lib.Names()); diff != "" {
 		t.Errorf("Names() mismatch (-want +got):\n%s", diff)
 	}
@@ -104,7 +104,7 @@ func TestLibraryGet(t *testing.T) {
 		t.Errorf("Get(fordd) error = %q, want %q", err, want)
 	}
 	_, err = lib.Get("zzz")
-	if want := "recipes: recipe not found: \"zzz\"; the recipes are `arthur`, `default`, `ford`, `marvin-worker`, `web-research`"; err.Error() != want {
+	if want := "recipes: recipe not found: \"zzz\"; the recipes are `arthur`, `default`, `ford`, `marvin-worker`, `web-research`, `zaphod-panel`"; err.Error() != want {
 		t.Errorf("Get(zzz) error = %q, want %q", err, want)
 	}
 

@@ -130,3 +130,42 @@ func TestZaphodResumeAsksOnlyMissingHeads(t *testing.T) {
 		t.Errorf("the user sees %q, want the synthesis's reply", reply)
 	}
 }
+
+// Two nodes with their engines split, chat on one and zaphod on the
+// other, each run only the turns of their own kind.
+func TestEnginesSplitChatAndZaphod(t *testing.T) {
+	t.Parallel()
+	srv := testutil.StartRedis(t)
+	model := &panelModel{calls: map[string]int{}, hung: make(chan struct{}, 1)}
+	chatCommits, zaphodCommits := nodetest.NewCommits(), nodetest.NewCommits()
+	base := Config{Recipes: recipes.Builtin(), Models: map[string]llm.Model{"default": model}}
+	chatCfg, zaphodCfg := base, base
+	chatCfg.Redis, chatCfg.NodeID, chatCfg.Engines, chatCfg.OnCommit = srv.Client(t), "chat-node", []string{"chat"}, chatCommits.Add
+	zaphodCfg.Redis, zaphodCfg.NodeID, zaphodCfg.Engines, zaphodCfg.OnCommit = srv.Client(t), "zaphod-node", []string{"zaphod"}, zaphodCommits.Add
+	c := startNode(t, chatCfg)
+	startNode(t, zaphodCfg)
+	ctx := context.Background()
+	chatRec, err := c.Create(ctx, NewProcess{Recipe: "default", Input: "Hello."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	panelRec, err := c.Create(ctx, NewProcess{Recipe: "zaphod-panel", Input: "Ship on Friday?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := func(id string) func(store.Record) bool {
+		return func(r store.Record) bool { return r.ID == id && r.Status.State == lifecycle.Blocked }
+	}
+	chatCommits.Wait(t, "the chat turn on the chat node", blocked(chatRec.ID))
+	zaphodCommits.Wait(t, "the zaphod turn on the zaphod node", blocked(panelRec.ID))
+	for _, r := range chatCommits.Records() {
+		if r.ID == panelRec.ID {
+			t.Errorf("the chat node committed a turn of the zaphod process")
+		}
+	}
+	for _, r := range zaphodCommits.Records() {
+		if r.ID == chatRec.ID {
+			t.Errorf("the zaphod node committed a turn of the chat process")
+		}
+	}
+}
