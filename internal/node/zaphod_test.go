@@ -132,7 +132,8 @@ func TestZaphodResumeAsksOnlyMissingHeads(t *testing.T) {
 }
 
 // Two nodes with their engines split, chat on one and zaphod on the
-// other, each run only the turns of their own kind.
+// other, each run only the turns of their own kind: the zaphod process
+// waits for the zaphod node, though the chat node was there first.
 func TestEnginesSplitChatAndZaphod(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartRedis(t)
@@ -142,8 +143,7 @@ func TestEnginesSplitChatAndZaphod(t *testing.T) {
 	chatCfg, zaphodCfg := base, base
 	chatCfg.Redis, chatCfg.NodeID, chatCfg.Engines, chatCfg.OnCommit = srv.Client(t), "chat-node", []string{"chat"}, chatCommits.Add
 	zaphodCfg.Redis, zaphodCfg.NodeID, zaphodCfg.Engines, zaphodCfg.OnCommit = srv.Client(t), "zaphod-node", []string{"zaphod"}, zaphodCommits.Add
-	c := startNode(t, chatCfg)
-	startNode(t, zaphodCfg)
+	c := startNode(t, chatCfg) // alone at first: the zaphod process waits for a node of its kind
 	ctx := context.Background()
 	chatRec, err := c.Create(ctx, NewProcess{Recipe: "default", Input: "Hello."})
 	if err != nil {
@@ -157,6 +157,7 @@ func TestEnginesSplitChatAndZaphod(t *testing.T) {
 		return func(r store.Record) bool { return r.ID == id && r.Status.State == lifecycle.Blocked }
 	}
 	chatCommits.Wait(t, "the chat turn on the chat node", blocked(chatRec.ID))
+	startNode(t, zaphodCfg)
 	zaphodCommits.Wait(t, "the zaphod turn on the zaphod node", blocked(panelRec.ID))
 	for _, r := range chatCommits.Records() {
 		if r.ID == panelRec.ID {
