@@ -16,6 +16,7 @@ import (
 	"github.com/engine-brain/brain/engines/chat"
 	"github.com/engine-brain/brain/engines/vogon"
 	"github.com/engine-brain/brain/engines/worker"
+	"github.com/engine-brain/brain/engines/zaphod"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/llm"
@@ -96,7 +97,7 @@ func waitCommit(t *testing.T, commits <-chan store.Record, pid string) store.Rec
 // turn of it on a real node: the recipe's engine kind picks it.
 func TestCustomEngine(t *testing.T) {
 	t.Parallel()
-	reg, err := engines.NewRegistry(chat.Kind(nil), worker.Kind(nil), vogon.Kind(nil), engines.Kind{Name: "echo", Engine: echo{}})
+	reg, err := engines.NewRegistry(chat.Kind(nil), worker.Kind(nil), vogon.Kind(nil), zaphod.Kind(nil), engines.Kind{Name: "echo", Engine: echo{}})
 	if err != nil {
 		t.Fatal(err)
 	}

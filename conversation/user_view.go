@@ -13,7 +13,8 @@ package conversation
 //   - presentations and phase changes pass;
 //   - approval requests pass reduced to the calls a user may decide, and
 //     are dropped when none is (an operator's are not the user's business);
-//   - system notices pass reduced to a short text for people, code kept
+//   - system notices whose code people are told of (userNoticeTexts) pass
+//     reduced to a short text for people, code kept; others are dropped
 //     ([UserNoticeText]): a turn that failed or stopped early says so, while
 //     the notice's own text, written for operators, stays in the log;
 //   - everything else is dropped, including events of unknown types.
@@ -54,10 +55,14 @@ func UserView(events []Event) []Event {
 			}
 			out = append(out, c)
 		case TypeSystemNotice:
+			// A notice people are told of (its code has a text for them);
+			// an engine's own (a zaphod head's failure) stays the operator's.
 			if n := e.SystemNotice; n != nil {
-				c := *e
-				c.SystemNotice = &SystemNotice{Code: n.Code, Text: UserNoticeText(n.Code)}
-				out = append(out, c)
+				if text, ok := userNoticeTexts[n.Code]; ok {
+					c := *e
+					c.SystemNotice = &SystemNotice{Code: n.Code, Text: text}
+					out = append(out, c)
+				}
 			}
 		case TypeApprovalRequested:
 			r := e.ApprovalRequested

@@ -89,16 +89,15 @@ func TestUserView(t *testing.T) {
 			want: []Event{presentation},
 		},
 		{
-			name: "notices pass with a short text for people, code kept; the operator's text stays in the log",
+			name: "notices people are told of pass with a short text, code kept; the operator's text stays in the log; an engine's own notice does not pass",
 			events: []Event{
 				stamp(NewSystemNotice("model_error", "The model call failed: openai: 429 rate limited (key sk-…)"), "1-2", "engine"),
 				NewSystemNotice("max_rounds", "The turn reached 20 rounds."),
-				NewSystemNotice("brand_new", "A notice of a newer node."),
+				NewSystemNotice("head_failed", "head skeptic: the model call failed: 503"),
 			},
 			want: []Event{
 				stamp(NewSystemNotice("model_error", "Something went wrong while answering, so this turn ended without an answer. Please try again later."), "1-2", "engine"),
 				NewSystemNotice("max_rounds", "This turn took too many steps and stopped before it finished."),
-				NewSystemNotice("brand_new", "Something went wrong, so this turn ended early."),
 			},
 		},
 		{

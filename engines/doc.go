@@ -27,7 +27,8 @@
 //     own requests sends System(recipe, terms) as the system prompt.
 //  3. Register it beside the built-in kinds as brain.Config.Registry:
 //     engines.NewRegistry(chat.Kind(clock), worker.Kind(clock),
-//     engines.Kind{Name: "mine", Engine: e}). Set
+//     zaphod.Kind(clock), engines.Kind{Name: "mine", Engine: e}) (a node
+//     refuses a library with recipes of kinds it lacks). Set
 //     Kind.Task when its processes work for a parent (spawn_worker starts
 //     only those, and their Outcome.Finish reaches the parent's inbox).
 //  4. Recipes name it with `engine: mine`; a node refuses recipes of kinds
@@ -45,5 +46,13 @@
 // events, committed with the rounds), so Turn.History and Turn.Current are
 // all a resumed turn needs; an engine that keeps state of its own should do
 // the same rather than ask for new storage.
+//
+// Engines of other shapes compose the round loop rather than extend it:
+// engines/zaphod runs one rounds.Run per head concurrently, each with a
+// contract of its own (the head's respond message or final text is its
+// answer) and a Checkpointer that keeps its rounds out of the log, logs
+// each answer as it arrives, and ends with a chat turn (chat.Engine) whose
+// system prompt carries the answers. A section of the recipe naming a
+// model other than its own (a head's) is resolved by Turn.Models.
 // See docs/ARCHITECTURE.md for where engines sit in the walk of a message.
 package engines

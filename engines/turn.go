@@ -69,6 +69,10 @@ type Turn struct {
 	// Progress, when not nil, receives the turn's live updates: rounds,
 	// the text and the answer as they stream, tools.
 	Progress live.Sink
+	// Models, when not nil, resolves a model section other than the
+	// recipe's (a zaphod head's, merged over the recipe's) as the runtime
+	// resolved Model; nil: every model call of the turn uses Model.
+	Models func(recipes.Model) (llm.Model, error)
 }
 
 // Checkpointer makes a turn's progress durable. The engine calls it with

@@ -17,7 +17,7 @@ var contractCopies = []string{"`respond` MUST be the LAST and ONLY tool call", "
 func TestBuiltin(t *testing.T) {
 	t.Parallel()
 	lib := Builtin()
-	want := []string{"arthur", "default", "ford", "marvin-worker", "vogon-review", "web-research"}
+	want := []string{"arthur", "default", "ford", "marvin-worker", "vogon-review", "web-research", "zaphod-panel"}
 	if diff := cmp.Diff(want, lib.Names()); diff != "" {
 		t.Fatalf("Names() mismatch (-want +got):\n%s", diff)
 	}
@@ -34,6 +34,7 @@ func TestBuiltin(t *testing.T) {
 		{"marvin-worker", EngineWorker, TurnEndFinishTask, []string{"http_fetch", "finish_task"}, false},
 		{"web-research", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "present_results"}, true},
 		{"vogon-review", EngineVogon, TurnEndRespond, nil, true},
+		{"zaphod-panel", EngineZaphod, TurnEndRespond, []string{"respond"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +61,7 @@ func TestBuiltin(t *testing.T) {
 				t.Error("no description")
 			}
 			for _, c := range contractCopies {
-				if strings.Contains(r.SystemPrompt, c) {
+				if strings.Contains(r.SystemPrompt, c) || strings.Contains(r.Synthesis.SystemPrompt, c) {
 					t.Errorf("system prompt holds a copy of an engine's contract text (%q); the engine adds it", c)
 				}
 			}

@@ -49,6 +49,7 @@ func (l *loader) check(top *document, merged *yaml.Node) (*Recipe, Errors) {
 	c.contract()
 	c.resultSchema()
 	c.phases()
+	c.heads()
 	if len(c.errs) > 0 {
 		return nil, c.errs
 	}

@@ -72,7 +72,7 @@ func ExampleBuiltin() {
 	worker, _ := lib.Get("marvin-worker")
 	fmt.Println(worker.EngineKind(), worker.TurnEndMode())
 	// Output:
-	// [arthur default ford marvin-worker vogon-review web-research]
+	// [arthur default ford marvin-worker vogon-review web-research zaphod-panel]
 	// worker finish_task
 }
 
@@ -83,7 +83,7 @@ func ExampleLint() {
 	// Output:
 	// testdata/bad/unknown_field.yaml:5:1: systm_prompt: unknown field; did you mean `system_prompt`?
 	// testdata/bad/unknown_field.yaml:9:3: validation.max_correction: unknown field; did you mean `max_corrections`?
-	// testdata/bad/unknown_field.yaml:10:1: colour: unknown field; the fields here are `a2a`, `contract`, `description`, `engine`, `extends`, `limits`, `mcp_servers`, `model`, `name`, `phases`, `presentation`, `result_schema`, `steering`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`
+	// testdata/bad/unknown_field.yaml:10:1: colour: unknown field; the fields here are `a2a`, `contract`, `description`, `engine`, `extends`, `heads`, `limits`, `mcp_servers`, `model`, `name`, `phases`, `presentation`, `result_schema`, `steering`, `synthesis`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`
 }
 
 // A tool entry's approval makes its calls wait for a person's decision; a

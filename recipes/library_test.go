@@ -20,7 +20,7 @@ func TestLoadDirExtends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"arthur", "base", "child", "default", "ford", "grandchild", "local_ford", "marvin-worker", "vogon-review", "web-research"}
+	want := []string{"arthur", "base", "child", "default", "ford", "grandchild", "local_ford", "marvin-worker", "vogon-review", "web-research", "zaphod-panel"}
 	if diff := cmp.Diff(want, lib.Names()); diff != "" {
 		t.Errorf("Names() mismatch (-want +got):\n%s", diff)
 	}
@@ -83,7 +83,7 @@ func TestLoadDirErrors(t *testing.T) {
 		t.Fatalf("LoadDir error = %v, want Errors", err)
 	}
 	want := "testdata/extends/broken/parent.yaml:5:5: tools[0]: unknown tool `respnd`; did you mean `respond`?\n" +
-		"testdata/extends/broken/schema_child.yaml:4:1: colour: unknown field; the fields here are `a2a`, `contract`, `description`, `engine`, `extends`, `limits`, `mcp_servers`, `model`, `name`, `phases`, `presentation`, `result_schema`, `steering`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`\n" +
+		"testdata/extends/broken/schema_child.yaml:4:1: colour: unknown field; the fields here are `a2a`, `contract`, `description`, `engine`, `extends`, `heads`, `limits`, `mcp_servers`, `model`, `name`, `phases`, `presentation`, `result_schema`, `steering`, `synthesis`, `system_prompt`, `tools`, `turn_end`, `validation`, `wakeup`\n" +
 		"testdata/extends/broken/schema_parent.yaml:3:28: model.temprature: unknown field; did you mean `temperature`?"
 	if diff := cmp.Diff(want, errs.Error()); diff != "" {
 		t.Errorf("LoadDir errors mismatch (-want +got):\n%s", diff)
@@ -105,7 +105,7 @@ func TestLibraryGet(t *testing.T) {
 		t.Errorf("Get(fordd) error = %q, want %q", err, want)
 	}
 	_, err = lib.Get("zzz")
-	if want := "recipes: recipe not found: \"zzz\"; the recipes are `arthur`, `default`, `ford`, `marvin-worker`, `vogon-review`, `web-research`"; err.Error() != want {
+	if want := "recipes: recipe not found: \"zzz\"; the recipes are `arthur`, `default`, `ford`, `marvin-worker`, `vogon-review`, `web-research`, `zaphod-panel`"; err.Error() != want {
 		t.Errorf("Get(zzz) error = %q, want %q", err, want)
 	}
 

@@ -143,4 +143,4 @@ func errString(err error) string {
 
 // builtinKinds are the engine kinds of a node without engines of its own
 // (brain.DefaultEngines).
-var builtinKinds = []string{string(EngineChat), string(EngineWorker), string(EngineVogon)}
+var builtinKinds = []string{string(EngineChat), string(EngineWorker), string(EngineVogon), string(EngineZaphod)}

@@ -170,7 +170,7 @@ func TestParseProblems(t *testing.T) {
 		{
 			name: "extends unknown without a close name",
 			yaml: "name: x\nextends: zzz\n",
-			want: "x.yaml:2:10: extends: unknown recipe `zzz`: no built-in recipe of that name; the built-in recipes are `arthur`, `default`, `ford`, `marvin-worker`, `vogon-review`, `web-research`",
+			want: "x.yaml:2:10: extends: unknown recipe `zzz`: no built-in recipe of that name; the built-in recipes are `arthur`, `default`, `ford`, `marvin-worker`, `vogon-review`, `web-research`, `zaphod-panel`",
 		},
 		{
 			name: "many problems at once",

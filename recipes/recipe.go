@@ -97,6 +97,8 @@ type Recipe struct {
 	// ResultSchema is a worker's result_schema (see engines/worker).
 	ResultSchema map[string]any `yaml:"result_schema,omitempty" json:"result_schema,omitempty" jsonschema_description:"Worker recipes: a JSON Schema (draft 2020-12 unless it says $schema) that the result of finish_task must match, as a JSON text. A result that does not match is refused with the validator's errors, and the model tries again within validation.max_corrections; the parent's process_event carries the parsed JSON as data."`
 	Phases       []Phase        `yaml:"phases,omitempty" json:"phases,omitempty" jsonschema_description:"The pipeline of a recipe with engine 'vogon': phases run in order, each with its own prompt and tools, ended by phase_done {result} once the result passes the phase's gate."`
+	Heads        []Head         `yaml:"heads,omitempty" json:"heads,omitempty" jsonschema:"minItems=2,maxItems=8" jsonschema_description:"Engine zaphod only: the heads every turn asks the same thing concurrently, each with its own model and system prompt. Two to eight, of distinct names."`
+	Synthesis    Synthesis      `yaml:"synthesis,omitempty" json:"synthesis,omitzero" jsonschema_description:"Engine zaphod only (required there): the call that composes the turn's answer from the heads' answers and ends with respond."`
 }
 
 // Contract replaces the text an engine adds to the recipe's system prompt.
@@ -181,6 +183,8 @@ func (r *Recipe) Clone() *Recipe {
 	}
 	c.ResultSchema = cloneMap(r.ResultSchema)
 	c.Phases = clonePhases(r.Phases)
+	c.Heads = cloneHeads(r.Heads)
+	c.Synthesis.Model = r.Synthesis.Model.clone()
 	return &c
 }
 

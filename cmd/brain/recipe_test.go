@@ -29,7 +29,7 @@ func TestRecipeLint(t *testing.T) {
 		checkBad  bool
 		wantInErr string
 	}{
-		{name: "built-in recipes", args: append([]string{"lint"}, good...), wantCode: 0, wantOut: "ok: 6 recipe files\n"},
+		{name: "built-in recipes", args: append([]string{"lint"}, good...), wantCode: 0, wantOut: "ok: 7 recipe files\n"},
 		{name: "bad recipes", args: append([]string{"lint"}, bad...), wantCode: 1, checkBad: true},
 		{name: "no files", args: []string{"lint"}, wantCode: 2, wantInErr: "brain recipe lint: no files to check"},
 		{name: "no subcommand", args: nil, wantCode: 2, wantInErr: "brain recipe: missing subcommand"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/engines/vogon"
+	"github.com/engine-brain/brain/engines/zaphod"
 	"github.com/engine-brain/brain/tools"
 )
 
@@ -20,6 +21,10 @@ func writeTranscript(w io.Writer, log []conversation.Event) {
 		}
 		if r := e.ToolCallResponse; r != nil && r.Name == vogon.PhaseDone && r.IsError { // a gate's refusal, for the recipe's author
 			fmt.Fprintf(w, "[gate] %s\n", clip(conversation.TextOf(r.Content)))
+			continue
+		}
+		if head, ok := strings.CutPrefix(e.By, zaphod.ByHead); ok { // a zaphod head's answer, for the engine alone
+			writeHead(w, head, &e)
 			continue
 		}
 		for _, v := range conversation.UserView([]conversation.Event{e}) {
@@ -37,6 +42,8 @@ func writeAuthorTranscript(w io.Writer, log []conversation.Event) {
 		switch {
 		case e.StateChange != nil:
 			fmt.Fprintf(w, "[state] %s -> %s (%s by %s)\n", e.StateChange.From, e.StateChange.To, e.StateChange.Event, e.By)
+		case strings.HasPrefix(e.By, zaphod.ByHead): // a zaphod head's answer, or its failure
+			writeHead(w, strings.TrimPrefix(e.By, zaphod.ByHead), e)
 		case e.SystemNotice != nil:
 			fmt.Fprintf(w, "[notice %s] %s\n", e.SystemNotice.Code, clip(e.SystemNotice.Text))
 		case e.ToolCallResponse != nil && e.ToolCallResponse.IsError:
@@ -54,6 +61,17 @@ func writeAuthorTranscript(w io.Writer, log []conversation.Event) {
 func writeRawTranscript(w io.Writer, log []conversation.Event) {
 	for i := range log {
 		fmt.Fprintln(w, rawLine(&log[i]))
+	}
+}
+
+// writeHead prints what head answered, or that it failed: the user sees
+// only the synthesis, the recipe's author sees each head.
+func writeHead(w io.Writer, head string, e *conversation.Event) {
+	switch {
+	case e.ChatResponse != nil:
+		writeSpeech(w, "[head "+head+"]", e.ChatResponse.Text)
+	case e.SystemNotice != nil:
+		writeSpeech(w, "[head "+head+" failed]", e.SystemNotice.Text)
 	}
 }
 

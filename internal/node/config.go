@@ -19,6 +19,7 @@ import (
 	"github.com/engine-brain/brain/engines/chat"
 	"github.com/engine-brain/brain/engines/vogon"
 	"github.com/engine-brain/brain/engines/worker"
+	"github.com/engine-brain/brain/engines/zaphod"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -151,10 +152,10 @@ const DefaultAffinityWait = 25 * time.Millisecond
 // cache what it builds. An error fails the turn with the error's message.
 type ModelResolver func(m recipes.Model) (llm.Model, error)
 
-// DefaultEngines returns the built-in engine kinds, chat, worker and vogon, their
+// DefaultEngines returns the built-in engine kinds, chat, worker, vogon and zaphod, their
 // events stamped by clock: Config.Registry when none is given.
 func DefaultEngines(clock func() time.Time) *engines.Registry {
-	r, err := engines.NewRegistry(chat.Kind(clock), worker.Kind(clock), vogon.Kind(clock))
+	r, err := engines.NewRegistry(chat.Kind(clock), worker.Kind(clock), vogon.Kind(clock), zaphod.Kind(clock))
 	if err != nil {
 		panic(err) // the built-in kinds have distinct, valid names
 	}

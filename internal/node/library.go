@@ -77,7 +77,22 @@ func (n *Node) prepare(rec store.Record) (turnSetup, error) {
 // (llm.Fallback). window is the smallest context window the candidates
 // declare (llm.Windowed), 0 when none does.
 func (n *Node) model(r *recipes.Recipe) (model llm.Model, window int, err error) {
-	specs := r.Model.Candidates()
+	return n.modelOf(r, r.Model)
+}
+
+// sections resolves the model sections of recipe r other than its model
+// (a zaphod head's, completed by the recipe's), as model resolves r's:
+// engines.Turn.Models.
+func (n *Node) sections(r *recipes.Recipe) func(recipes.Model) (llm.Model, error) {
+	return func(m recipes.Model) (llm.Model, error) {
+		model, _, err := n.modelOf(r, m)
+		return model, err
+	}
+}
+
+// modelOf resolves model section spec of recipe r (see model).
+func (n *Node) modelOf(r *recipes.Recipe, spec recipes.Model) (model llm.Model, window int, err error) {
+	specs := spec.Candidates()
 	chain := make([]llm.Candidate, len(specs))
 	for i, m := range specs {
 		c, w, err := n.candidate(r, m)

@@ -157,6 +157,7 @@ func (n *Node) play(ctx context.Context, claim *store.Claim, setup turnSetup, ct
 		Halt:           ctl.halt,
 		Interrupt:      ctl.interrupt,
 		Progress:       processSink{pid: rec.ID, to: n.live},
+		Models:         n.sections(setup.recipe),
 	}, &checkpointer{store: n.store, claim: claim, steers: steers(setup.recipe)})
 }
 

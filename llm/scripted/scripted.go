@@ -16,10 +16,14 @@
 //	  - match: "weather"          # chosen when the last inbox message contains it
 //	    rounds:
 //	      - text: "It is sunny."
+//	  - system: "You are the skeptic" # only for requests whose system prompt contains it
+//	    rounds:
+//	      - text: "I doubt it."
 //
 // Which answer a request gets depends on the request alone, so one script can
-// serve many processes and a replayed round gets the same answer: the turn is
-// the first turn whose match occurs in the last user message, otherwise the
+// serve many processes and a replayed round gets the same answer: among the
+// turns whose system (when set) occurs in the request's system prompt, the
+// turn is the first whose match occurs in the last user message, otherwise the
 // n-th turn without a match, where n counts the runs of user messages in the
 // request (each run starts a turn); past the last such turn the last one is
 // played again. The round is the number of model answers after the last
@@ -63,7 +67,11 @@ type Script struct {
 // Turn is the answers of one turn, one per round.
 type Turn struct {
 	// Match, when set, picks this turn for a last user message containing it.
-	Match  string  `yaml:"match,omitempty"`
+	Match string `yaml:"match,omitempty"`
+	// System, when set, makes this turn only for requests whose system
+	// prompt contains it (the heads of a zaphod turn, asked the same
+	// conversation under prompts of their own).
+	System string  `yaml:"system,omitempty"`
 	Rounds []Round `yaml:"rounds"`
 }
 
@@ -171,7 +179,7 @@ func (m *Model) Unplayed() []string {
 	}
 	played := map[[2]int]bool{}
 	for _, req := range m.Requests() {
-		if turn, round, err := m.position(req.Messages); err == nil {
+		if turn, round, err := m.position(req.System, req.Messages); err == nil {
 			played[[2]int{turn, round}] = true
 		}
 	}
@@ -198,7 +206,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Pa
 			yield(llm.Part{}, err)
 			return
 		}
-		turnIdx, round, err := m.position(req.Messages)
+		turnIdx, round, err := m.position(req.System, req.Messages)
 		if err != nil {
 			yield(llm.Part{}, err)
 			return
@@ -236,7 +244,7 @@ func wait(ctx context.Context, d time.Duration) error {
 }
 
 // position finds the turn and round a request is at.
-func (m *Model) position(msgs []conversation.Message) (turn, round int, err error) {
+func (m *Model) position(system string, msgs []conversation.Message) (turn, round int, err error) {
 	runs, lastUser := 0, -1
 	for i, msg := range msgs {
 		if msg.Role != conversation.MessageUser {
@@ -265,6 +273,9 @@ func (m *Model) position(msgs []conversation.Message) (turn, round int, err erro
 	turn = -1
 	var unmatched []int
 	for i, t := range m.script.Turns {
+		if t.System != "" && !strings.Contains(system, t.System) {
+			continue
+		}
 		if t.Match == "" {
 			unmatched = append(unmatched, i)
 		} else if turn < 0 && strings.Contains(lastText, t.Match) {

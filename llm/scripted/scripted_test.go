@@ -289,3 +289,30 @@ func TestUnplayed(t *testing.T) {
 		t.Errorf("a model without recording reports %v, want none", got)
 	}
 }
+
+// TestPlaysBySystemPrompt: a turn with a system is played only for
+// requests whose system prompt contains it, as a zaphod turn's heads are.
+func TestPlaysBySystemPrompt(t *testing.T) {
+	t.Parallel()
+	s, err := Parse([]byte(`
+turns:
+  - system: "optimist"
+    rounds: [{text: "yes"}]
+  - system: "skeptic"
+    rounds: [{text: "no"}]
+  - rounds: [{text: "maybe"}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(s)
+	for system, want := range map[string]string{"You are the optimist.": "yes", "You are the skeptic.": "no", "Compose.": "maybe"} {
+		resp, err := llm.Collect(m.Generate(context.Background(), &llm.Request{System: system, Messages: []conversation.Message{user("hi")}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Text != want {
+			t.Errorf("system %q: got %q, want %q", system, resp.Text, want)
+		}
+	}
+}
