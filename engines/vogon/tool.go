@@ -93,5 +93,10 @@ func phaseTools(reg *tools.Registry, p recipes.Phase) (*tools.Registry, error) {
 			}
 		}
 	}
-	return tools.NewRegistry(append(ts, doneTool{})...)
+	sub, err := tools.NewRegistry(append(ts, doneTool{})...)
+	if err != nil {
+		return nil, err
+	}
+	reg.KeepApprovals(sub) // a gated tool stays gated in the phase
+	return sub, nil
 }
