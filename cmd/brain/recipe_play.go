@@ -39,6 +39,23 @@ const (
 	viewRaw    = "raw"    // every event
 )
 
+// interleaved parses args with fs, flags and positional arguments in any
+// order (the flag package stops at the first of the latter), and returns
+// the positional ones.
+func interleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
 // recipeTest runs `brain recipe test RECIPE SCRIPT [--golden FILE [--update]]`.
 func recipeTest(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("brain recipe test", flag.ContinueOnError)
@@ -47,17 +64,9 @@ func recipeTest(args []string, stdout, stderr io.Writer) int {
 	update := fs.Bool("update", false, "with --golden: write the transcript to the file")
 	view := fs.String("view", viewAuthor, "`VIEW` of the play: author (the user view, state changes, tool errors and notices), user or raw (every event)")
 	fs.Usage = func() { fmt.Fprint(stderr, recipeUsage) }
-	// Flags may come before, between or after the two arguments.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, err := interleaved(fs, args) // flags may come before, between or after the two arguments
+	if err != nil {
+		return 2
 	}
 	if len(pos) != 2 {
 		fmt.Fprintln(stderr, "brain recipe test: want a recipe (a built-in name or a .yaml file) and a script file")

@@ -23,16 +23,9 @@ func recipeShow(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dir := fs.String("recipes", "", "`DIR` of recipe files, which replace built-in recipes of the same name")
 	fs.Usage = func() { fmt.Fprint(stderr, recipeUsage) }
-	var pos []string
-	for { // the flag may come before or after the name
-		if err := fs.Parse(args); err != nil {
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, err := interleaved(fs, args) // the flag may come before or after the name
+	if err != nil {
+		return 2
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "brain recipe show: want one recipe: a built-in name, a name in --recipes DIR, or a .yaml file")
