@@ -6,8 +6,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/internal/testutil"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testutil.IgnoreRedisRedial) }
 
 var _ Backend = (*brain.Node)(nil)

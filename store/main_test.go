@@ -4,8 +4,10 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/engine-brain/brain/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, testutil.IgnoreRedisRedial)
 }

@@ -23,7 +23,7 @@ import (
 )
 
 // TestMain fails the package's tests when one leaves a goroutine behind.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testutil.IgnoreRedisRedial) }
 
 // A node limited to some engines never takes a wake of another: the
 // worker's wake waits for a node that runs workers.
