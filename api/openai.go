@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -218,7 +219,6 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request, who iden
 	if err != nil {
 		return err
 	}
-	var recipe string
 	switch {
 	case req.PreviousResponseID != "" && pid != "":
 		return badParam("conversation", "send previous_response_id or conversation, not both")
@@ -230,20 +230,9 @@ func (s *Server) createResponse(w http.ResponseWriter, r *http.Request, who iden
 		}
 		pid = p
 	}
-	if pid != "" {
-		rec, err := s.process(r.Context(), pid, who)
-		var e *Error
-		if errors.Is(err, store.ErrNotFound) || errors.As(err, &e) && e.Status == http.StatusNotFound {
-			return &paramError{err: errorf(http.StatusNotFound, CodeNotFound, "process %q not found (of previous_response_id or conversation)", pid), param: "previous_response_id"}
-		}
-		if err != nil {
-			return err
-		}
-		if err := checkModel(req.Model, rec.Recipe); err != nil {
-			return err
-		}
-		recipe = rec.Recipe
-	} else if recipe, err = s.recipeOf(req.Model); err != nil {
+	recipe, err := s.target(r.Context(), who, pid, req.Model, &paramError{err: errorf(http.StatusNotFound, CodeNotFound,
+		"process %q not found (of previous_response_id or conversation)", pid), param: "previous_response_id"})
+	if err != nil {
 		return err
 	}
 	x, err := s.post(r.Context(), s.logger(r), who, pid, recipe, content, key, req.Metadata, req.Stream)
@@ -389,4 +378,25 @@ func conversationID(raw json.RawMessage) (string, error) {
 		return "", badParam("conversation", "%q is not a process id", id)
 	}
 	return id, nil
+}
+
+// target returns the recipe a request of the OpenAI face runs: that of
+// process pid, which who must see (else notFound) and model, when given,
+// must name; without a process, the recipe model names.
+func (s *Server) target(ctx context.Context, who identity, pid, model string, notFound *paramError) (string, error) {
+	if pid == "" {
+		return s.recipeOf(model)
+	}
+	rec, err := s.process(ctx, pid, who)
+	var e *Error
+	if errors.Is(err, store.ErrNotFound) || errors.As(err, &e) && e.Status == http.StatusNotFound {
+		return "", notFound
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := checkModel(model, rec.Recipe); err != nil {
+		return "", err
+	}
+	return rec.Recipe, nil
 }

@@ -2,13 +2,10 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/engine-brain/brain/store"
 )
 
 // chatRequest is the body of POST /v1/chat/completions.
@@ -66,21 +63,12 @@ func (s *Server) chatCompletion(w http.ResponseWriter, r *http.Request, who iden
 	if pid == "" {
 		pid, param = req.User, "user"
 	}
-	var recipe string
-	if pid != "" {
-		rec, err := s.process(r.Context(), pid, who)
-		var e *Error
-		if errors.Is(err, store.ErrNotFound) || errors.As(err, &e) && e.Status == http.StatusNotFound || !validCursor("0:"+pid) {
-			return &paramError{err: errorf(http.StatusNotFound, CodeNotFound, "%s: process %q not found; send no %s for a new process", param, pid, param), param: param}
-		}
-		if err != nil {
-			return err
-		}
-		if err := checkModel(req.Model, rec.Recipe); err != nil {
-			return err
-		}
-		recipe = rec.Recipe
-	} else if recipe, err = s.recipeOf(req.Model); err != nil {
+	notFound := &paramError{err: errorf(http.StatusNotFound, CodeNotFound, "%s: process %q not found; send no %s for a new process", param, pid, param), param: param}
+	if pid != "" && !validCursor("0:"+pid) {
+		return notFound
+	}
+	recipe, err := s.target(r.Context(), who, pid, req.Model, notFound)
+	if err != nil {
 		return err
 	}
 	x, err := s.post(r.Context(), s.logger(r), who, pid, recipe, content, key, req.Metadata, req.Stream)

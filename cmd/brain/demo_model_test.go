@@ -127,7 +127,7 @@ func TestDemoModelFitsEveryEngine(t *testing.T) {
 		if _, err := sess.Say(context.Background(), "user", "hello"); err != nil {
 			t.Fatal(err)
 		}
-		if problems := playProblems(sess.Log, reg, nil, nil, nil); len(problems) > 0 {
+		if problems := playProblems(sess.Log, reg, "", nil); len(problems) > 0 {
 			t.Errorf("%s: %+v", name, problems)
 		}
 		want := lifecycle.Blocked

@@ -6,9 +6,7 @@ import (
 	"strings"
 
 	"github.com/engine-brain/brain/conversation"
-	"github.com/engine-brain/brain/engines"
 	"github.com/engine-brain/brain/engines/rounds"
-	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 )
 
@@ -49,15 +47,10 @@ func validateExpect(expect []string) error {
 
 // playProblems finds what went wrong in a play's log: calls of tools that
 // neither reg, the recipe's, has nor the engine adds itself (its ending
-// tool, from terms, as vogon's phase_done), and failed model calls, in log
+// tool, as vogon's phase_done), and failed model calls, in log
 // order, then the script's unplayed rounds.
-func playProblems(log []conversation.Event, reg *tools.Registry, terms func(*recipes.Recipe) engines.Terms, rc *recipes.Recipe,
-	unplayed []string) []playProblem {
+func playProblems(log []conversation.Event, reg *tools.Registry, ending string, unplayed []string) []playProblem {
 	var out []playProblem
-	var ending string
-	if terms != nil {
-		ending = terms(rc).Ending
-	}
 	unknown := map[string]bool{} // call ids of unknown tools
 	for i := range log {
 		e := &log[i]

@@ -171,7 +171,8 @@ func playRecipe(ctx context.Context, recipeArg, scriptPath, view string) (*playR
 	}
 	// A stepping clock keeps the transcript reproducible.
 	clock := engines.StepClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	kind, err := brain.DefaultEngines(clock).Of(r)
+	kinds := brain.DefaultEngines(clock)
+	kind, err := kinds.Of(r)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +199,7 @@ func playRecipe(ctx context.Context, recipeArg, scriptPath, view string) (*playR
 	fmt.Fprintf(&buf, "final state: %s\n", sess.Status)
 	return &playResult{
 		transcript: buf.Bytes(),
-		problems:   playProblems(sess.Log, reg, kind.Terms, r, model.Unplayed()),
+		problems:   playProblems(sess.Log, reg, kinds.Terms(r).Ending, model.Unplayed()),
 		expect:     script.Expect,
 	}, nil
 }

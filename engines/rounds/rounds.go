@@ -461,11 +461,7 @@ func (r *run) spent(limit int64) lifecycle.Event {
 // does a conversation holding provider data its adapter cannot send back.
 // Anything else ends the turn, waiting for the next message.
 func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error) (lifecycle.Event, bool) {
-	if resp.Text != "" {
-		partial := conversation.NewChatMessage(resp.Text, resp.Citations...)
-		partial.ChatResponse.Audience = []conversation.Role{conversation.RoleAssistant}
-		r.add(byModel, partial)
-	}
+	r.keepPartial(resp)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) && toolCtx.Err() != nil && ctx.Err() == nil:
 		r.add(byEngine, conversation.NewSystemNotice(NoticeTimeout, fmt.Sprintf(
@@ -497,6 +493,17 @@ func (r *run) failed(ctx, toolCtx context.Context, resp *llm.Response, err error
 		r.add(byEngine, conversation.NewSystemNotice(NoticeModelError, "The model call failed: "+err.Error()))
 	}
 	return r.idle(), true
+}
+
+// keepPartial keeps what the model wrote of an answer cut short (a failed
+// or cut call) for the model alone, with the citations that arrived.
+func (r *run) keepPartial(resp *llm.Response) {
+	if resp.Text == "" {
+		return
+	}
+	partial := conversation.NewChatMessage(resp.Text, resp.Citations...)
+	partial.ChatResponse.Audience = []conversation.Role{conversation.RoleAssistant}
+	r.add(byModel, partial)
 }
 
 // citations returns the sources of what this turn's answer rests on, in

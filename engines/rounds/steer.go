@@ -99,11 +99,7 @@ func (r *run) cutShort(cause error, resp *llm.Response) (next lifecycle.Event, d
 	if !errors.Is(cause, errHalted) && !errors.Is(cause, errInterrupted) {
 		return "", false, false
 	}
-	if resp.Text != "" {
-		partial := conversation.NewChatMessage(resp.Text, resp.Citations...)
-		partial.ChatResponse.Audience = []conversation.Role{conversation.RoleAssistant}
-		r.add(byModel, partial)
-	}
+	r.keepPartial(resp)
 	if errors.Is(cause, errHalted) {
 		return r.halt(), true, true
 	}
