@@ -11,18 +11,27 @@ import (
 )
 
 // Approvals returns the records of the processes whose tool calls wait for
-// a person's approval (Record.Approvals), by id: the index a commit keeps
-// of them, read in one round trip more.
+// a person's approval (Record.Approvals), by id: the indexes a commit
+// keeps of them in each partition, read in one round trip more.
 func (s *Store) Approvals(ctx context.Context) ([]Record, error) {
-	pids, err := s.rdb.SMembers(ctx, approvalsIndex).Result()
-	if err != nil {
+	index := make([]*redis.StringSliceCmd, len(s.keys.bases))
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for n := range index {
+			index[n] = p.SMembers(ctx, s.keys.waiting(n))
+		}
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("store: approvals: %w", err)
+	}
+	var pids []string
+	for _, c := range index {
+		pids = append(pids, c.Val()...)
 	}
 	slices.Sort(pids)
 	cmds := make([]*redis.MapStringStringCmd, len(pids))
 	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, pid := range pids {
-			cmds[i] = p.HGetAll(ctx, procKey(pid))
+			cmds[i] = p.HGetAll(ctx, s.keys.proc(pid))
 		}
 		return nil
 	}); err != nil {

@@ -35,7 +35,7 @@ func (s *Store) checkpoint(ctx context.Context, c *Claim, events []conversation.
 	}
 	args := s.processArgs(c.Record.ID, now)
 	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), c.knownLen())
-	keys := processKeys(c.Record.ID)[:3]
+	keys := s.keys.processKeys(c.Record.ID)[:3]
 	if len(kinds) == 0 {
 		args = append(args, "")
 	} else {
@@ -44,7 +44,7 @@ func (s *Store) checkpoint(ctx context.Context, c *Claim, events []conversation.
 			b.WriteString(" " + string(k))
 		}
 		args = append(args, b.String()+" ", c.TurnID)
-		keys = processKeys(c.Record.ID)[:4]
+		keys = s.keys.processKeys(c.Record.ID)[:4]
 	}
 	args = append(args, evs...)
 	status, res, err := s.run(ctx, s.scripts.checkpoint, keys, args...)

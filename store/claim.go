@@ -159,12 +159,12 @@ func (s *Store) ClaimAfter(ctx context.Context, w Wake, node, turnID, known stri
 	// (see script.RunThen): its newest HistoryPage events, or what follows
 	// known, usually an event or two, so only the first tailRead entries
 	// (see setLog).
-	read := []any{"xrevrange", eventsKey(w.PID), "+", "-", "COUNT", HistoryPage}
+	read := []any{"xrevrange", s.keys.events(w.PID), "+", "-", "COUNT", HistoryPage}
 	if known != "" {
-		read = []any{"xrange", eventsKey(w.PID), "(" + known, "+", "COUNT", tailRead}
+		read = []any{"xrange", s.keys.events(w.PID), "(" + known, "+", "COUNT", tailRead}
 	}
 	tail := redis.NewSliceCmd(ctx, read...)
-	status, res, err := s.runThen(ctx, s.scripts.claim, []redis.Cmder{tail}, processKeys(w.PID)[:4], args...)
+	status, res, err := s.runThen(ctx, s.scripts.claim, []redis.Cmder{tail}, s.keys.processKeys(w.PID)[:4], args...)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("store: claim %s: %w", w.PID, err)

@@ -27,7 +27,7 @@ func ReportTo(parent string, report conversation.ProcessEvent) *Notify {
 
 // notifyArgs returns the keys and arguments with which a script of process
 // pid posts n (commit.lua, delete.lua): the first 5 keys of n.PID, then its
-// id, shard, the message's kind (process_event when empty), sender (pid
+// id, base of its partition, the message's kind (process_event when empty), sender (pid
 // when empty), content and time, the idempotency key "child:<pid>" and its
 // ttl, and its trace parent when it has one.
 func (s *Store) notifyArgs(pid string, n *Notify, now time.Time) ([]string, []any, error) {
@@ -44,12 +44,12 @@ func (s *Store) notifyArgs(pid string, n *Notify, now time.Time) ([]string, []an
 	if err := m.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("notify: %w", err)
 	}
-	args := []any{n.PID, s.shard(n.PID), string(m.Kind), m.From, m.Content, m.At.UnixMilli(),
+	args := []any{n.PID, s.keys.of(n.PID), string(m.Kind), m.From, m.Content, m.At.UnixMilli(),
 		"child:" + pid, idempotencyTTL.Milliseconds()}
 	if m.TraceParent != "" {
 		args = append(args, m.TraceParent)
 	}
-	return processKeys(n.PID)[:5], args, nil
+	return s.keys.processKeys(n.PID)[:5], args, nil
 }
 
 // Commit ends the claim's turn in one fenced, atomic step:
@@ -115,7 +115,7 @@ func (s *Store) Commit(ctx context.Context, c *Claim, events []conversation.Even
 		return Record{}, fmt.Errorf("store: commit %s: %w", pid, err)
 	}
 	args := s.processArgs(pid, now)
-	keys := processKeys(pid)[:4]
+	keys := s.keys.processKeys(pid)[:4]
 	used := c.tokens.plus(events)
 	args = append(args, c.leaseValue(), strconv.FormatInt(c.Token, 10), string(ev), by, c.Wake.Stream, c.Wake.EntryID,
 		c.knownLen(), used.Input, used.Output, max(c.KeepEvents, 0), len(evs))

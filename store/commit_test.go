@@ -149,7 +149,7 @@ func TestCommit(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("after the commit (-want +got):\n%s", diff)
 			}
-			if e.rdb.Exists(e.ctx, "brain:{p1}:lease").Val() != 0 {
+			if e.rdb.Exists(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease")).Val() != 0 {
 				t.Error("lease kept")
 			}
 			if p := e.pendingWakes(t); len(p) != 0 {
@@ -327,7 +327,7 @@ func TestCommitCountsTokens(t *testing.T) {
 	if err := e.s.Checkpoint(e.ctx, c, []conversation.Event{usage(7, 3)}); err != nil {
 		t.Fatal(err)
 	}
-	e.rdb.Del(e.ctx, "brain:{p1}:lease") // n1 died
+	e.rdb.Del(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease")) // n1 died
 	stale, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
 	if err != nil || len(stale) != 1 {
 		t.Fatalf("ClaimStaleWakes = %+v, %v", stale, err)

@@ -2,9 +2,15 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/engine-brain/brain/inbox"
 	"github.com/engine-brain/brain/lifecycle"
@@ -13,7 +19,8 @@ import (
 // NewProcess describes a process to create.
 type NewProcess struct {
 	// ID is optional: a random URL-safe id ("p_" and 16 base32 characters)
-	// is generated when it is empty. Given ids are 1 to 128 characters of
+	// is generated when it is empty, in the partition of Parent when there
+	// is one (see WorkerID). Given ids are 1 to 128 characters of
 	// [A-Za-z0-9_.-].
 	ID             string
 	Recipe, Engine string
@@ -65,7 +72,10 @@ func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 	if err := p.validate(); err != nil {
 		return Record{}, fmt.Errorf("store: create: %w", err)
 	}
-	if p.ID == "" {
+	switch {
+	case p.ID == "" && p.Parent != "":
+		p.ID = s.keys.newIDIn(s.keys.partition(p.Parent))
+	case p.ID == "":
 		p.ID = newID()
 	}
 	var meta string
@@ -75,6 +85,10 @@ func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 			return Record{}, fmt.Errorf("store: create %s: metadata: %w", p.ID, err)
 		}
 		meta = string(b)
+	}
+	limit, err := s.ownerRoom(ctx, p.ID, p.Owner)
+	if err != nil {
+		return Record{}, fmt.Errorf("store: create %s: %w", p.ID, err)
 	}
 	now := s.now()
 	args := s.processArgs(p.ID, now)
@@ -90,11 +104,15 @@ func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 	}
 	args = append(args, string(state), p.Recipe, p.Engine, p.Parent, p.Depth, p.Owner, meta,
 		hasInput, string(in.Kind), in.From, in.Content, in.At.UnixMilli(), in.IdempotencyKey, idempotencyTTL.Milliseconds(),
-		s.cfg.OwnerLimit, steering)
+		limit, steering)
 	if in.TraceParent != "" {
 		args = append(args, in.TraceParent)
 	}
-	status, res, err := s.run(ctx, s.scripts.create, processKeys(p.ID), args...)
+	keys := s.keys.processKeys(p.ID)
+	if p.Parent != "" {
+		keys = append(keys, s.keys.workers(p.Parent))
+	}
+	status, res, err := s.run(ctx, s.scripts.create, keys, args...)
 	switch {
 	case err != nil:
 		return Record{}, fmt.Errorf("store: create %s: %w", p.ID, err)
@@ -106,4 +124,53 @@ func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 		return Record{}, fmt.Errorf("store: create %s: unexpected reply %q", p.ID, status)
 	}
 	return parseRecord(p.ID, hash(res[1]))
+}
+
+// WorkerID returns the id of parent's worker named by key (a valid id
+// derived from an idempotency key, say): key itself when it falls in
+// parent's partition, else the first of a series of ids drawn from it
+// ("p_" and 16 base32 characters of a hash of key and a counter) that
+// does. The same key gives the same id, in parent's partition, so that
+// what passes between a worker and its parent (the workers index, the
+// worker's result) stays in one slot.
+func (s *Store) WorkerID(parent, key string) string {
+	want := s.keys.partition(parent)
+	id := key
+	for i := 1; s.keys.partition(id) != want; i++ {
+		sum := sha256.Sum256([]byte(key + "\x00" + strconv.Itoa(i)))
+		id = "p_" + strings.ToLower(base32.StdEncoding.EncodeToString(sum[:10]))
+	}
+	return id
+}
+
+// ownerRoom returns the most processes owner may have in the partition of
+// process pid, for the create script to check with the process's own
+// partition ("0": no limit): the limit less those owner has in the other
+// partitions, counted in one round trip before the script runs. Creates of
+// one owner racing in different partitions can then pass the limit by as
+// many as race, never more.
+func (s *Store) ownerRoom(ctx context.Context, pid, owner string) (int, error) {
+	if owner == "" || s.cfg.OwnerLimit <= 0 {
+		return 0, nil
+	}
+	own := s.keys.partition(pid)
+	counts := make([]*redis.IntCmd, 0, len(s.keys.bases)-1)
+	if _, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for n := range s.keys.bases {
+			if n != own {
+				counts = append(counts, p.ZCard(ctx, s.keys.owner(n, owner)))
+			}
+		}
+		return nil
+	}); err != nil {
+		return 0, fmt.Errorf("counting %s's processes: %w", owner, err)
+	}
+	room := s.cfg.OwnerLimit
+	for _, c := range counts {
+		room -= int(c.Val())
+	}
+	if room <= 0 {
+		return -1, nil // none left (0 would mean no limit)
+	}
+	return room, nil
 }

@@ -46,9 +46,9 @@ func (s *Store) deleteTree(ctx context.Context, pid string, tellParent bool) (Re
 	// workers is touched; its workers, its parent and its recipe (neither
 	// ever changes) are read in the same round trip.
 	pipe := s.rdb.Pipeline()
-	exists, leased := pipe.Exists(ctx, procKey(pid)), pipe.Exists(ctx, leaseKey(pid))
-	listed := pipe.ZRange(ctx, workersKey(pid), 0, -1)
-	origin := pipe.HMGet(ctx, procKey(pid), "parent", "recipe")
+	exists, leased := pipe.Exists(ctx, s.keys.proc(pid)), pipe.Exists(ctx, s.keys.lease(pid))
+	listed := pipe.ZRange(ctx, s.keys.workers(pid), 0, -1)
+	origin := pipe.HMGet(ctx, s.keys.proc(pid), "parent", "recipe")
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Record{}, nil, fmt.Errorf("store: delete %s: %w", pid, err)
 	}
@@ -74,7 +74,7 @@ func (s *Store) deleteTree(ctx context.Context, pid string, tellParent bool) (Re
 				// Deleted meanwhile, which took it out of the index; or a
 				// record gone without that (deleted by hand in Redis),
 				// which would hold the deletion off for good.
-				if err := s.rdb.ZRem(ctx, workersKey(pid), w).Err(); err != nil {
+				if err := s.rdb.ZRem(ctx, s.keys.workers(pid), w).Err(); err != nil {
 					return Record{}, deleted, fmt.Errorf("store: delete %s: %w", pid, err)
 				}
 			default:
@@ -86,15 +86,16 @@ func (s *Store) deleteTree(ctx context.Context, pid string, tellParent bool) (Re
 			}
 		}
 		var tell *Notify
-		if parent, recipe := str(origin.Val()[0]), str(origin.Val()[1]); tellParent && parent != "" {
+		parent, recipe := str(origin.Val()[0]), str(origin.Val()[1])
+		if tellParent && parent != "" {
 			tell = ReportTo(parent, conversation.ProcessEvent{Child: pid, Recipe: recipe, Status: conversation.ReportDeleted,
 				Result: "The worker was deleted before it finished its task; it will not report."})
 		}
-		rec, err := s.delete(ctx, pid, "", tell)
+		rec, err := s.delete(ctx, pid, parent, "", tell)
 		if !errors.Is(err, errHasWorkers) {
 			return rec, deleted, err
 		}
-		if workers, err = s.rdb.ZRange(ctx, workersKey(pid), 0, -1).Result(); err != nil {
+		if workers, err = s.rdb.ZRange(ctx, s.keys.workers(pid), 0, -1).Result(); err != nil {
 			return Record{}, deleted, fmt.Errorf("store: delete %s: workers: %w", pid, err)
 		}
 	}
@@ -114,17 +115,21 @@ func runningError(pid string) error {
 	return fmt.Errorf("%w: process %s: try again when its turn has ended", ErrRunning, pid)
 }
 
-// delete deletes process pid, which must have no workers (else
-// errHasWorkers); with finishedBefore (unix ms; "" for none) only a DONE or
+// delete deletes process pid, whose parent is parent ("" for none; it
+// never changes), which must have no workers (else errHasWorkers); with
+// finishedBefore (unix ms; "" for none) only a DONE or
 // FAILED process last changed before then (else errKept), checked in the
 // same step as the deletion. tell, when given, is the report its parent
 // gets if it had not finished.
-func (s *Store) delete(ctx context.Context, pid, finishedBefore string, tell *Notify) (Record, error) {
+func (s *Store) delete(ctx context.Context, pid, parent, finishedBefore string, tell *Notify) (Record, error) {
 	if !validID(pid) {
 		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
 	now := s.now()
-	keys := processKeys(pid)
+	keys := s.keys.processKeys(pid)
+	if parent != "" {
+		keys = append(keys, s.keys.workers(parent))
+	}
 	args := append(s.processArgs(pid, now), finishedBefore)
 	if tell != nil {
 		nkeys, nargs, err := s.notifyArgs(pid, tell, now)
@@ -191,7 +196,7 @@ func (s *Store) deleteFinishedIn(ctx context.Context, st lifecycle.State, cutoff
 			if !rec.UpdatedAt.Before(cutoff) {
 				continue
 			}
-			switch _, err := s.delete(ctx, rec.ID, before, nil); {
+			switch _, err := s.delete(ctx, rec.ID, rec.Parent, before, nil); {
 			case err == nil:
 				deleted++
 			case errors.Is(err, errKept), errors.Is(err, ErrNotFound), errors.Is(err, ErrRunning), errors.Is(err, errHasWorkers):

@@ -38,14 +38,14 @@ func TestDeleteFinishedChecksAgain(t *testing.T) {
 		{"p_blocked", now.Add(time.Hour)}, // not finished
 		{"p_done", now},                   // finished, but not before the cutoff
 	} {
-		if _, err := s.delete(ctx, tc.pid, strconv.FormatInt(tc.cutoff.UnixMilli(), 10), nil); !errors.Is(err, errKept) {
+		if _, err := s.delete(ctx, tc.pid, "", strconv.FormatInt(tc.cutoff.UnixMilli(), 10), nil); !errors.Is(err, errKept) {
 			t.Errorf("delete(%s, finished before %s): %v, want errKept", tc.pid, tc.cutoff.Format(time.TimeOnly), err)
 		}
 		if _, err := s.Get(ctx, tc.pid); err != nil {
 			t.Errorf("%s after the refused deletion: %v", tc.pid, err)
 		}
 	}
-	if _, err := s.delete(ctx, "p_done", strconv.FormatInt(now.Add(time.Millisecond).UnixMilli(), 10), nil); err != nil {
+	if _, err := s.delete(ctx, "p_done", "", strconv.FormatInt(now.Add(time.Millisecond).UnixMilli(), 10), nil); err != nil {
 		t.Errorf("delete(p_done, finished before a later cutoff): %v", err)
 	}
 }

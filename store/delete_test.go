@@ -96,7 +96,7 @@ func TestDeleteWhileRunning(t *testing.T) {
 
 	e.create(t, "p2", &in)
 	stalled := e.claim(t, "p2", "t2")
-	if err := e.rdb.Del(e.ctx, "brain:{p2}:lease").Err(); err != nil { // the lease expires
+	if err := e.rdb.Del(e.ctx, store.Key(store.DefaultPartitions, "p2", "lease")).Err(); err != nil { // the lease expires
 		t.Fatal(err)
 	}
 	if _, _, err := e.s.Delete(e.ctx, "p2"); err != nil {
@@ -138,7 +138,7 @@ func (h *spawnAfterListing) ProcessPipelineHook(next redis.ProcessPipelineHook) 
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
 		for _, c := range cmds {
-			if c.Name() == "zrange" && fmt.Sprint(c.Args()[1]) == "brain:{"+h.parent+"}:workers" && h.done.CompareAndSwap(false, true) {
+			if c.Name() == "zrange" && fmt.Sprint(c.Args()[1]) == store.Key(store.DefaultPartitions, h.parent, "workers") && h.done.CompareAndSwap(false, true) {
 				h.e.worker(h.t, h.w, h.parent)
 			}
 		}
@@ -198,20 +198,20 @@ func TestDeleteWorkers(t *testing.T) {
 			t.Errorf("keys of %s: %v, %v; want none", pid, keys, err)
 		}
 	}
-	if got := e.rdb.ZRange(e.ctx, "brain:{p_other}:workers", 0, -1).Val(); !slices.Equal(got, []string{"w4"}) {
+	if got := e.rdb.ZRange(e.ctx, store.Key(store.DefaultPartitions, "p_other", "workers"), 0, -1).Val(); !slices.Equal(got, []string{"w4"}) {
 		t.Errorf("the other process's workers: %v, want [w4]", got)
 	}
 
 	if _, workers, err := e.s.Delete(e.ctx, "w4"); err != nil || len(workers) != 0 {
 		t.Fatalf("Delete of a worker alone: %v, %v", workers, err)
 	}
-	if n := e.rdb.Exists(e.ctx, "brain:{p_other}:workers").Val(); n != 0 {
+	if n := e.rdb.Exists(e.ctx, store.Key(store.DefaultPartitions, "p_other", "workers")).Val(); n != 0 {
 		t.Error("a deleted worker is still in its parent's index")
 	}
 
 	// A worker in the index whose record is gone (deleted by hand in
 	// Redis, say) does not hold its parent's deletion off.
-	e.rdb.ZAdd(e.ctx, "brain:{p_other}:workers", redis.Z{Score: 1, Member: "p_ghost"})
+	e.rdb.ZAdd(e.ctx, store.Key(store.DefaultPartitions, "p_other", "workers"), redis.Z{Score: 1, Member: "p_ghost"})
 	if _, workers, err := e.s.Delete(e.ctx, "p_other"); err != nil || len(workers) != 0 {
 		t.Errorf("Delete with a gone worker indexed: %v, %v", workers, err)
 	}
@@ -263,7 +263,7 @@ func TestDeleteWithARunningWorker(t *testing.T) {
 	e.worker(t, "w_legacy", "p_legacy")
 	e.post(t, "w_legacy", user("count"))
 	c = e.claim(t, "w_legacy", "t2")
-	e.rdb.Del(e.ctx, "brain:{p_legacy}:workers") // as created before the index
+	e.rdb.Del(e.ctx, store.Key(store.DefaultPartitions, "p_legacy", "workers")) // as created before the index
 	if _, _, err := e.s.Delete(e.ctx, "p_legacy"); err != nil {
 		t.Fatal(err)
 	}
@@ -338,33 +338,6 @@ func TestDeleteFinishedKeepsAParentWithWorkers(t *testing.T) {
 	}
 	if _, err := e.s.Get(e.ctx, parent); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the parent after its workers: %v, want ErrNotFound", err)
-	}
-}
-
-// TestIndexOlderWorkers: workers created by a brain without workers
-// indexes are indexed once, so that deleting their parent deletes them.
-func TestIndexOlderWorkers(t *testing.T) {
-	t.Parallel()
-	e := setup(t)
-	e.create(t, "p_parent", nil)
-	e.worker(t, "w1", "p_parent")
-	e.worker(t, "w2", "p_parent")
-	e.worker(t, "w_orphan", "p_gone") // its parent was deleted long ago
-	// The database as such a brain left it.
-	if err := e.rdb.Del(e.ctx, "brain:{p_parent}:workers", "brain:{p_gone}:workers").Err(); err != nil {
-		t.Fatal(err)
-	}
-	e.rdb.Set(e.ctx, "brain:owner-index", "1", 0)
-
-	n, err := e.s.IndexProcesses(e.ctx)
-	if err != nil || n != (store.Indexed{Workers: 2}) {
-		t.Fatalf("IndexProcesses = %+v, %v; want the 2 workers of p_parent", n, err)
-	}
-	if got := e.rdb.Exists(e.ctx, "brain:{p_gone}:workers", "brain:owner-index").Val(); got != 0 {
-		t.Errorf("%d of the deleted parent's index and the old marker exist, want neither", got)
-	}
-	if _, workers, err := e.s.Delete(e.ctx, "p_parent"); err != nil || !slices.Equal(workers, []string{"w1", "w2"}) {
-		t.Errorf("Delete after indexing = %v, %v; want w1 and w2 deleted", workers, err)
 	}
 }
 

@@ -6,7 +6,14 @@
 //
 // # Keys
 //
-//	brain:{pid}:proc    hash    recipe, engine, state, paused_from, version, parent,
+// Every process belongs to one of the deployment's partitions (Config.
+// Partitions, 64 by default, recorded in Redis under brain:layout and
+// checked by CheckLayout): crc32 of its id, modulo their number. Every key
+// a process's scripts touch starts with its partition's base, brain:{T}:,
+// whose hash tag T puts it in one Redis Cluster slot (keys.go says how T
+// is chosen); below, B is that base.
+//
+//	B proc:<pid>      hash    recipe, engine, state, paused_from, version, parent,
 //	                            depth, owner, created_at, updated_at (unix ms),
 //	                            queued ("1"; "0" or absent when not), fence
 //	                            (token counter), metadata (JSON), turn,
@@ -18,30 +25,34 @@
 //	                            before any), steering (what a user's message
 //	                            does while a turn runs: steer, interrupt or
 //	                            reject; absent for queue, the default)
-//	brain:{pid}:inbox   stream  pending messages: kind, from, content, at (unix ms),
+//	B inbox:<pid>     stream  pending messages: kind, from, content, at (unix ms),
 //	                            and traceparent when posted with one
-//	brain:{pid}:events  stream  the log: e = JSON of a conversation.Event; the
+//	B events:<pid>    stream  the log: e = JSON of a conversation.Event; the
 //	                            entry id is the event's ID; it only grows
 //	                            while a claim holds the lease (a claim knows
 //	                            nobody wrote after it by its length): only a
 //	                            commit trims it, to Claim.KeepEvents
-//	brain:{pid}:lease   string  "<node>|<token>", PX = the lease TTL
-//	brain:{pid}:idem    hash    idempotency key -> inbox message id (24h);
+//	B lease:<pid>     string  "<node>|<token>", PX = the lease TTL
+//	B idem:<pid>      hash    idempotency key -> inbox message id (24h);
 //	                            also "fired:<timer>" (a one-shot timer fired,
 //	                            PutTimerOnce) and "tick:<timer>" (the message
 //	                            id of the timer's last tick, FireTimer)
-//	brain:{pid}:timers  hash    timer id -> JSON spec
-//	brain:{pid}:workers zset    worker pid -> created_at ms: the workers it
-//	                            started, deleted with it (Delete)
-//	brain:{pid}:live    channel Pub/Sub, not a key: the live updates of its
+//	B timers:<pid>    hash    timer id -> JSON spec
+//	B workers:<pid>   zset    worker pid -> created_at ms: the workers it
+//	                            started, deleted with it (Delete); a worker is
+//	                            created in its parent's partition (WorkerID)
+//	B approvals:<pid> hash    call id -> who may decide it, "1" once decided
+//	B live:<pid>      channel Pub/Sub, not a key: the live updates of its
 //	                            running turns, JSON each (live.go)
-//	brain:wake:<engine>:<n>     stream  wake queue shard n (crc32(pid) % Shards),
+//	B wake:<engine>   stream  the partition's wake queue of the engine,
 //	                            consumer group "nodes", field pid; a settled
 //	                            wake is acknowledged, and deleted later with
 //	                            the others every node is done with (TrimWakes)
-//	brain:state:<STATE> zset    pid -> created_at ms: the index List walks
-//	brain:owner:<owner> zset    pid -> created_at ms: the index ListOwned walks
-//	brain:timers        zset    "<pid>|<timer id>" -> due unix ms
+//	B state:<STATE>   zset    pid -> created_at ms: the index List walks
+//	B owner:<owner>   zset    pid -> created_at ms: the index ListOwned walks
+//	B waiting         set     the processes whose calls wait for approval
+//	B due             zset    "<pid>|<timer id>" -> due unix ms
+//	brain:layout        string  "partitions=<n>" (CheckLayout)
 //	brain:libraries     zset    Lua library name -> when a node last said it
 //	                            uses it, unix ms (TendLibraries)
 //	brain:nodes:<engine> zset   node -> until when it reads the engine's
@@ -50,6 +61,9 @@
 //	                            (HomeStreams)
 //	brain:lease:<name>  string  the node that holds the lease of a duty one
 //	                            node does for all, PX = its TTL (HoldLease)
+//
+// Reads across partitions (List, Counts, Approvals, DueTimers) ask every
+// partition in one round trip and merge.
 //
 // turn and turn_at name the process's current (or last) turn and the
 // stream id of its turn_start, so that a recovering claim resumes it
@@ -117,11 +131,14 @@
 //
 // # Redis Cluster
 //
-// The keys of one process share the hash tag {pid}, but scripts that also
-// touch global keys — the wake streams, the state index, the timer index,
-// a parent's keys — reach keys outside their slot (some built inside the
-// script). They are correct on a single Redis (or a primary with
-// replicas), not on Redis Cluster, which brain serve refuses.
+// Each script touches the keys of one partition, in one slot, with one
+// exception: a process whose parent is in another partition (a worker
+// created with an id of its own; generated ids fall in the parent's
+// partition) is created, reports and is deleted with scripts that touch
+// its parent's keys too, correct on one Redis and refused by a Cluster.
+// The multi-stream reads of wakes (ReadWakes, StealWakes) are one command
+// over the streams of many partitions, which a Cluster refuses too; brain
+// serve refuses a Cluster until both go per slot.
 //
 // # What it must not know
 //

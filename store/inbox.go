@@ -55,7 +55,7 @@ func (s *Store) Post(ctx context.Context, pid string, m Message) (id string, dup
 	if m.TraceParent != "" { // only then: an argument costs Redis even when empty
 		args = append(args, m.TraceParent)
 	}
-	status, res, err := s.run(ctx, s.scripts.post, processKeys(pid)[:5], args...)
+	status, res, err := s.run(ctx, s.scripts.post, s.keys.processKeys(pid)[:5], args...)
 	if err != nil {
 		return "", false, fmt.Errorf("store: post to %s: %w", pid, err)
 	}
@@ -99,8 +99,8 @@ func (s *Store) Inbox(ctx context.Context, pid string) ([]Message, error) {
 	var exists *redis.IntCmd
 	var entries *redis.XMessageSliceCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		exists = p.Exists(ctx, procKey(pid))
-		entries = p.XRange(ctx, inboxKey(pid), "-", "+")
+		exists = p.Exists(ctx, s.keys.proc(pid))
+		entries = p.XRange(ctx, s.keys.inbox(pid), "-", "+")
 		return nil
 	})
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // (Signals).
 func (s *Store) RenewLease(ctx context.Context, c *Claim) (running bool, err error) {
 	pid := c.Record.ID
-	n, err := s.scripts.renew.Run(ctx, s.batch, []string{leaseKey(pid), procKey(pid)}, c.leaseValue(), s.cfg.LeaseTTL.Milliseconds()).Int()
+	n, err := s.scripts.renew.Run(ctx, s.batch, []string{s.keys.lease(pid), s.keys.proc(pid)}, c.leaseValue(), s.cfg.LeaseTTL.Milliseconds()).Int()
 	if err != nil {
 		return false, fmt.Errorf("store: renew lease of %s: %w", pid, err)
 	}
@@ -29,7 +29,7 @@ func (s *Store) RenewLease(ctx context.Context, c *Claim) (running bool, err err
 // recovers the turn once the wake is stale. It returns ErrFenced when the
 // lease was not the claim's any more.
 func (s *Store) Release(ctx context.Context, c *Claim) error {
-	ok, err := s.scripts.release.Run(ctx, s.batch, []string{leaseKey(c.Record.ID)}, c.leaseValue()).Int()
+	ok, err := s.scripts.release.Run(ctx, s.batch, []string{s.keys.lease(c.Record.ID)}, c.leaseValue()).Int()
 	if err != nil {
 		return fmt.Errorf("store: release %s: %w", c.Record.ID, err)
 	}

@@ -106,8 +106,7 @@ func TestCounts(t *testing.T) {
 }
 
 // ListOwned walks one owner's processes, in creation order, a state
-// filter leaving short pages with a cursor; IndexProcesses adds processes
-// created before the owner index existed, once.
+// filter leaving short pages with a cursor.
 func TestListOwned(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -158,25 +157,6 @@ func TestListOwned(t *testing.T) {
 		t.Error("ListOwned of an unknown state: no error")
 	}
 
-	// Every process was created indexed: IndexProcesses finds none missing.
-	if n, err := e.s.IndexProcesses(e.ctx); err != nil || n != (store.Indexed{}) {
-		t.Fatalf("IndexProcesses = %+v, %v; want nothing: none was missing", n, err)
-	}
-	// A database from before the owner indexes: IndexProcesses fills them in.
-	if err := e.rdb.Del(e.ctx, "brain:owner:alice", "brain:owner:bob").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := e.s.IndexProcesses(e.ctx); err != nil || n != (store.Indexed{}) {
-		t.Fatalf("IndexProcesses again = %+v, %v; want nothing: it ran once already", n, err)
-	}
-	if err := e.rdb.Del(e.ctx, "brain:indexed").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := e.s.IndexProcesses(e.ctx); err != nil || n != (store.Indexed{Owners: 5}) {
-		t.Fatalf("IndexProcesses = %+v, %v; want 5 by owner", n, err)
-	}
-	check("alice, indexed again", pages("alice", "", 0), [][]string{{"a1", "a2", "a3", "a4"}})
-	check("bob, indexed again", pages("bob", "", 0), [][]string{{"b1"}})
 }
 
 // Get and List report how many messages wait in the inbox.

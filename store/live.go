@@ -12,7 +12,7 @@ import (
 )
 
 // Live updates travel on Redis Pub/Sub, one channel per process,
-// brain:{pid}:live (keys.go), as JSON: PUBLISH and SUBSCRIBE, not their
+// B live:<pid> (keys.go), as JSON: PUBLISH and SUBSCRIBE, not their
 // sharded forms (SPUBLISH, SSUBSCRIBE, Redis 7). The classic commands work
 // on every server brain runs on: Redis 6, which has no shard channels, and
 // miniredis (brain demo), which has none either. On Redis Cluster, which
@@ -53,7 +53,7 @@ func (s *Store) PublishLive(ctx context.Context, updates []live.Update) error {
 	start := 0
 	for i := range updates {
 		if i == 0 || updates[i].Process != updates[i-1].Process {
-			channel = liveChannel(updates[i].Process)
+			channel = s.keys.liveChannel(updates[i].Process)
 		}
 		pipe.Do(ctx, "publish", channel, buf[start:ends[i]:ends[i]])
 		start = ends[i]
@@ -71,8 +71,9 @@ func (s *Store) PublishLive(ctx context.Context, updates []live.Update) error {
 // pings an idle connection to find one that died. Subscribe, Unsubscribe
 // and Close are safe for concurrent use; Receive has one caller.
 type LiveFeed struct {
-	ps *redis.PubSub
-	in <-chan any
+	keys layout
+	ps   *redis.PubSub
+	in   <-chan any
 }
 
 // LiveMessage is what a LiveFeed received: an update of process PID, or
@@ -92,7 +93,7 @@ type LiveMessage struct {
 // until Close.
 func (s *Store) LiveFeed() *LiveFeed {
 	ps := s.rdb.Subscribe(context.Background()) // no channel: nothing sent yet
-	return &LiveFeed{ps: ps, in: ps.ChannelWithSubscriptions(redis.WithChannelSize(liveChannelSize))}
+	return &LiveFeed{keys: s.keys, ps: ps, in: ps.ChannelWithSubscriptions(redis.WithChannelSize(liveChannelSize))}
 }
 
 // Subscribe asks Redis for the updates of process pid; they come once
@@ -103,7 +104,7 @@ func (f *LiveFeed) Subscribe(ctx context.Context, pid string) error {
 	if !validID(pid) {
 		return fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
-	if err := f.ps.Subscribe(ctx, liveChannel(pid)); err != nil {
+	if err := f.ps.Subscribe(ctx, f.keys.liveChannel(pid)); err != nil {
 		return fmt.Errorf("store: subscribing to the live updates of %s: %w", pid, err)
 	}
 	return nil
@@ -113,7 +114,7 @@ func (f *LiveFeed) Subscribe(ctx context.Context, pid string) error {
 // when the request fails (its next connection does not subscribe to it),
 // but a few updates may still come before Redis has it.
 func (f *LiveFeed) Unsubscribe(ctx context.Context, pid string) error {
-	if err := f.ps.Unsubscribe(ctx, liveChannel(pid)); err != nil {
+	if err := f.ps.Unsubscribe(ctx, f.keys.liveChannel(pid)); err != nil {
 		return fmt.Errorf("store: unsubscribing from the live updates of %s: %w", pid, err)
 	}
 	return nil
@@ -147,9 +148,9 @@ func (f *LiveFeed) Close() error { return f.ps.Close() }
 
 // livePID returns the process whose live channel is channel.
 func livePID(channel string) (string, bool) {
-	rest, ok := strings.CutPrefix(channel, keyPrefix+"{")
-	if !ok {
+	_, rest, ok := strings.Cut(channel, "}:live:")
+	if !ok || !strings.HasPrefix(channel, keyPrefix+"{") {
 		return "", false
 	}
-	return strings.CutSuffix(rest, "}:live")
+	return rest, true
 }

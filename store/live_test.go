@@ -131,7 +131,8 @@ func TestPublishLive(t *testing.T) {
 	if diff := cmp.Diff(want, f.updates(t, len(want))); diff != "" {
 		t.Errorf("received (-want +got):\n%s", diff)
 	}
-	wantSent := [][]string{{"publish brain:{p1}:live", "publish brain:{p1}:live", "publish brain:{p3}:live", "publish brain:{p2}:live", "publish brain:{p1}:live"}}
+	channel := func(pid string) string { return "publish " + store.Key(store.DefaultPartitions, pid, "live") }
+	wantSent := [][]string{{channel("p1"), channel("p1"), channel("p3"), channel("p2"), channel("p1")}}
 	hook.mu.Lock()
 	defer hook.mu.Unlock()
 	if diff := cmp.Diff(wantSent, hook.sent); diff != "" {
@@ -145,11 +146,11 @@ func TestPublishLive(t *testing.T) {
 // numsub is how many clients Redis has subscribed to pid's live updates.
 func numsub(t *testing.T, rdb *redis.Client, pid string) int64 {
 	t.Helper()
-	n, err := rdb.PubSubNumSub(context.Background(), "brain:{"+pid+"}:live").Result()
+	n, err := rdb.PubSubNumSub(context.Background(), store.Key(store.DefaultPartitions, pid, "live")).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n["brain:{"+pid+"}:live"]
+	return n[store.Key(store.DefaultPartitions, pid, "live")]
 }
 
 // waitNumsub waits until Redis has want clients subscribed to pid's live
@@ -215,7 +216,7 @@ func TestLiveFeedCorruptUpdate(t *testing.T) {
 	e := setup(t)
 	f := openFeed(t, e.s)
 	f.subscribe(t, "p1")
-	if err := e.rdb.Publish(e.ctx, "brain:{p1}:live", "not JSON").Err(); err != nil {
+	if err := e.rdb.Publish(e.ctx, store.Key(store.DefaultPartitions, "p1", "live"), "not JSON").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if m := f.next(t); m.PID != "p1" || m.Err == nil {

@@ -29,11 +29,11 @@ func (s *Store) Log(ctx context.Context, pid string, after string, limit int) ([
 	var exists *redis.IntCmd
 	var entries *redis.XMessageSliceCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		exists = p.Exists(ctx, procKey(pid))
+		exists = p.Exists(ctx, s.keys.proc(pid))
 		if limit == 0 {
-			entries = p.XRange(ctx, eventsKey(pid), start, "+")
+			entries = p.XRange(ctx, s.keys.events(pid), start, "+")
 		} else {
-			entries = p.XRangeN(ctx, eventsKey(pid), start, "+", int64(limit))
+			entries = p.XRangeN(ctx, s.keys.events(pid), start, "+", int64(limit))
 		}
 		return nil
 	})
@@ -68,7 +68,7 @@ func (s *Store) Follow(ctx context.Context, pid string, after string, block time
 	if after == "" {
 		after = "0"
 	}
-	streams, err := s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{eventsKey(pid), after}, Block: block}).Result()
+	streams, err := s.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{s.keys.events(pid), after}, Block: block}).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -91,7 +91,7 @@ func (s *Store) Follow(ctx context.Context, pid string, after string, block time
 // logBetween reads the entries of pid's log after the one with id after
 // and before the one with id before.
 func (s *Store) logBetween(ctx context.Context, pid, after, before string) ([]logEntry, error) {
-	reply, err := s.rdb.Do(ctx, "xrange", eventsKey(pid), "("+after, "("+before).Slice()
+	reply, err := s.rdb.Do(ctx, "xrange", s.keys.events(pid), "("+after, "("+before).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("read the log: %w", err)
 	}
@@ -102,7 +102,7 @@ func (s *Store) logBetween(ctx context.Context, pid, after, before string) ([]lo
 // right before the one with id before, and whether there may be more
 // before them.
 func (s *Store) logPageBefore(ctx context.Context, pid, before string, n int) ([]logEntry, bool, error) {
-	reply, err := s.rdb.Do(ctx, "xrevrange", eventsKey(pid), "("+before, "-", "COUNT", n).Slice()
+	reply, err := s.rdb.Do(ctx, "xrevrange", s.keys.events(pid), "("+before, "-", "COUNT", n).Slice()
 	if err != nil {
 		return nil, false, fmt.Errorf("read the log: %w", err)
 	}

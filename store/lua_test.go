@@ -75,7 +75,7 @@ func TestLuaWakeRule(t *testing.T) {
 	kinds := []conversation.Kind{conversation.KindUser, conversation.KindOperator, conversation.KindProcessEvent,
 		conversation.KindSchedule, conversation.KindSystem, conversation.KindApproval}
 	for _, steering := range inbox.Steerings() {
-		proc := procKey("p_" + string(steering))
+		proc := newLayout(DefaultPartitions).proc("p_" + string(steering))
 		if _, err := rdb.Del(context.Background(), proc).Result(); err != nil {
 			t.Fatal(err)
 		}
@@ -145,23 +145,26 @@ func ints(t *testing.T, v any) []int64 {
 func TestLuaKeyLayout(t *testing.T) {
 	t.Parallel()
 	rdb := testutil.Redis(t)
-	keys := processKeys("p_x1")
+	l := newLayout(DefaultPartitions)
+	const pid = "p_x1"
+	n := l.partition(pid)
+	keys := l.processKeys(pid)
 	got := evalPrelude(t, rdb, `
-local k = keys_of(ARGV[1])
-local p = process(ARGV, 2, ARGV[1])
+local k = keys_of(ARGV[2], ARGV[1])
+local p = process(ARGV, 3, ARGV[1], ARGV[2])
 return {k.proc, k.events, k.lease, k.inbox, k.idem, k.timers,
   p.proc, p.events, p.lease, p.inbox, p.idem, p.timers,
-  state_key('BLOCKED'), wake_key('worker', 3), TIMERS, GROUP, owner_key('alice'), workers_key(ARGV[1]),
-  approvals_key(ARGV[1]), APPROVALS}`,
-		"p_x1", keys[0], keys[1], keys[2], keys[3], keys[4], keys[5])
+  state_key(p, 'BLOCKED'), wake_key(p, 'worker'), due_key(p), GROUP, owner_key(p, 'alice'), workers_key(p),
+  approvals_key(p), waiting_key(p)}`,
+		pid, l.base(n), keys[0], keys[1], keys[2], keys[3], keys[4], keys[5])
 	want := append(append(keys[:6:6], keys...),
-		stateKey(lifecycle.Blocked), wakeKey("worker", 3), timersKey, wakeGroup, ownerKey("alice"), workersKey("p_x1"),
-		approvalsKey("p_x1"), approvalsIndex)
+		l.state(n, lifecycle.Blocked), l.wake(n, "worker"), l.due(n), wakeGroup, l.owner(n, "alice"), l.workers(pid),
+		l.approvals(pid), l.waiting(n))
 	if diff := cmp.Diff(want, strs(got)); diff != "" {
 		t.Errorf("Lua key layout (-Go +Lua):\n%s", diff)
 	}
-	if k := processKeys("p_x1"); k[0] != procKey("p_x1") || k[1] != eventsKey("p_x1") || k[2] != leaseKey("p_x1") ||
-		k[3] != inboxKey("p_x1") || k[5] != timersOf("p_x1") {
+	if k := l.processKeys(pid); k[0] != l.proc(pid) || k[1] != l.events(pid) || k[2] != l.lease(pid) ||
+		k[3] != l.inbox(pid) || k[5] != l.timersOf(pid) || k[0] != Key(DefaultPartitions, pid, "proc") {
 		t.Errorf("processKeys and the single-key helpers disagree: %v", k)
 	}
 }
@@ -172,7 +175,7 @@ func TestRender(t *testing.T) {
 	t.Parallel()
 	rdb := testutil.Redis(t)
 	at := time.Date(2025, 1, 2, 3, 4, 5, 6, time.FixedZone("CET", 3600))
-	args := (&Store{cfg: Config{Shards: 1}}).processArgs("p1", at)
+	args := (&Store{keys: newLayout(1)}).processArgs("p1", at)
 	tests := []struct{ name, from, content string }{
 		{"plain", "user:alice", "hello"},
 		{"json syntax", `a"b\c`, `{"x": [1, "2"]}` + "\n\t/</script>"},
@@ -219,7 +222,7 @@ func TestTransitionConflict(t *testing.T) {
 	}
 	args := s.processArgs("p1", now)
 	args = append(args, r.Version-1, "BLOCKED", "PAUSED", "BLOCKED", change, "0")
-	status, _, err := s.run(ctx, s.scripts.transition, processKeys("p1"), args...)
+	status, _, err := s.run(ctx, s.scripts.transition, s.keys.processKeys("p1"), args...)
 	if err != nil || status != "CONFLICT" {
 		t.Fatalf("transition with a stale version = %q, %v; want CONFLICT", status, err)
 	}
@@ -230,7 +233,7 @@ func TestTransitionConflict(t *testing.T) {
 	if diff := cmp.Diff(r, after); diff != "" {
 		t.Errorf("record changed by a refused transition (-before +after):\n%s", diff)
 	}
-	if n, _ := rdb.XLen(ctx, eventsKey("p1")).Result(); n != 0 {
+	if n, _ := rdb.XLen(ctx, s.keys.events("p1")).Result(); n != 0 {
 		t.Errorf("log has %d events after a refused transition, want 0", n)
 	}
 }
@@ -274,7 +277,7 @@ func TestTemplateParts(t *testing.T) {
 func TestReadTemplates(t *testing.T) {
 	t.Parallel()
 	rdb := testutil.Redis(t)
-	s := &Store{cfg: Config{Shards: 1}}
+	s := &Store{keys: newLayout(1)}
 	tpl, err := newTemplates()
 	if err != nil {
 		t.Fatal(err)

@@ -94,9 +94,9 @@ func (s *Store) HomeStreams(node string, engines []string, m Members) (home, awa
 		return nil, nil, fmt.Errorf("store: home streams: %w", err)
 	}
 	for _, e := range engines {
-		streams := make([]string, s.cfg.Shards)
+		streams := make([]string, len(s.keys.bases))
 		for n := range streams {
-			streams[n] = wakeKey(e, n)
+			streams[n] = s.keys.wake(n, e)
 		}
 		for i, h := range homes(streams, node, m[e]) {
 			if h == node {

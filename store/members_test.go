@@ -72,7 +72,7 @@ func TestHomeStreams(t *testing.T) {
 	// shards streams each, as each member computes it.
 	homes := func(shards int, members []string) map[string]string {
 		t.Helper()
-		s, err := store.New(rdb, store.Config{Shards: shards})
+		s, err := store.New(rdb, store.Config{Partitions: shards})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func TestHomeStreams(t *testing.T) {
 			for _, e := range engines {
 				n := 0
 				for _, st := range mine {
-					if strings.HasPrefix(st, "brain:wake:"+e+":") {
+					if strings.HasSuffix(st, ":wake:"+e) {
 						n++
 					}
 				}
@@ -113,7 +113,7 @@ func TestHomeStreams(t *testing.T) {
 		}
 		return home
 	}
-	for _, shards := range []int{1, 4, 7, 64} {
+	for _, shards := range []int{1, 4, 8, 64} {
 		for n := 1; n <= 5; n++ {
 			homes(shards, []string{"n1", "n2", "n3", "n4", "n5"}[:n])
 		}
@@ -126,10 +126,10 @@ func TestHomeStreams(t *testing.T) {
 			moved++
 		}
 	}
-	if moved > 8 {
-		t.Errorf("%d of 128 streams moved between n1 and n2 when n3 joined, want at most 8", moved)
+	if moved > 16 {
+		t.Errorf("%d of 128 streams moved between n1 and n2 when n3 joined, want at most 16", moved)
 	}
-	s, err := store.New(rdb, store.Config{Shards: 64})
+	s, err := store.New(rdb, store.Config{Partitions: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestReadWakesFrom(t *testing.T) {
 	if len(got) != 20 {
 		t.Errorf("wakes of %d processes read, want 20", len(got))
 	}
-	for _, bad := range [][]string{nil, {"brain:{p1}:inbox"}} {
+	for _, bad := range [][]string{nil, {store.Key(store.DefaultPartitions, "p1", "inbox")}} {
 		if _, err := e.s.ReadWakesFrom(e.ctx, "n1", bad, 1, time.Millisecond); err == nil {
 			t.Errorf("ReadWakesFrom(%q) succeeded", bad)
 		}
@@ -186,7 +186,7 @@ func TestReadWakesFrom(t *testing.T) {
 func TestStealWakes(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	stream := "brain:wake:chat:0"
+	stream := store.WakeStream(store.DefaultPartitions, 0, "chat")
 	// Undelivered: one from long ago (its id says so) and one of now.
 	if err := e.rdb.XGroupCreateMkStream(e.ctx, stream, "nodes", "0").Err(); err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestStealWakes(t *testing.T) {
 	if ws, err := e.s.ReadWakesFrom(e.ctx, "home", []string{stream}, 1, time.Millisecond); err != nil || len(ws) != 1 || ws[0].PID != "p1" {
 		t.Fatalf("the home node's read = %v, %v; want p1's wake", ws, err)
 	}
-	ws, err := e.s.StealWakes(e.ctx, "other", []string{stream, "brain:wake:chat:1"}, time.Minute, 10)
+	ws, err := e.s.StealWakes(e.ctx, "other", []string{stream, store.WakeStream(store.DefaultPartitions, 1, "chat")}, time.Minute, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,10 @@ func TestStealWakesCount(t *testing.T) {
 		in := user("hi")
 		e.create(t, fmt.Sprint("p", i), &in)
 	}
-	streams := []string{"brain:wake:chat:0", "brain:wake:chat:1", "brain:wake:chat:2", "brain:wake:chat:3"}
+	var streams []string
+	for n := range store.DefaultPartitions {
+		streams = append(streams, store.WakeStream(store.DefaultPartitions, n, "chat"))
+	}
 	taken := map[string]bool{}
 	for _, count := range []int{3, 100} {
 		ws, err := e.s.StealWakes(e.ctx, "other", streams, 0, count)

@@ -80,8 +80,8 @@ func (s *Store) Get(ctx context.Context, pid string) (Record, error) {
 		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)
 	}
 	pipe := s.rdb.Pipeline()
-	fields := pipe.HGetAll(ctx, procKey(pid))
-	inbox := pipe.XLen(ctx, inboxKey(pid))
+	fields := pipe.HGetAll(ctx, s.keys.proc(pid))
+	inbox := pipe.XLen(ctx, s.keys.inbox(pid))
 	if _, err := pipe.Exec(ctx); err != nil {
 		return Record{}, fmt.Errorf("store: get %s: %w", pid, err)
 	}
@@ -94,7 +94,7 @@ func (s *Store) Get(ctx context.Context, pid string) (Record, error) {
 	return r, err
 }
 
-// parseRecord builds a Record from the fields of brain:{pid}:proc.
+// parseRecord builds a Record from the fields of B proc:<pid> (doc.go).
 func parseRecord(pid string, h map[string]string) (Record, error) {
 	if len(h) == 0 {
 		return Record{}, fmt.Errorf("%w: process %q", ErrNotFound, pid)

@@ -31,7 +31,7 @@ func TestWaitReplicas(t *testing.T) {
 	if _, err := s.Create(ctx, store.NewProcess{ID: "p1", Recipe: "r", Engine: engine, Input: &in}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := replica.Client(t).XLen(ctx, "brain:{p1}:inbox").Result(); err != nil || n != 1 {
+	if n, err := replica.Client(t).XLen(ctx, store.Key(store.DefaultPartitions, "p1", "inbox")).Result(); err != nil || n != 1 {
 		t.Errorf("the replica's inbox of p1 right after the create: %d, %v; want the message", n, err)
 	}
 

@@ -23,7 +23,7 @@ var luaFiles embed.FS
 // lifecycle subset and the key layout exist once on the Lua side.
 type scripts struct {
 	create, post, claim, checkpoint, renew, release, commit, transition,
-	list, putTimer, dueTimers, fireTimer, delete, steal *script
+	putTimer, dueTimers, fireTimer, delete, steal *script
 }
 
 // prelude is the Lua every script starts with: the event templates as the
@@ -88,7 +88,7 @@ func luaString(s string) string {
 
 // names are the script files, in the order of the library's functions.
 var names = []string{"create", "post", "claim", "checkpoint", "renew", "release", "commit",
-	"transition", "list", "put_timer", "due_timers", "fire_timer", "delete", "steal"}
+	"transition", "put_timer", "due_timers", "fire_timer", "delete", "steal"}
 
 func newScripts(t templates) *scripts {
 	pre := prelude(t)
@@ -111,7 +111,6 @@ func newScripts(t templates) *scripts {
 		release:    load("release"),
 		commit:     load("commit"),
 		transition: load("transition"),
-		list:       load("list"),
 		putTimer:   load("put_timer"),
 		dueTimers:  load("due_timers"),
 		fireTimer:  load("fire_timer"),

@@ -56,9 +56,12 @@ const idempotencyTTL = 24 * time.Hour
 
 // Config configures a Store. Zero values take the defaults named below.
 type Config struct {
-	// Shards is the number of wake queue streams per engine (default 4).
-	// Every node sharing a Redis must use the same number.
-	Shards int
+	// Partitions is the number of partitions of the deployment's keys
+	// (default DefaultPartitions; a power of two up to MaxPartitions): each
+	// process belongs to one, and each has its own wake stream per engine.
+	// It is set once: every node sharing a Redis must use the same number
+	// (CheckLayout refuses another).
+	Partitions int
 	// LeaseTTL is how long a claim owns a process without renewing its
 	// lease (default 10s; at least 1ms).
 	LeaseTTL time.Duration
@@ -118,11 +121,9 @@ func (e *sentinel) Unwrap() error { return e.also }
 // sender cannot fill Redis or make one turn drain for long.
 const DefaultInboxLimit = 1000
 
-const maxShards = 1024
-
 func (c *Config) setDefaults() {
-	if c.Shards == 0 {
-		c.Shards = 4
+	if c.Partitions == 0 {
+		c.Partitions = DefaultPartitions
 	}
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = 10 * time.Second
@@ -140,8 +141,8 @@ func (c *Config) setDefaults() {
 
 func (c *Config) validate() error {
 	var errs []error
-	if c.Shards < 1 || c.Shards > maxShards {
-		errs = append(errs, fmt.Errorf("Shards: must be between 1 and %d (got %d)", maxShards, c.Shards))
+	if c.Partitions < 1 || c.Partitions > MaxPartitions || c.Partitions&(c.Partitions-1) != 0 {
+		errs = append(errs, fmt.Errorf("Partitions: must be a power of two from 1 to %d (got %d)", MaxPartitions, c.Partitions))
 	}
 	if c.WaitReplicas < 0 {
 		errs = append(errs, fmt.Errorf("WaitReplicas: must not be negative (got %d); 0 waits for none", c.WaitReplicas))
@@ -170,6 +171,7 @@ type Store struct {
 	rdb     redis.UniversalClient
 	batch   *batcher // the scripts' calls go through it
 	cfg     Config
+	keys    layout
 	scripts *scripts
 	tpl     templates
 
@@ -191,7 +193,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{rdb: rdb, batch: newBatcher(rdb, cfg.WaitReplicas, cfg.WaitTimeout), cfg: cfg, scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
+	return &Store{rdb: rdb, batch: newBatcher(rdb, cfg.WaitReplicas, cfg.WaitTimeout), cfg: cfg, keys: newLayout(cfg.Partitions), scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
 }
 
 func (s *Store) now() time.Time { return s.cfg.Clock() }
@@ -216,10 +218,10 @@ func (s *Store) runThen(ctx context.Context, sc *script, then []redis.Cmder, key
 }
 
 // processArgs are the first four arguments of every script that works on a
-// process: pid, its wake shard, the time in unix ms (for records and
-// indexes) and as events carry it (the templates' "at").
+// process: pid, the base of its partition's keys, the time in unix ms (for
+// records and indexes) and as events carry it (the templates' "at").
 func (s *Store) processArgs(pid string, now time.Time) []any {
-	return []any{pid, s.shard(pid), now.UnixMilli(), now.UTC().Format(time.RFC3339Nano)} // as encodeEvent writes At
+	return []any{pid, s.keys.of(pid), now.UnixMilli(), now.UTC().Format(time.RFC3339Nano)} // as encodeEvent writes At
 }
 
 // inboxLimit is the limit as the scripts take it: 0 for none.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,7 +22,7 @@ import (
 // scheduler the rest.
 type Timer = inbox.Timer
 
-// timerSpec is a timer as stored in brain:{pid}:timers.
+// timerSpec is a timer as stored in B timers:<pid> (doc.go).
 type timerSpec struct {
 	ID      string    `json:"id"`
 	PID     string    `json:"pid"`
@@ -95,7 +96,7 @@ func (s *Store) putTimer(ctx context.Context, t Timer, once bool) error {
 		onceArg = "1"
 	}
 	args = append(args, t.ID, t.Due.UnixMilli(), spec, onceArg)
-	status, _, err := s.run(ctx, s.scripts.putTimer, append(processKeys(t.PID), timersKey), args...)
+	status, _, err := s.run(ctx, s.scripts.putTimer, append(s.keys.processKeys(t.PID), s.keys.due(s.keys.partition(t.PID))), args...)
 	switch {
 	case err != nil:
 		return fmt.Errorf("store: put timer %s of %s: %w", t.ID, t.PID, err)
@@ -118,8 +119,8 @@ func (s *Store) CancelTimer(ctx context.Context, pid, id string) error {
 	}
 	var del *redis.IntCmd
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		del = p.HDel(ctx, timersOf(pid), id)
-		p.ZRem(ctx, timersKey, pid+"|"+id)
+		del = p.HDel(ctx, s.keys.timersOf(pid), id)
+		p.ZRem(ctx, s.keys.due(s.keys.partition(pid)), pid+"|"+id)
 		return nil
 	})
 	if err != nil {
@@ -136,7 +137,7 @@ func (s *Store) Timers(ctx context.Context, pid string) ([]Timer, error) {
 	if !validID(pid) {
 		return nil, nil
 	}
-	specs, err := s.rdb.HVals(ctx, timersOf(pid)).Result()
+	specs, err := s.rdb.HVals(ctx, s.keys.timersOf(pid)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("store: timers of %s: %w", pid, err)
 	}
@@ -155,16 +156,42 @@ func (s *Store) Timers(ctx context.Context, pid string) ([]Timer, error) {
 }
 
 // DueTimers returns at most limit timers (all when limit <= 0) due at or
-// before now, earliest first. Due comes from the schedule, which is what
-// FireTimer compares.
+// before now, earliest first, from every partition's timer index. Due
+// comes from the schedule, which is what FireTimer compares.
 func (s *Store) DueTimers(ctx context.Context, now time.Time, limit int) ([]Timer, error) {
 	if limit <= 0 {
 		limit = -1 // ZRANGEBYSCORE LIMIT 0 -1: all
 	}
-	flat, err := s.scripts.dueTimers.Run(ctx, s.batch, []string{timersKey}, now.UnixMilli(), limit).StringSlice()
+	var (
+		mu     sync.Mutex
+		timers []Timer
+	)
+	err := s.eachPartition(ctx, func(ctx context.Context, n int) error {
+		flat, err := s.scripts.dueTimers.Run(ctx, s.batch, []string{s.keys.due(n)}, now.UnixMilli(), limit, s.keys.base(n)).StringSlice()
+		if err != nil {
+			return err
+		}
+		due, err := parseDue(flat)
+		mu.Lock()
+		timers = append(timers, due...)
+		mu.Unlock()
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: due timers: %w", err)
 	}
+	slices.SortFunc(timers, func(a, b Timer) int {
+		return cmp.Or(a.Due.Compare(b.Due), strings.Compare(a.PID, b.PID), strings.Compare(a.ID, b.ID))
+	})
+	if limit > 0 && len(timers) > limit {
+		timers = timers[:limit]
+	}
+	return timers, nil
+}
+
+// parseDue reads the reply of due_timers.lua.
+func parseDue(flat []string) ([]Timer, error) {
+	var err error
 	timers := make([]Timer, 0, len(flat)/3)
 	for i := 0; i+2 < len(flat); i += 3 {
 		pid, id, _ := strings.Cut(flat[i], "|")
@@ -176,7 +203,7 @@ func (s *Store) DueTimers(ctx context.Context, now time.Time, limit int) ([]Time
 		}
 		ms, err := strconv.ParseFloat(flat[i+1], 64)
 		if err != nil {
-			return nil, fmt.Errorf("store: due timers: score %q: %w", flat[i+1], err)
+			return nil, fmt.Errorf("score %q: %w", flat[i+1], err)
 		}
 		t.Due = time.UnixMilli(int64(ms))
 		timers = append(timers, t)
@@ -222,7 +249,7 @@ func (s *Store) FireTimer(ctx context.Context, t Timer, next time.Time) (fired b
 	}
 	args = append(args, t.ID, t.Due.UnixMilli(), nextMs, spec, from, content, now.UnixMilli(), s.inboxLimit(),
 		idempotencyTTL.Milliseconds(), string(kind), call)
-	status, _, err := s.run(ctx, s.scripts.fireTimer, append(processKeys(t.PID), timersKey), args...)
+	status, _, err := s.run(ctx, s.scripts.fireTimer, append(s.keys.processKeys(t.PID), s.keys.due(s.keys.partition(t.PID))), args...)
 	if err != nil {
 		return false, fmt.Errorf("store: fire timer %s of %s: %w", t.ID, t.PID, err)
 	}

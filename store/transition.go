@@ -53,7 +53,7 @@ func (s *Store) Transition(ctx context.Context, pid string, ev lifecycle.Event, 
 		}
 		args := s.processArgs(pid, now)
 		args = append(args, rec.Version, string(rec.Status.State), string(st.State), string(st.PausedFrom), change, wake)
-		status, res, err := s.run(ctx, s.scripts.transition, processKeys(pid), args...)
+		status, res, err := s.run(ctx, s.scripts.transition, s.keys.processKeys(pid), args...)
 		switch {
 		case err != nil:
 			return lifecycle.Transition{}, Record{}, fmt.Errorf("store: transition %s: %w", pid, err)

@@ -18,15 +18,16 @@ type Wake struct {
 	Stream, EntryID, PID string
 }
 
-// wakeStreams returns the wake streams of engines, every shard of each.
+// wakeStreams returns the wake streams of engines, every partition's of
+// each.
 func (s *Store) wakeStreams(engines []string) ([]string, error) {
 	if err := checkEngines(engines); err != nil {
 		return nil, err
 	}
-	streams := make([]string, 0, len(engines)*s.cfg.Shards)
+	streams := make([]string, 0, len(engines)*len(s.keys.bases))
 	for _, e := range engines {
-		for n := range s.cfg.Shards {
-			streams = append(streams, wakeKey(e, n))
+		for n := range s.keys.bases {
+			streams = append(streams, s.keys.wake(n, e))
 		}
 	}
 	return streams, nil
@@ -93,7 +94,7 @@ func (s *Store) forgetGroups(streams []string) {
 }
 
 // ReadWakes reads new wakes of engines for consumer node, from every
-// shard, waiting up to block for one (block must be positive: go-redis
+// partition, waiting up to block for one (block must be positive: go-redis
 // reads Block 0 as "forever"). count bounds the wakes read in all, give or
 // take one per stream: each stream gives at most count / streams, rounded
 // up, so a node takes about what it can run and leaves the rest to other
@@ -153,7 +154,7 @@ func (s *Store) readWakes(ctx context.Context, node string, streams []string, co
 
 // ClaimStaleWakes takes over, for node, wakes of engines that other
 // consumers read but did not settle for at least minIdle (XAUTOCLAIM on
-// every shard, in one round trip); count bounds the wakes taken per stream.
+// every partition, in one round trip); count bounds the wakes taken per stream.
 // With minIdle at least the lease TTL, these are wakes of dead or stalled
 // nodes: Claim recovers their processes.
 func (s *Store) ClaimStaleWakes(ctx context.Context, node string, engines []string, minIdle time.Duration, count int) ([]Wake, error) {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -60,15 +61,21 @@ func TestReadWakesOnce(t *testing.T) {
 func TestReadWakesCount(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	for i := range 40 {
-		in := user("hi")
-		e.create(t, fmt.Sprintf("p%d", i), &in)
-	}
-	ws, err := e.s.ReadWakes(e.ctx, "n1", []string{engine}, 8, time.Millisecond)
+	s, err := store.New(e.rdb, store.Config{Clock: e.clock.now, Partitions: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Four shards (the default) of ten wakes or so each.
+	for i := range 40 {
+		in := user("hi")
+		if _, err := s.Create(e.ctx, store.NewProcess{ID: fmt.Sprintf("p%d", i), Recipe: "r", Engine: engine, Input: &in}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := s.ReadWakes(e.ctx, "n1", []string{engine}, 8, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Four partitions of ten wakes or so each.
 	if len(ws) < 8 || len(ws) > 8+3 {
 		t.Errorf("read %d wakes with count 8 over 4 streams, want 8 to 11", len(ws))
 	}
@@ -139,21 +146,24 @@ func TestReadWakesAfterFlush(t *testing.T) {
 	e.wake(t, "p1")
 }
 
-// TestWakeShards checks that processes spread over the shards and every
-// shard is read.
-func TestWakeShards(t *testing.T) {
+// TestWakePartitions checks that processes spread over the partitions'
+// wake streams and every stream is read.
+func TestWakePartitions(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
+	want := map[string]bool{}
 	for i := range 40 {
 		in := user("hi")
-		e.create(t, "p"+string(rune('a'+i%26))+string(rune('a'+i/26)), &in)
+		pid := "p" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		e.create(t, pid, &in)
+		want[store.WakeStream(store.DefaultPartitions, store.Partition(store.DefaultPartitions, pid), engine)] = true
 	}
 	streams := map[string]bool{}
 	for _, w := range e.wakes(t, "n1") {
 		streams[w.Stream] = true
 	}
-	if len(streams) != 4 {
-		t.Errorf("wakes came from %d streams, want all 4 shards", len(streams))
+	if len(want) < 20 || !maps.Equal(streams, want) {
+		t.Errorf("wakes came from %d streams, want the %d of the processes' partitions", len(streams), len(want))
 	}
 }
 
@@ -164,7 +174,7 @@ func TestWakeShards(t *testing.T) {
 func TestTrimWakes(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	s, err := store.New(e.rdb, store.Config{Clock: e.clock.now, Shards: 1})
+	s, err := store.New(e.rdb, store.Config{Clock: e.clock.now, Partitions: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +186,7 @@ func TestTrimWakes(t *testing.T) {
 	}
 	entries := func() []string {
 		t.Helper()
-		msgs, err := e.rdb.XRange(e.ctx, "brain:wake:"+engine+":0", "-", "+").Result()
+		msgs, err := e.rdb.XRange(e.ctx, store.WakeStream(1, 0, engine), "-", "+").Result()
 		if err != nil {
 			t.Fatal(err)
 		}

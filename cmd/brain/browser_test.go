@@ -379,7 +379,7 @@ func TestBrowser(t *testing.T) {
 	// What its model calls used (the demo model reports none), in all and
 	// on 2026-03-01 (day 20513), and the events a recipe's
 	// limits.max_log_events trimmed, as a commit counts them.
-	if err := rs.Client(t).HSet(apiCtx, "brain:{"+pid+"}:proc", "tokens_in", 12345, "tokens_out", 678, "tokens_day", "20513:2100",
+	if err := rs.Client(t).HSet(apiCtx, store.Key(store.DefaultPartitions, pid, "proc"), "tokens_in", 12345, "tokens_out", 678, "tokens_day", "20513:2100",
 		"trimmed", 250).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,8 @@ type serveConfig struct {
 	MaxProcessesPerOwner int
 	// WaitReplicas is brain.Config.WaitReplicas; 0 waits for none.
 	WaitReplicas int
+	// Partitions is brain.Config.Partitions; 0 is the default.
+	Partitions int
 	// AffinityWait is brain.Config.AffinityWait, except that 0 means no
 	// affinity.
 	AffinityWait time.Duration
@@ -216,6 +218,14 @@ var settings = slices.Concat([]setting{
 	}},
 	{name: "inbox-limit", usage: fmt.Sprintf("`N`: the most messages a process's inbox holds; beyond it user and operator messages are refused (429 inbox_full) and timer ticks dropped, never a worker's result (default %d; 0: no limit)", store.DefaultInboxLimit), set: setCount(func(c *serveConfig) *int { return &c.InboxLimit }, "messages", "no limit")},
 	{name: "wait-replicas", usage: "`N`: answer every write to Redis once N replicas have it (Redis WAIT, up to 1s), so that a failover loses nothing answered; a write they do not take in time fails as when Redis is unavailable (503; retried) (default 0: wait for none)", set: setCount(func(c *serveConfig) *int { return &c.WaitReplicas }, "replicas", "none")},
+	{name: "partitions", usage: fmt.Sprintf("`N`: the number of partitions of the deployment's keys in Redis, a power of two up to %d, set when the deployment first runs; every node must give the deployment's number, and one that gives another refuses to start (default %d)", store.MaxPartitions, store.DefaultPartitions), set: func(c *serveConfig, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > store.MaxPartitions || n&(n-1) != 0 {
+			return fmt.Errorf("want a power of two from 1 to %d, like %d (got %q)", store.MaxPartitions, store.DefaultPartitions, v)
+		}
+		c.Partitions = n
+		return nil
+	}},
 	{name: "affinity-wait", usage: "`DURATION`: how long a wake waits for the node its stream is home to, which keeps the process's conversation in memory, before a node with a free slot takes it: 25ms, 100ms (default 25ms; 0: any node takes any wake at once)", set: func(c *serveConfig, v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > time.Minute {

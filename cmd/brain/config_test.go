@@ -505,13 +505,14 @@ func TestLoadServeConfigErrors(t *testing.T) {
 		{
 			name: "bad environment variable",
 			env: map[string]string{"BRAIN_CONCURRENCY": "0", "BRAIN_MAX_BODY": "big", "BRAIN_RETAIN_FINISHED": "a month", "BRAIN_INBOX_LIMIT": "-5",
-				"BRAIN_MAX_LOG_EVENTS": "50", "BRAIN_MAX_PROCESSES_PER_OWNER": "-1", "BRAIN_WAIT_REPLICAS": "some"},
+				"BRAIN_MAX_LOG_EVENTS": "50", "BRAIN_MAX_PROCESSES_PER_OWNER": "-1", "BRAIN_WAIT_REPLICAS": "some", "BRAIN_PARTITIONS": "48"},
 			want: []string{`BRAIN_CONCURRENCY="0": want a whole number`, `BRAIN_MAX_BODY="big": want a size`,
 				`BRAIN_RETAIN_FINISHED="a month": want a duration like 30d, 12h or 90m`,
 				`BRAIN_INBOX_LIMIT="-5": want a whole number of messages, or 0 for no limit`,
 				`BRAIN_MAX_LOG_EVENTS="50": want 0 to keep every event, or a whole number of events from 100 to 100000000`,
 				`BRAIN_MAX_PROCESSES_PER_OWNER="-1": want a whole number of processes, or 0 for no limit`,
-				`BRAIN_WAIT_REPLICAS="some": want a whole number of replicas, or 0 for none`},
+				`BRAIN_WAIT_REPLICAS="some": want a whole number of replicas, or 0 for none`,
+				`BRAIN_PARTITIONS="48": want a power of two from 1 to 1024, like 64`},
 		},
 		{
 			name: "bad log section",

@@ -24,6 +24,7 @@ import (
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/internal/redisserver"
 	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools/mcp/mcptest"
 )
 
@@ -399,7 +400,7 @@ func TestServeThroughSentinel(t *testing.T) {
 		t.Fatal(err)
 	}
 	followUntilBlocked(ctx, t, c, p.ID, "")
-	if n, err := master.Client(t).Exists(ctx, "brain:{"+p.ID+"}:proc").Result(); err != nil || n != 1 {
+	if n, err := master.Client(t).Exists(ctx, store.Key(store.DefaultPartitions, p.ID, "proc")).Result(); err != nil || n != 1 {
 		t.Errorf("the master holds %d records of the process (%v), want 1", n, err)
 	}
 }

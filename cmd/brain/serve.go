@@ -122,6 +122,7 @@ func serve(ctx context.Context, cfg serveConfig, log *zap.Logger) error {
 		MaxLogEvents:          cfg.MaxLogEvents,
 		OwnerLimit:            cfg.MaxProcessesPerOwner,
 		WaitReplicas:          cfg.WaitReplicas,
+		Partitions:            cfg.Partitions,
 		AffinityWait:          cfg.nodeAffinityWait(),
 		Grace:                 nodeGrace,
 		Recipes:               lib,

@@ -60,9 +60,11 @@ type Config struct {
 	// Engines limits the node to some of the Registry's kinds; empty means
 	// all. Wakes of other kinds wait for a node that runs them.
 	Engines []string
-	// Shards is the number of wake queue shards per engine (default 4);
-	// every node sharing a Redis must use the same number.
-	Shards int
+	// Partitions is the number of partitions of the deployment's keys
+	// (default store.DefaultPartitions), set when its Redis is first used:
+	// a node configured for another number refuses to start
+	// (store.Config.Partitions).
+	Partitions int
 	// AffinityWait is how long a wake waits for its home node (the node
 	// its wake stream is home to, store.HomeStreams) before a node with a
 	// free slot takes it (default DefaultAffinityWait; negative: no affinity, every node
@@ -184,9 +186,6 @@ func (c *Config) setDefaults() {
 	}
 	if len(c.Engines) == 0 {
 		c.Engines = c.Registry.Names()
-	}
-	if c.Shards == 0 {
-		c.Shards = 4
 	}
 	if c.AffinityWait == 0 {
 		c.AffinityWait = DefaultAffinityWait

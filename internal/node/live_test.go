@@ -89,7 +89,7 @@ func ended(t *testing.T, ch <-chan live.Update) []live.Update {
 // updates.
 func liveNumsub(t *testing.T, rdb *redis.Client, pid string) int64 {
 	t.Helper()
-	channel := "brain:{" + pid + "}:live"
+	channel := store.Key(store.DefaultPartitions, pid, "live")
 	n, err := rdb.PubSubNumSub(context.Background(), channel).Result()
 	if err != nil {
 		t.Fatal(err)

@@ -339,7 +339,7 @@ func TestRenewalHaltsATurnWhoseSignalWasLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	model.entered(t, 0)
-	if err := rdb.HSet(context.Background(), "brain:{"+rec.ID+"}:proc", "state", "PAUSED", "paused_from", "RUNNING").Err(); err != nil {
+	if err := rdb.HSet(context.Background(), store.Key(store.DefaultPartitions, rec.ID, "proc"), "state", "PAUSED", "paused_from", "RUNNING").Err(); err != nil {
 		t.Fatal(err)
 	}
 	got := commits.Wait(t, "the halted turn's commit", func(r store.Record) bool { return r.ID == rec.ID })

@@ -74,7 +74,7 @@ func New(cfg Config) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	st, err := store.New(cfg.Redis, store.Config{Shards: cfg.Shards, LeaseTTL: cfg.LeaseTTL, Clock: cfg.Clock, InboxLimit: cfg.InboxLimit,
+	st, err := store.New(cfg.Redis, store.Config{Partitions: cfg.Partitions, LeaseTTL: cfg.LeaseTTL, Clock: cfg.Clock, InboxLimit: cfg.InboxLimit,
 		OwnerLimit: cfg.OwnerLimit, WaitReplicas: cfg.WaitReplicas})
 	if err != nil {
 		return nil, fmt.Errorf("brain: %w", err)
@@ -125,6 +125,9 @@ func (n *Node) Start(ctx context.Context) error {
 	if n.started {
 		return errors.New("brain: node already started")
 	}
+	if err := n.store.CheckLayout(ctx); err != nil {
+		return fmt.Errorf("brain: %w", err)
+	}
 	n.started = true
 	intakeCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	n.cancel = cancel
@@ -165,16 +168,6 @@ func (n *Node) Start(ctx context.Context) error {
 	if n.cfg.RetainFinished > 0 {
 		n.loop(intakeCtx, "deleting finished processes", min(max(n.cfg.RetainFinished/4, time.Minute), time.Hour), n.deleteFinished)
 	}
-	n.intake.Go(func() {
-		// Once per database: processes from before the owner and workers
-		// indexes.
-		if added, err := n.store.IndexProcesses(intakeCtx); err != nil && intakeCtx.Err() == nil {
-			n.log.Warn("indexing processes failed; a user's list may miss older processes, and deleting one may leave "+
-				"its older workers, until a node indexes them", zap.Error(err))
-		} else if added.Owners+added.Workers > 0 {
-			n.log.Info("indexed older processes", zap.Int("by_owner", added.Owners), zap.Int("workers", added.Workers))
-		}
-	})
 	n.log.Info("node started", zap.Strings("engines", n.cfg.Engines), zap.Int("concurrency", n.cfg.Concurrency))
 	return nil
 }

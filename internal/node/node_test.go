@@ -239,7 +239,7 @@ func TestNodeTrimsWakeQueues(t *testing.T) {
 	rdb.AddHook(trimmed)
 	c := nodetest.NewCommits()
 	model := nodetest.Script(t, "turns:\n"+strings.Repeat("  - rounds: [{calls: [{name: respond, args: {message: \"ok\"}}]}]\n", 3))
-	n := startNode(t, Config{Redis: rdb, Shards: 1, Models: map[string]llm.Model{"default": model}, OnCommit: c.Add})
+	n := startNode(t, Config{Redis: rdb, Partitions: 1, Models: map[string]llm.Model{"default": model}, OnCommit: c.Add})
 	ctx := context.Background()
 	rec, err := n.Create(ctx, NewProcess{Recipe: "default", Input: "first"})
 	if err != nil {
@@ -261,7 +261,7 @@ func TestNodeTrimsWakeQueues(t *testing.T) {
 			t.Fatal("the node trimmed no wake queue")
 		}
 	}
-	left, err := rdb.XLen(ctx, "brain:wake:chat:0").Result()
+	left, err := rdb.XLen(ctx, store.WakeStream(1, 0, "chat")).Result()
 	if err != nil || left != 0 {
 		t.Errorf("the wake queue holds %d entries (%v) after three turns and a trim, want none", left, err)
 	}
@@ -293,7 +293,7 @@ turns:
 	case <-time.After(nodetest.WaitTimeout):
 		t.Fatal("no turn committed")
 	}
-	if state, err := replica.Client(t).HGet(ctx, "brain:{"+rec.ID+"}:proc", "state").Result(); err != nil || state != "BLOCKED" {
+	if state, err := replica.Client(t).HGet(ctx, store.Key(store.DefaultPartitions, rec.ID, "proc"), "state").Result(); err != nil || state != "BLOCKED" {
 		t.Errorf("the process on the replica once committed: %q, %v; want BLOCKED", state, err)
 	}
 

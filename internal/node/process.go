@@ -53,6 +53,9 @@ func (n *Node) Create(ctx context.Context, p NewProcess) (store.Record, error) {
 	}
 	if p.IdempotencyKey != "" {
 		np.ID = keyedID(p.Owner, p.IdempotencyKey)
+		if p.Parent != "" {
+			np.ID = n.store.WorkerID(p.Parent, np.ID)
+		}
 	}
 	if p.Input != "" {
 		kind, from := p.inputKind, p.inputFrom

@@ -148,7 +148,7 @@ turns:
 	}
 	// Four renewals: the lease's time to live goes up four times, and the
 	// lease stays the first claim's all along.
-	lease := "brain:{" + rec.ID + "}:lease"
+	lease := store.Key(store.DefaultPartitions, rec.ID, "lease")
 	first, err := rdb.Get(ctx, lease).Result()
 	if err != nil {
 		t.Fatal(err)

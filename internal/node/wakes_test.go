@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"hash/crc32"
 	"slices"
 	"testing"
 	"time"
@@ -34,7 +33,7 @@ func TestWakesFindTheNodeThatKeepsTheLog(t *testing.T) {
 	c := nodetest.NewCommits()
 	nodes := map[string]*Node{}
 	for _, id := range []string{"a", "b"} {
-		nodes[id] = startNode(t, Config{Redis: redisSrv.Client(t), NodeID: id, Shards: 16, LeaseTTL: 3 * time.Second,
+		nodes[id] = startNode(t, Config{Redis: redisSrv.Client(t), NodeID: id, Partitions: 16, LeaseTTL: 3 * time.Second,
 			Models: map[string]llm.Model{"default": nodetest.Script(t, answering)}, Metrics: m, OnCommit: c.Add})
 	}
 	a, b := nodes["a"], nodes["b"]
@@ -136,14 +135,14 @@ func TestWakesOfAnAbsentHomeAreTaken(t *testing.T) {
 	}
 	c := nodetest.NewCommits()
 	n := startNode(t, Config{Redis: rdb, NodeID: "n", Models: map[string]llm.Model{"default": nodetest.Script(t, answering)}, OnCommit: c.Add})
-	home := n.wakes.streams.Load().home // (the store's sharding: crc32(pid) % 4)
+	home := n.wakes.streams.Load().home
 	absentHome := 0
 	for range 12 {
 		rec, err := n.Create(ctx, NewProcess{Recipe: "default", Input: "hello"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if shard := crc32.ChecksumIEEE([]byte(rec.ID)) % 4; !slices.Contains(home, fmt.Sprint("brain:wake:chat:", shard)) {
+		if stream := store.WakeStream(store.DefaultPartitions, store.Partition(store.DefaultPartitions, rec.ID), "chat"); !slices.Contains(home, stream) {
 			absentHome++
 		}
 		c.Wait(t, "the answer of "+rec.ID, func(r store.Record) bool { return r.ID == rec.ID })

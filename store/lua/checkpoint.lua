@@ -2,7 +2,7 @@
 -- the log, in the same step, the inbox messages that steer the turn.
 -- KEYS: the process's first 3 keys (up to lease), 4 (up to inbox) when
 --       draining.
--- ARGV: pid, shard, now, at, lease value, token, the number of events
+-- ARGV: pid, base (of its partition's keys), now, at, lease value, token, the number of events
 --       the caller knows the log to hold ('' = not known), the kinds of
 --       message to drain (each between spaces: ' operator user '; '' =
 --       none), then, only when draining, the turn's id; then the events

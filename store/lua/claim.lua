@@ -2,7 +2,7 @@
 -- its inbox drained into the log; a RUNNING process whose lease is gone (its
 -- node died) is leased again and recovered into its interrupted turn.
 -- KEYS: the process's first 4 keys (up to inbox).
--- ARGV: pid, shard, now, at, node, lease ttl ms, turn id, wake stream, wake
+-- ARGV: pid, base (of its partition's keys), now, at, node, lease ttl ms, turn id, wake stream, wake
 --       entry id, has record ('1': the caller has the process's record,
 --       and the reply carries only its status, see the prelude)
 -- Returns {'NOTFOUND'}, {'BUSY'}, {'IDLE', state} or

@@ -4,14 +4,14 @@
 -- post a finished worker's result to its parent.
 -- KEYS: the process's first 4 keys (up to inbox), then the parent's first
 -- 5 (up to idem) when notifying.
--- ARGV: pid, shard, now (ms), at (events' time), lease value, token,
+-- ARGV: pid, base (of its partition's keys), now (ms), at (events' time), lease value, token,
 --       event, by (who ends the turn), wake stream, wake entry id, the
 --       number of events the caller knows the log to hold ('' = not
 --       known), the turn's input and output tokens, the most events the
 --       log keeps ('0' = all), the number n of events, n events (JSON),
 --       the calls the process waits for approval of (the JSON of the
 --       record's approvals; '' = none), then, only when notifying: parent
---       pid, parent shard, kind, from, content, message at (ms),
+--       pid, parent's base, kind, from, content, message at (ms),
 --       idempotency key, idempotency ttl and the message's traceparent when
 --       it has one. (An argument costs Redis even when empty.)
 -- Returns {'FENCED'} or {'OK', status (the prelude's), gapless ('1'/'0'),
@@ -34,7 +34,7 @@ local state = r.state
 -- nothing of the kind). A call that stays keeps its mark: a decision that
 -- came during the turn stands; a call the turn settled is forgotten.
 if ARGV[approvals] ~= '' then
-  local key, keep = approvals_key(p.pid), {}
+  local key, keep = approvals_key(p), {}
   for _, c in ipairs(cjson.decode(ARGV[approvals])) do
     keep[c.call_id] = true
     redis.call('HSETNX', key, c.call_id, c.by)
@@ -44,7 +44,7 @@ if ARGV[approvals] ~= '' then
   end
   r.waiting_for, r.approvals = 'approval', ARGV[approvals]
   redis.call('HSET', p.proc, 'waiting_for', 'approval', 'approvals', ARGV[approvals])
-  redis.call('SADD', APPROVALS, p.pid)
+  redis.call('SADD', waiting_key(p), p.pid)
 else
   forget_approvals(p)
 end

@@ -1,7 +1,7 @@
 -- fire_timer.lua: fire a due timer once: only the caller that still finds
 -- it due at the same time rearms or removes it and posts its message.
--- KEYS: the process's keys, then the global timer index.
--- ARGV: pid, shard, now (ms), at (events' time), timer id, due ms, next
+-- KEYS: the process's keys, then its partition's timer index.
+-- ARGV: pid, base (of its partition's keys), now (ms), at (events' time), timer id, due ms, next
 --       ms ('0' = remove), next spec, from, content, message at (ms), inbox
 --       limit ('0' = none), idempotency ttl ms, kind (schedule, or approval
 --       for a call's timeout), the call an approval decides
@@ -20,10 +20,10 @@
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 local id = ARGV[5]
 local member = p.pid .. '|' .. id
-local score = redis.call('ZSCORE', TIMERS, member)
+local score = redis.call('ZSCORE', due_key(p), member)
 if not score or tonumber(score) ~= tonumber(ARGV[6]) then return {'NOTDUE'} end
 local function remove()
-  redis.call('ZREM', TIMERS, member)
+  redis.call('ZREM', due_key(p), member)
   redis.call('HDEL', p.timers, id)
 end
 local state = redis.call('HGET', p.proc, 'state')
@@ -36,7 +36,7 @@ if ARGV[7] == '0' then
   redis.call('HSET', p.idem, 'fired:' .. id, ARGV[6])
   redis.call('PEXPIRE', p.idem, ARGV[13])
 else
-  redis.call('ZADD', TIMERS, ARGV[7], member)
+  redis.call('ZADD', due_key(p), ARGV[7], member)
   redis.call('HSET', p.timers, id, ARGV[8])
 end
 if ARGV[14] == 'approval' then

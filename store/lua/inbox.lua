@@ -20,7 +20,7 @@ end
 
 -- push adds the process to its wake stream; the caller marks it queued.
 local function push(p)
-  redis.call('XADD', wake_key(rec(p).engine, p.shard), '*', 'pid', p.pid)
+  redis.call('XADD', wake_key(p, rec(p).engine), '*', 'pid', p.pid)
 end
 
 -- enqueue puts the process on its wake stream unless it is there already.
@@ -114,8 +114,8 @@ local function forget_approvals(p)
   if not r.waiting_for then return end
   r.waiting_for, r.approvals = false, false
   redis.call('HDEL', p.proc, 'waiting_for', 'approvals')
-  redis.call('DEL', approvals_key(p.pid))
-  redis.call('SREM', APPROVALS, p.pid)
+  redis.call('DEL', approvals_key(p))
+  redis.call('SREM', waiting_key(p), p.pid)
 end
 
 -- decide takes the decision of an approval message on call of p, made by
@@ -125,11 +125,11 @@ end
 -- and the call is marked decided; it returns nil then, else why not:
 -- 'NOTPENDING', 'DECIDED' or 'OPERATORONLY'.
 local function decide(p, call, decider)
-  local by = redis.call('HGET', approvals_key(p.pid), call)
+  local by = redis.call('HGET', approvals_key(p), call)
   if not by then return 'NOTPENDING' end
   if by == '1' then return 'DECIDED' end
   if by == 'operator' and decider ~= 'operator' then return 'OPERATORONLY' end
-  redis.call('HSET', approvals_key(p.pid), call, '1')
+  redis.call('HSET', approvals_key(p), call, '1')
   return nil
 end
 

@@ -1,6 +1,6 @@
 -- post.lua: one inbox message, with the wake rule.
 -- KEYS: the process's first 5 keys (up to idem).
--- ARGV: pid, shard, now (ms), at (events' time), kind, from, content,
+-- ARGV: pid, base (of its partition's keys), now (ms), at (events' time), kind, from, content,
 --       message at (ms), idempotency key, idempotency ttl, inbox limit
 --       ('0' = none), the call an approval decides ('' for other kinds),
 --       who decides it ('user' or 'operator'), then the message's

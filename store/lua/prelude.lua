@@ -7,22 +7,24 @@
 -- semantics. A part uses only what the parts before it define.
 
 -- Key layout. keys.go builds the same names; TestLuaKeyLayout compares them.
-local TIMERS = 'brain:timers'
+-- Every key a script touches is in one partition, whose keys all start with
+-- its base ('brain:{tag}:', the caller passes it): p.base for a process.
 local GROUP = 'nodes'
-local function state_key(state) return 'brain:state:' .. state end
-local function owner_key(owner) return 'brain:owner:' .. owner end
-local function workers_key(pid) return 'brain:{' .. pid .. '}:workers' end
--- approvals_key: the calls of pid that wait for approval, each valued who
+local function state_key(p, state) return p.base .. 'state:' .. state end
+local function owner_key(p, owner) return p.base .. 'owner:' .. owner end
+local function workers_key(p) return p.base .. 'workers:' .. p.pid end
+-- approvals_key: the calls of p that wait for approval, each valued who
 -- may decide it ('user' or 'operator') until it is decided, then '1'.
--- APPROVALS: the processes that have some.
-local function approvals_key(pid) return 'brain:{' .. pid .. '}:approvals' end
-local APPROVALS = 'brain:approvals'
-local function wake_key(engine, shard) return 'brain:wake:' .. engine .. ':' .. shard end
-local function keys_of(pid)
-  local base = 'brain:{' .. pid .. '}:'
+-- waiting_key: the processes of p's partition that have some.
+local function approvals_key(p) return p.base .. 'approvals:' .. p.pid end
+local function waiting_key(p) return p.base .. 'waiting' end
+local function wake_key(p, engine) return p.base .. 'wake:' .. engine end
+-- due_key: the partition's timer index, '<pid>|<timer id>' -> due ms.
+local function due_key(p) return p.base .. 'due' end
+local function keys_of(base, pid)
   return {
-    proc = base .. 'proc', inbox = base .. 'inbox', events = base .. 'events',
-    idem = base .. 'idem', lease = base .. 'lease', timers = base .. 'timers',
+    proc = base .. 'proc:' .. pid, inbox = base .. 'inbox:' .. pid, events = base .. 'events:' .. pid,
+    idem = base .. 'idem:' .. pid, lease = base .. 'lease:' .. pid, timers = base .. 'timers:' .. pid,
   }
 end
 
@@ -30,13 +32,13 @@ end
 -- process pid, which the caller passed from keys[first] on in the order of
 -- keys.go processKeys (proc, events, lease, inbox, idem, timers; a script
 -- that needs only the first few is passed only those, and the others are
--- nil), its wake shard and the time from the Go clock, as unix ms (now,
--- for records and indexes) and as events carry it (at).
-local function process(keys, first, pid, shard, now, at)
+-- nil), the base of its partition's keys and the time from the Go clock,
+-- as unix ms (now, for records and indexes) and as events carry it (at).
+local function process(keys, first, pid, base, now, at)
   return {
     proc = keys[first], events = keys[first + 1], lease = keys[first + 2],
     inbox = keys[first + 3], idem = keys[first + 4], timers = keys[first + 5],
-    pid = pid, shard = shard, now = now, at = at,
+    pid = pid, base = base, now = now, at = at,
   }
 end
 
@@ -179,8 +181,8 @@ local function set_state(p, from, to, paused_from, extra)
   end
   set_fields(p, fields, extra)
   if from ~= to then
-    redis.call('ZREM', state_key(from), p.pid)
-    redis.call('ZADD', state_key(to), r.created_at, p.pid)
+    redis.call('ZREM', state_key(p, from), p.pid)
+    redis.call('ZADD', state_key(p, to), r.created_at, p.pid)
   end
 end
 

@@ -1,7 +1,7 @@
 -- transition.lua: an operator's or user's transition, computed in Go by
 -- lifecycle.Fire, written if the record's version has not moved.
 -- KEYS: the process's keys.
--- ARGV: pid, shard, now, at, expected version, from, to,
+-- ARGV: pid, base (of its partition's keys), now, at, expected version, from, to,
 --       paused_from, state_change event (JSON), wake rule ('1'/'0')
 -- Returns {'NOTFOUND'}, {'CONFLICT'} or {'OK', record}.
 local p = process(KEYS, 1, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
