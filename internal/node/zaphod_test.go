@@ -146,7 +146,9 @@ func (kindsModel) Generate(_ context.Context, req *llm.Request) iter.Seq2[llm.Pa
 	case strings.Contains(sys, "Phase 3 of 3: final"):
 		c = call("v3", "phase_done", `{"result":"Brain runs LLM agents as durable processes."}`)
 	case strings.Contains(sys, "You are the optimist"), strings.Contains(sys, "You are the skeptic"), strings.Contains(sys, "You are the pragmatist"):
-		return func(yield func(llm.Part, error) bool) { yield(llm.Part{Kind: llm.PartText, Text: "An adviser's view."}, nil) }
+		return func(yield func(llm.Part, error) bool) {
+			yield(llm.Part{Kind: llm.PartText, Text: "An adviser's view."}, nil)
+		}
 	default: // the default recipe's chat turn, and the panel's synthesis
 		c = call("r1", "respond", `{"message":"Done.","awaiting_user_input":true}`)
 	}
