@@ -419,6 +419,11 @@ func TestOpenAPIChecksAnswers(t *testing.T) {
 		{"a progress frame with an id", "/v1/processes/p_1/events/stream", "text/event-stream",
 			"id: 1-0\nevent: progress\ndata: {\"process\":\"p_1\",\"turn\":\"t\",\"round\":1,\"kind\":\"text\",\"at\":\"2026-01-01T00:00:00Z\"}\n\n", 200, true, false},
 		{"a stream as JSON", "/v1/processes/p_1/events/stream", "application/json", `{}`, 200, true, false},
+		{"a zaphod recipe, a head with a timeout", "/v1/recipes/panel", "application/json",
+			`{"name":"panel","engine":"zaphod","heads":[{"name":"a","timeout":"30s"},{"name":"b","model":{"name":"m"}}],"synthesis":{"system_prompt":"Compose."}}`,
+			200, true, true},
+		{"a head's field unknown", "/v1/recipes/panel", "application/json",
+			`{"name":"panel","engine":"zaphod","heads":[{"name":"a","time_out":"30s"},{"name":"b"}],"synthesis":{}}`, 200, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -72,6 +73,16 @@ type Event struct {
 	ApprovalDecided      *ApprovalDecision     `json:"approval_decided,omitempty"`
 	PhaseChange          *PhaseChange          `json:"phase_change,omitempty"`
 }
+
+// ByHead begins the By of the events a head of a turn logs, "head:NAME"
+// (the heads of a zaphod turn, engines/zaphod): what a head did beside the
+// conversation, its tool calls and their results, its model usage, its
+// answer for the engine alone. Neither ProviderView nor UserView shows them;
+// the log keeps them (the raw view, the API), and TokensUsed counts them.
+const ByHead = "head:"
+
+// Aside reports whether e is a head's event (ByHead).
+func (e *Event) Aside() bool { return strings.HasPrefix(e.By, ByHead) }
 
 // fromModel reports whether e is part of a model response: the events that
 // ProviderView merges into one assistant message.

@@ -108,6 +108,7 @@ func (m Message) ResultText() string {
 //   - the results of an assistant message's calls follow it: what came
 //     between (the messages drained while calls waited for a person's
 //     approval) is sent after the last of them;
+//   - a head's events (Event.Aside) are neither sent nor split a message;
 //   - nothing else is sent (turn starts, state changes, system notices,
 //     presentations, approval decisions, which their calls' results carry,
 //     and approval requests, events of unknown types, hosted activities of
@@ -124,6 +125,9 @@ func ProviderView(events []Event) []Message {
 	var held []Message          // what came while calls waited for their results, sent after them
 	for i := range events {
 		e := &events[i]
+		if e.Aside() { // a head's own work: neither sent nor splits a response
+			continue
+		}
 		if e.fromModel() {
 			if !open {
 				msgs, held, unanswered = append(msgs, held...), held[:0], 0
@@ -202,10 +206,10 @@ func waiting(view []Message) bool {
 
 // unseen reports whether e, not a part of a model response, is neither
 // sent nor splits one: a hosted activity happens inside a model response,
-// its usage describes it, and a chat response that is not part of one is
-// addressed to the user only.
+// its usage describes it, a chat response that is not part of one is
+// addressed to the user only, and a head's event is the engine's.
 func unseen(e *Event) bool {
-	return e.Type == TypeHostedActivity || e.Type == TypeChatResponse || e.Type == TypeModelUsage
+	return e.Type == TypeHostedActivity || e.Type == TypeChatResponse || e.Type == TypeModelUsage || e.Aside()
 }
 
 // ProviderViewAppend appends the provider view of events to view, the

@@ -17,6 +17,7 @@ package conversation
 //     reduced to a short text for people, code kept; others are dropped
 //     ([UserNoticeText]): a turn that failed or stopped early says so, while
 //     the notice's own text, written for operators, stays in the log;
+//   - a head's events (Event.Aside) are dropped: they are the engine's;
 //   - everything else is dropped, including events of unknown types.
 //
 // The result is a projection, not a valid conversation (a tool result has no
@@ -27,6 +28,9 @@ func UserView(events []Event) []Event {
 	out := make([]Event, 0, len(events))
 	for i := range events {
 		e := &events[i]
+		if e.Aside() {
+			continue
+		}
 		switch e.Type {
 		case TypeTurnStart, TypePresentation, TypePhaseChange:
 			out = append(out, *e)

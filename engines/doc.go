@@ -50,9 +50,13 @@
 // Engines of other shapes compose the round loop rather than extend it:
 // engines/zaphod runs one rounds.Run per head concurrently, each with a
 // contract of its own (the head's respond message or final text is its
-// answer) and a Checkpointer that keeps its rounds out of the log, logs
-// each answer as it arrives, and ends with a chat turn (chat.Engine) whose
-// system prompt carries the answers. A section of the recipe naming a
-// model other than its own (a head's) is resolved by Turn.Models.
+// answer), a Checkpointer that collects its rounds and a timeout of its
+// own, logs each head's tool calls, usage and answer in one checkpoint as
+// it arrives, under By "head:NAME" (conversation.ByHead: events the
+// provider and user views leave out), and ends with a chat turn
+// (chat.Engine) whose system prompt carries the answers in the recipe's
+// order. The round loops it runs are given Turn.Current without the
+// heads' events. A section of the recipe naming a model other than its own
+// (a head's) is resolved by Turn.Models.
 // See docs/ARCHITECTURE.md for where engines sit in the walk of a message.
 package engines

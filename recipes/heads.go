@@ -19,9 +19,10 @@ const (
 // Head is one of the heads of a zaphod recipe: a model and/or a system
 // prompt that answers the turn's question on its own.
 type Head struct {
-	Name         string `yaml:"name" json:"name" jsonschema:"required,minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_-]*$" jsonschema_description:"Name of the head, unique in the recipe: the log names each head's answer by it, and the synthesis is shown it."`
-	Model        Model  `yaml:"model,omitempty" json:"model,omitzero" jsonschema_description:"The head's model, as the recipe's model section; the fields left out are the recipe's model's (a name alone asks another model of the same provider). Left out, the recipe's model."`
-	SystemPrompt string `yaml:"system_prompt,omitempty" json:"system_prompt,omitempty" jsonschema_description:"The head's system prompt; left out, the recipe's."`
+	Name         string   `yaml:"name" json:"name" jsonschema:"required,minLength=1,maxLength=64,pattern=^[a-z0-9][a-z0-9_-]*$" jsonschema_description:"Name of the head, unique in the recipe: the log names each head's answer by it, and the synthesis is shown it."`
+	Model        Model    `yaml:"model,omitempty" json:"model,omitzero" jsonschema_description:"The head's model, as the recipe's model section; the fields left out are the recipe's model's (a name alone asks another model of the same provider). Left out, the recipe's model."`
+	SystemPrompt string   `yaml:"system_prompt,omitempty" json:"system_prompt,omitempty" jsonschema_description:"The head's system prompt; left out, the recipe's."`
+	Timeout      Duration `yaml:"timeout,omitempty" json:"timeout,omitempty" jsonschema_description:"Longest wall-clock time of the head's answer, such as '30s': a head that takes longer is left out, as a failed head is, and the synthesis is told it timed out. Left out, the head has the turn's time (limits.turn_timeout)."`
 }
 
 // Synthesis is the call of a zaphod turn that composes the answer.
@@ -104,6 +105,9 @@ func (c *checker) heads() {
 			c.at(c.find("heads", i, "name"), path+".name", fmt.Sprintf("head name %q is taken by heads[%d]; give each head its own name", h.Name, first))
 		default:
 			seen[h.Name] = i
+		}
+		if n := c.find("heads", i, "timeout"); n != nil && h.Timeout <= 0 {
+			c.at(n, path+".timeout", "must be more than zero, such as `30s` or `2m`; leave it out for the turn's time")
 		}
 	}
 	if !hasSynthesis {

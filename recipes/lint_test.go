@@ -55,7 +55,7 @@ func TestLintBadCases(t *testing.T) {
 		"malformed_yaml", "unknown_field", "wrong_type", "missing_name", "missing_model",
 		"unknown_engine", "unknown_tool", "invalid_cron", "extends_cycle", "extends_missing",
 		"max_corrections_range", "empty", "approval", "approval_shape", "steering",
-		"result_schema", "result_schema_chat",
+		"result_schema", "result_schema_chat", "heads_timeout", "heads_timeout_zero",
 	}
 	for _, name := range required {
 		if _, err := os.Stat(filepath.Join("testdata/bad", name+".yaml")); err != nil {

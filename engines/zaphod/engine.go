@@ -3,6 +3,7 @@ package zaphod
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -21,11 +22,17 @@ import (
 // Audience holds neither user nor assistant).
 const AudienceEngine conversation.Role = "engine"
 
-// ByHead prefixes the Event.By of a head's events: "head:NAME".
-const ByHead = "head:"
+// ByHead prefixes the Event.By of a head's events: "head:NAME"
+// (conversation.ByHead: neither the provider view nor the user view shows
+// them).
+const ByHead = conversation.ByHead
 
-// NoticeHeadFailed is the code of the notice that a head gave no answer.
-const NoticeHeadFailed = "head_failed"
+// Codes of the notices that a head gave no answer: it failed (its model,
+// a limit, a panic), or its timeout ended it.
+const (
+	NoticeHeadFailed  = "head_failed"
+	NoticeHeadTimeout = "head_timeout"
+)
 
 // Engine runs zaphod turns. Its zero value is ready to use with the wall
 // clock; it holds no per-turn state and is safe for concurrent use.
@@ -48,8 +55,9 @@ func Kind(clock func() time.Time) engines.Kind {
 
 // answer is what one head gave: its answer text, or why it gave none.
 type answer struct {
-	text   string
-	failed string
+	text     string
+	failed   string
+	timedOut bool // failed: its timeout ended it
 }
 
 // Run plays one zaphod turn, or resumes one (engines.Engine).
@@ -151,9 +159,14 @@ func (e *Engine) askHeads(ctx context.Context, t *engines.Turn, cp engines.Check
 	return current, halted, nil
 }
 
+// errTimeout is the cause of a head's context when its timeout ends it.
+var errTimeout = errors.New("zaphod: the head's timeout ended")
+
 // ask plays head h's own turn: the conversation under its system prompt
 // and model, in the recipe's round loop and limits, ended by respond or
-// free text. A panic in it is a failure of the head, not of the node.
+// free text, within its timeout. A panic in it is a failure of the head,
+// not of the node. What it logs (see logged) is its model usage, its tool
+// calls and their results, then its answer or its failure.
 func ask(ctx context.Context, t *engines.Turn, h recipes.Head, clock func() time.Time) (res result) {
 	res.head = h.Name
 	by := ByHead + h.Name
@@ -174,38 +187,98 @@ func ask(ctx context.Context, t *engines.Turn, h recipes.Head, clock func() time
 		res.events = []conversation.Event{failure(t.ID, by, err.Error(), clock)}
 		return res
 	}
+	reg, err := headTools(t.Tools)
+	if err != nil {
+		res.events = []conversation.Event{failure(t.ID, by, err.Error(), clock)}
+		return res
+	}
+	hctx := ctx
+	if h.Timeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeoutCause(ctx, time.Duration(h.Timeout), errTimeout)
+		defer cancel()
+	}
+	current, used := mainLine(t.Current)
 	c := &headContract{}
-	out, err := rounds.Run(ctx, &engines.Turn{
-		ID: t.ID, Recipe: &hr, Model: model, Tools: t.Tools,
+	kept := &collector{}
+	out, err := rounds.Run(hctx, &engines.Turn{
+		// The head's own turn id keys its tool calls (tools.Caller.CallKey):
+		// two heads' first calls are two calls, each the same when the head
+		// is asked again.
+		ID: t.ID + "/" + h.Name, Recipe: &hr, Model: model, Tools: reg,
 		History: t.History, HistoryView: t.HistoryView, HistoryTokens: t.HistoryTokens, HistoryOmitted: t.HistoryOmitted,
-		Current: t.Current, ContextTokens: t.ContextTokens, TokensUsed: t.TokensUsed, TokensToday: t.TokensToday,
+		Current: current, ContextTokens: t.ContextTokens, TokensUsed: t.TokensUsed + used, TokensToday: t.TokensToday + used,
 		Halt: t.Halt,
-	}, discard{}, c, clock)
-	if err != nil || out.Halted {
+	}, kept, c, clock)
+	switch {
+	case err != nil && ctx.Err() == nil && errors.Is(context.Cause(hctx), errTimeout):
+		timedOut := stamp(conversation.NewSystemNotice(NoticeHeadTimeout, fmt.Sprintf(
+			"Head %s gave no answer within its timeout (%s).", h.Name, time.Duration(h.Timeout))), t.ID, by, clock)
+		res.events = append(logged(kept.events, t.ID, by), timedOut)
+		return res
+	case err != nil || out.Halted:
 		res.halted = true
 		return res
 	}
+	mine := out.Events[len(current):]
+	res.events = logged(mine, t.ID, by)
 	var why string
-	for _, ev := range out.Events[len(t.Current):] {
-		switch {
-		case ev.ModelUsage != nil:
-			ev.By = by
-			res.events = append(res.events, ev)
-		case ev.SystemNotice != nil:
+	for _, ev := range mine {
+		if ev.SystemNotice != nil {
 			why = ev.SystemNotice.Text
 		}
 	}
-	switch {
-	case c.ok:
+	if c.ok {
 		ans := conversation.NewChatMessage(c.answer)
 		ans.ChatResponse.Audience = []conversation.Role{AudienceEngine}
 		res.events = append(res.events, stamp(ans, t.ID, by, clock))
-	case len(out.Approvals) > 0:
-		res.events = append(res.events, failure(t.ID, by, "the head called a tool that needs a person's approval, which a head cannot wait for", clock))
-	default:
+	} else {
 		res.events = append(res.events, failure(t.ID, by, cmp.Or(why, "the head gave no answer"), clock))
 	}
 	return res
+}
+
+// logged returns what the log keeps of the events a head's rounds added:
+// its model usage, and each tool call that has a result with its result
+// (the call of respond that ends the head is its answer, logged as one),
+// all under by, in the turn, in the order they happened. The rest (its
+// text, its reasoning, the notice of why it failed, which its failure
+// carries) is the head's alone.
+func logged(events []conversation.Event, turn, by string) []conversation.Event {
+	answered := make(map[string]bool)
+	for _, ev := range events {
+		if r := ev.ToolCallResponse; r != nil {
+			answered[r.CallID] = true
+		}
+	}
+	var out []conversation.Event
+	for _, ev := range events {
+		switch {
+		case ev.ModelUsage != nil, ev.ToolCallResponse != nil,
+			ev.ToolCallRequest != nil && answered[ev.ToolCallRequest.CallID]:
+			ev.Turn, ev.By = turn, by
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// mainLine returns events without the heads' (Event.Aside), which the
+// round loop of a head or of the synthesis is not shown, and the tokens
+// the heads' model calls among them used, which count towards the
+// process's budgets all the same (today's too: they are this turn's).
+func mainLine(events []conversation.Event) (rest []conversation.Event, used int64) {
+	rest = make([]conversation.Event, 0, len(events))
+	var aside []conversation.Event
+	for _, ev := range events {
+		if ev.Aside() {
+			aside = append(aside, ev)
+			continue
+		}
+		rest = append(rest, ev)
+	}
+	in, out := conversation.TokensUsed(aside)
+	return rest, in + out
 }
 
 // modelOf is the model of a head or of the synthesis, whose model section
@@ -238,8 +311,8 @@ func answers(events []conversation.Event) map[string]answer {
 		switch {
 		case ev.ChatResponse != nil:
 			out[name] = answer{text: ev.ChatResponse.Text}
-		case ev.SystemNotice != nil && ev.SystemNotice.Code == NoticeHeadFailed:
-			out[name] = answer{failed: ev.SystemNotice.Text}
+		case ev.SystemNotice != nil && (ev.SystemNotice.Code == NoticeHeadFailed || ev.SystemNotice.Code == NoticeHeadTimeout):
+			out[name] = answer{failed: ev.SystemNotice.Text, timedOut: ev.SystemNotice.Code == NoticeHeadTimeout}
 		}
 	}
 	return out
@@ -253,13 +326,17 @@ func allFailed(heads []recipes.Head, got map[string]answer) string {
 		if a.failed == "" {
 			return ""
 		}
-		whys = append(whys, a.failed)
+		whys = append(whys, strings.TrimSuffix(a.failed, "."))
 	}
 	return strings.Join(whys, "; ")
 }
 
-// discard is a head's Checkpointer: a head's rounds are not logged, only
-// its answer, which the turn checkpoints.
-type discard struct{}
+// collector is a head's Checkpointer: it keeps what the head's rounds
+// checkpoint, which is what is left of a head its timeout ended; the turn
+// logs it (logged) with the head's answer or failure.
+type collector struct{ events []conversation.Event }
 
-func (discard) Checkpoint(context.Context, []conversation.Event) error { return nil }
+func (c *collector) Checkpoint(_ context.Context, events []conversation.Event) error {
+	c.events = append(c.events, events...)
+	return nil
+}

@@ -16,7 +16,7 @@ import (
 // synthesize plays the synthesis: a chat turn (its rounds, tools and
 // respond) under the synthesis's model and system prompt, to which the
 // heads' answers are appended in the recipe's order, failed heads named
-// as failed. current is the turn's events so far, the heads' included.
+// as failed (or timed out). current is the turn's events so far, the heads' included.
 func (e *Engine) synthesize(ctx context.Context, t *engines.Turn, current []conversation.Event, cp engines.Checkpointer, clock func() time.Time) (engines.Outcome, error) {
 	rc := *t.Recipe
 	s := rc.Synthesis
@@ -31,9 +31,19 @@ func (e *Engine) synthesize(ctx context.Context, t *engines.Turn, current []conv
 		evs := append(current[:len(current):len(current)], notice)
 		return engines.Outcome{Events: evs, Pending: evs[len(evs)-1:], Next: lifecycle.AwaitUser}, nil
 	}
+	// The chat turn is not shown the heads' events (their tool calls would
+	// be its own to resume), but counts their tokens; its outcome holds
+	// them again, for the turn's events are all of current.
 	st := *t
-	st.Recipe, st.Model, st.Current = &rc, model, current
-	return (&chat.Engine{Clock: clock}).Run(ctx, &st, cp)
+	main, used := mainLine(current)
+	st.Recipe, st.Model, st.Current = &rc, model, main
+	st.TokensUsed, st.TokensToday = t.TokensUsed+used, t.TokensToday+used
+	out, err := (&chat.Engine{Clock: clock}).Run(ctx, &st, cp)
+	if err != nil {
+		return out, err
+	}
+	out.Events = append(current[:len(current):len(current)], out.Events[len(main):]...)
+	return out, nil
 }
 
 // panel is what the synthesis is shown of the heads' answers, appended to
@@ -45,7 +55,11 @@ func panel(heads []recipes.Head, got map[string]answer) string {
 		a := got[h.Name]
 		b.WriteString("\n## " + h.Name)
 		if a.failed != "" {
-			b.WriteString(" (failed)\n\n" + a.failed + " Leave it out.\n")
+			label := " (failed)"
+			if a.timedOut {
+				label = " (timed out)"
+			}
+			b.WriteString(label + "\n\n" + strings.TrimSuffix(a.failed, ".") + ". Leave it out.\n")
 			continue
 		}
 		b.WriteString("\n\n" + a.text + "\n")

@@ -21,14 +21,14 @@ func TestSynthesisSeesRecipeOrder(t *testing.T) {
 		want     []string
 	}{
 		{"out_of_order", []string{"## optimist\n\nYes: the tests pass.", "## skeptic\n\nNo: nobody is on call", "## pragmatist\n\nShip on Thursday instead."}},
-		{"head_failing", []string{"## optimist (failed)\n\nHead optimist gave no answer: The model call failed: scripted: provider overloaded Leave it out.", "## skeptic\n\nNo.", "## pragmatist\n\nThursday."}},
+		{"head_failing", []string{"## optimist (failed)\n\nHead optimist gave no answer: The model call failed: scripted: provider overloaded. Leave it out.", "## skeptic\n\nNo.", "## pragmatist\n\nThursday."}},
 	} {
 		t.Run(tt.scenario, func(t *testing.T) {
 			t.Parallel()
 			s := enginetest.Load(t, filepath.Join("testdata", tt.scenario+".yaml"))
 			s.Recipe.Engine = recipes.EngineZaphod
 			model := scripted.New(&s.Script)
-			play(t, s, arrivals[tt.scenario], model)
+			play(t, s, []string{"pragmatist", "skeptic", "optimist"}, nil, model)
 			asked := map[string]int{}
 			var synthesis string
 			for _, req := range model.Requests() {

@@ -131,42 +131,87 @@ func TestZaphodResumeAsksOnlyMissingHeads(t *testing.T) {
 	}
 }
 
-// Two nodes with their engines split, chat on one and zaphod on the
-// other, each run only the turns of their own kind: the zaphod process
-// waits for the zaphod node, though the chat node was there first.
-func TestEnginesSplitChatAndZaphod(t *testing.T) {
+// kindsModel answers every built-in kind's turn by its system prompt: a
+// chat turn responds, vogon-review's phases pass their gates, the heads of
+// zaphod-panel answer in text and its synthesis responds.
+type kindsModel struct{}
+
+func (kindsModel) Generate(_ context.Context, req *llm.Request) iter.Seq2[llm.Part, error] {
+	var c conversation.ToolCall
+	switch sys := req.System; {
+	case strings.Contains(sys, "Phase 1 of 3: draft"):
+		c = call("v1", "phase_done", `{"result":{"title":"Brain","body":"Brain runs LLM agents as processes."}}`)
+	case strings.Contains(sys, "Phase 2 of 3: critique"):
+		c = call("v2", "phase_done", `{"result":{"issues":[]}}`)
+	case strings.Contains(sys, "Phase 3 of 3: final"):
+		c = call("v3", "phase_done", `{"result":"Brain runs LLM agents as durable processes."}`)
+	case strings.Contains(sys, "You are the optimist"), strings.Contains(sys, "You are the skeptic"), strings.Contains(sys, "You are the pragmatist"):
+		return func(yield func(llm.Part, error) bool) {
+			yield(llm.Part{Kind: llm.PartText, Text: "An adviser's view."}, nil)
+		}
+	default: // the default recipe's chat turn, and the panel's synthesis
+		c = call("r1", "respond", `{"message":"Done.","awaiting_user_input":true}`)
+	}
+	return func(yield func(llm.Part, error) bool) { yield(llm.Part{Kind: llm.PartToolCall, ToolCall: &c}, nil) }
+}
+
+// Two nodes with their engines split, chat on one and vogon and zaphod on
+// the other (brain serve --engines), each run only the turns of their own
+// kinds: the vogon and zaphod processes wait for the second node, though
+// the chat node was there first, and every turn of each process was
+// claimed and committed by the node of its kind.
+func TestEnginesSplitChatFromVogonAndZaphod(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartRedis(t)
-	model := &panelModel{calls: map[string]int{}, hung: make(chan struct{}, 1)}
-	chatCommits, zaphodCommits := nodetest.NewCommits(), nodetest.NewCommits()
-	base := Config{Recipes: recipes.Builtin(), Models: map[string]llm.Model{"default": model}}
-	chatCfg, zaphodCfg := base, base
+	chatCommits, otherCommits := nodetest.NewCommits(), nodetest.NewCommits()
+	base := Config{Recipes: recipes.Builtin(), Models: map[string]llm.Model{"default": kindsModel{}}}
+	chatCfg, otherCfg := base, base
 	chatCfg.Redis, chatCfg.NodeID, chatCfg.Engines, chatCfg.OnCommit = srv.Client(t), "chat-node", []string{"chat"}, chatCommits.Add
-	zaphodCfg.Redis, zaphodCfg.NodeID, zaphodCfg.Engines, zaphodCfg.OnCommit = srv.Client(t), "zaphod-node", []string{"zaphod"}, zaphodCommits.Add
-	c := startNode(t, chatCfg) // alone at first: the zaphod process waits for a node of its kind
+	otherCfg.Redis, otherCfg.NodeID, otherCfg.Engines, otherCfg.OnCommit = srv.Client(t), "other-node", []string{"vogon", "zaphod"}, otherCommits.Add
+	c := startNode(t, chatCfg) // alone at first: a node that ran every kind would take the vogon and zaphod turns
 	ctx := context.Background()
-	chatRec, err := c.Create(ctx, NewProcess{Recipe: "default", Input: "Hello."})
-	if err != nil {
-		t.Fatal(err)
+	home := map[string]string{} // process id -> the node that must run its turns
+	create := func(recipe, node string) string {
+		rec, err := c.Create(ctx, NewProcess{Recipe: recipe, Input: "A note on brain."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		home[rec.ID] = node
+		return rec.ID
 	}
-	panelRec, err := c.Create(ctx, NewProcess{Recipe: "zaphod-panel", Input: "Ship on Friday?"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	chatID := create("default", "chat-node")
+	vogonID, zaphodID := create("vogon-review", "other-node"), create("zaphod-panel", "other-node")
 	blocked := func(id string) func(store.Record) bool {
 		return func(r store.Record) bool { return r.ID == id && r.Status.State == lifecycle.Blocked }
 	}
-	chatCommits.Wait(t, "the chat turn on the chat node", blocked(chatRec.ID))
-	startNode(t, zaphodCfg)
-	zaphodCommits.Wait(t, "the zaphod turn on the zaphod node", blocked(panelRec.ID))
-	for _, r := range chatCommits.Records() {
-		if r.ID == panelRec.ID {
-			t.Errorf("the chat node committed a turn of the zaphod process")
+	chatCommits.Wait(t, "the chat turn on the chat node", blocked(chatID))
+	startNode(t, otherCfg)
+	otherCommits.Wait(t, "the vogon turn on the other node", blocked(vogonID))
+	otherCommits.Wait(t, "the zaphod turn on the other node", blocked(zaphodID))
+
+	for node, commits := range map[string]*nodetest.Commits{"chat-node": chatCommits, "other-node": otherCommits} {
+		for _, r := range commits.Records() {
+			if home[r.ID] != node {
+				t.Errorf("%s committed a turn of %s, a process of %s", node, r.ID, home[r.ID])
+			}
 		}
 	}
-	for _, r := range zaphodCommits.Records() {
-		if r.ID == chatRec.ID {
-			t.Errorf("the zaphod node committed a turn of the chat process")
+	for id, node := range home {
+		log, err := c.Log(ctx, id, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wakes := 0
+		for _, e := range log {
+			if sc := e.StateChange; sc != nil && sc.Event == string(lifecycle.Wake) {
+				wakes++
+				if e.By != "node:"+node {
+					t.Errorf("process %s: a turn claimed by %s, want node:%s", id, e.By, node)
+				}
+			}
+		}
+		if wakes == 0 {
+			t.Errorf("process %s: no turn in its log", id)
 		}
 	}
 }
