@@ -31,7 +31,7 @@ const defaultConfigFile = "brain.yaml"
 type serveConfig struct {
 	Listen        string
 	MetricsListen string // where /metrics is served instead of with the API; "" with it
-	Redis         string // embeddedRedis or a redis:// URL
+	Redis         string // embeddedRedis or a redis:// (or redis+cluster://) URL
 	Recipes       string // a directory added to the built-in recipes; "" for none
 	Concurrency   int
 	NodeID        string // "" lets the node make one up
@@ -152,10 +152,10 @@ var settings = slices.Concat([]setting{
 		c.Listen = v
 		return nil
 	}},
-	{name: "redis", usage: "`URL`: the Redis that keeps the state (redis://[user:password@]host:port/db, rediss://, unix://; through Redis Sentinel: redis://SENTINEL:26379/db?master_name=NAME, more sentinels as &addr=HOST:PORT), or \"embedded\": an in-memory Redis inside the process, lost on exit (default embedded)", set: func(c *serveConfig, v string) error {
+	{name: "redis", usage: "`URL`: the Redis that keeps the state (redis://[user:password@]host:port/db, rediss://, unix://; through Redis Sentinel: redis://SENTINEL:26379/db?master_name=NAME, more sentinels as &addr=HOST:PORT; a Redis Cluster: redis+cluster://[user:password@]HOST:PORT[,HOST:PORT...], its nodes' addresses, rediss+cluster:// with TLS), or \"embedded\": an in-memory Redis inside the process, lost on exit (default embedded)", set: func(c *serveConfig, v string) error {
 		if v != embeddedRedis {
 			if _, err := parseRedisURL(v); err != nil {
-				return fmt.Errorf("want a redis:// URL or %q (%v)", embeddedRedis, err)
+				return fmt.Errorf("want a redis:// or redis+cluster:// URL or %q (%v)", embeddedRedis, err)
 			}
 		}
 		c.Redis = v

@@ -361,7 +361,7 @@ func TestLoadServeConfigErrors(t *testing.T) {
 			want: []string{
 				"brain.yaml:1:14: concurrency:",
 				`brain.yaml:2:10: engines: unknown engine "gpu"`,
-				"brain.yaml:3:8: redis: want a redis:// URL",
+				"brain.yaml:3:8: redis: want a redis:// or redis+cluster:// URL",
 			},
 		},
 		{
@@ -569,7 +569,7 @@ func TestLoadServeConfigErrors(t *testing.T) {
 		{
 			name: "sentinel URL without a master",
 			args: []string{"--redis", "redis://127.0.0.1:26379/0?master_name="},
-			want: []string{`invalid value "redis://127.0.0.1:26379/0?master_name=" for flag -redis: want a redis:// URL or "embedded" (master_name is empty: name the master the sentinels monitor)`},
+			want: []string{`invalid value "redis://127.0.0.1:26379/0?master_name=" for flag -redis: want a redis:// or redis+cluster:// URL or "embedded" (master_name is empty: name the master the sentinels monitor)`},
 		},
 		{
 			name: "bad metrics address",

@@ -130,9 +130,10 @@ func dockerfileServe(t *testing.T) deployedServe {
 	return deployedServe{file: "Dockerfile", args: cmd[1:], env: env, port: port}
 }
 
-// composeServe reads compose.yaml's brain service and checks that its
-// image is the Dockerfile's and its Redis runs with redis.conf.
-func composeServe(t *testing.T) deployedServe {
+// composeServe reads the brain service of a compose file (compose.yaml,
+// compose.cluster.yaml) and checks that its image is the Dockerfile's and
+// that its Redis servers run with redis.conf.
+func composeServe(t *testing.T, file string) deployedServe {
 	t.Helper()
 	type service struct {
 		Build struct {
@@ -147,38 +148,48 @@ func composeServe(t *testing.T) deployedServe {
 	var f struct {
 		Services map[string]service
 	}
-	if err := yaml.Unmarshal(readDeployFile(t, "compose.yaml"), &f); err != nil {
-		t.Fatalf("compose.yaml: %v", err)
+	if err := yaml.Unmarshal(readDeployFile(t, file), &f); err != nil {
+		t.Fatalf("%s: %v", file, err)
 	}
-	b, r := f.Services["brain"], f.Services["redis"]
+	b := f.Services["brain"]
 	if got := filepath.Join(deployDir, b.Build.Context, b.Build.Dockerfile); got != filepath.Join(deployDir, "Dockerfile") {
-		t.Errorf("compose.yaml: brain is built from %s, want deploy/Dockerfile", got)
+		t.Errorf("%s: brain is built from %s, want deploy/Dockerfile", file, got)
 	}
-	confMounted := false
-	for _, v := range r.Volumes {
-		if src, dst, _ := strings.Cut(v, ":"); src == "./redis.conf" {
-			dst, _, _ = strings.Cut(dst, ":")
-			confMounted = len(r.Command) > 1 && r.Command[1] == dst
+	servers := 0
+	for name, r := range f.Services {
+		if len(r.Command) == 0 || r.Command[0] != "redis-server" {
+			continue
+		}
+		servers++
+		confMounted := false
+		for _, v := range r.Volumes {
+			if src, dst, _ := strings.Cut(v, ":"); src == "./redis.conf" {
+				dst, _, _ = strings.Cut(dst, ":")
+				confMounted = len(r.Command) > 1 && r.Command[1] == dst
+			}
+		}
+		if !confMounted {
+			t.Errorf("%s: %s does not run with deploy/redis.conf (command %q, volumes %q)", file, name, r.Command, r.Volumes)
 		}
 	}
-	if !confMounted {
-		t.Errorf("compose.yaml: redis does not run with deploy/redis.conf (command %q, volumes %q)", r.Command, r.Volumes)
+	if servers == 0 {
+		t.Errorf("%s: no service runs redis-server", file)
 	}
 	if len(b.Command) == 0 || b.Command[0] != "serve" || len(b.Ports) != 1 {
-		t.Fatalf("compose.yaml: brain: command %q, ports %q: want serve and its flags, one port", b.Command, b.Ports)
+		t.Fatalf("%s: brain: command %q, ports %q: want serve and its flags, one port", file, b.Command, b.Ports)
 	}
 	// host:hostPort:containerPort. The API it starts is open: the host
 	// must publish it on loopback only.
 	hostIP, ports, _ := strings.Cut(b.Ports[0], ":")
 	_, containerPort, _ := strings.Cut(ports, ":")
 	if slices.Contains(b.Command, "--insecure-open") && !net.ParseIP(hostIP).IsLoopback() {
-		t.Errorf("compose.yaml: an open API published on %s, want the host's loopback", b.Ports[0])
+		t.Errorf("%s: an open API published on %s, want the host's loopback", file, b.Ports[0])
 	}
 	stopGrace, err := time.ParseDuration(b.StopGracePeriod)
 	if err != nil {
-		t.Errorf("compose.yaml: brain: stop_grace_period %q: %v (Docker's default, 10s, is too short)", b.StopGracePeriod, err)
+		t.Errorf("%s: brain: stop_grace_period %q: %v (Docker's default, 10s, is too short)", file, b.StopGracePeriod, err)
 	}
-	return deployedServe{file: "compose.yaml", args: b.Command[1:], env: b.Environment, port: containerPort, needsRedis: true,
+	return deployedServe{file: file, args: b.Command[1:], env: b.Environment, port: containerPort, needsRedis: true,
 		stopGrace: stopGrace}
 }
 
@@ -412,7 +423,7 @@ func TestDeployServe(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []deployedServe{dockerfileServe(t), composeServe(t), kubeServe(t), systemdServe(t)} {
+	for _, d := range []deployedServe{dockerfileServe(t), composeServe(t, "compose.yaml"), composeServe(t, "compose.cluster.yaml"), kubeServe(t), systemdServe(t)} {
 		args := slices.Clone(d.args)
 		env := maps.Clone(d.env)
 		if i := slices.Index(args, "--config"); i >= 0 {
@@ -495,5 +506,173 @@ func TestDeployRedisConf(t *testing.T) {
 		if said[k] != v {
 			t.Errorf("redis.conf says %s %q, want %q", k, said[k], v)
 		}
+	}
+}
+
+// TestDeployComposeCluster holds compose.cluster.yaml's Redis Cluster to
+// what brain and Redis need: six nodes in cluster mode with redis.conf
+// (started here, with the same settings, to see redis-server take them),
+// each at a fixed address on the network (CLUSTER MEET takes addresses,
+// not names); a one-shot service that joins exactly those nodes, 3
+// masters with a replica each, once they answer; and brain seeded with
+// nodes of the file, on their network, started once the cluster is made.
+func TestDeployComposeCluster(t *testing.T) {
+	t.Parallel()
+	const file = "compose.cluster.yaml"
+	type service struct {
+		Command     []string
+		Environment map[string]string
+		Healthcheck *struct{ Test []string }
+		DependsOn   map[string]struct{ Condition string } `yaml:"depends_on"`
+		Networks    yaml.Node
+	}
+	var f struct {
+		Services map[string]service
+		Networks map[string]struct {
+			IPAM struct{ Config []struct{ Subnet string } } `yaml:"ipam"`
+		}
+	}
+	if err := yaml.Unmarshal(readDeployFile(t, file), &f); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if len(f.Networks) != 1 {
+		t.Fatalf("%s: networks %v, want the cluster's one", file, f.Networks)
+	}
+	var network string
+	var subnet *net.IPNet
+	for name, n := range f.Networks {
+		network = name
+		if len(n.IPAM.Config) != 1 {
+			t.Fatalf("%s: network %s: want one subnet, for the nodes' fixed addresses", file, name)
+		}
+		var err error
+		if _, subnet, err = net.ParseCIDR(n.IPAM.Config[0].Subnet); err != nil {
+			t.Fatalf("%s: network %s: %v", file, name, err)
+		}
+	}
+	// onNetwork is whether a service is on the network, and its fixed
+	// address there ("" when it has none).
+	onNetwork := func(name string, s service) (bool, string) {
+		switch s.Networks.Kind {
+		case yaml.SequenceNode:
+			var names []string
+			if err := s.Networks.Decode(&names); err != nil {
+				t.Fatalf("%s: %s: networks: %v", file, name, err)
+			}
+			return slices.Contains(names, network), ""
+		case yaml.MappingNode:
+			var nets map[string]struct {
+				IPv4 string `yaml:"ipv4_address"`
+			}
+			if err := s.Networks.Decode(&nets); err != nil {
+				t.Fatalf("%s: %s: networks: %v", file, name, err)
+			}
+			n, ok := nets[network]
+			return ok, n.IPv4
+		}
+		return false, ""
+	}
+
+	nodes := map[string]string{} // service -> its address:6379
+	var conf []string            // the nodes' settings beyond redis.conf, as lines of a config file
+	for name, s := range f.Services {
+		if len(s.Command) == 0 || s.Command[0] != "redis-server" {
+			continue
+		}
+		if on, ip := onNetwork(name, s); !on || !subnet.Contains(net.ParseIP(ip)) {
+			t.Errorf("%s: node %s has address %q on %s, want a fixed one in %s", file, name, ip, network, subnet)
+		} else {
+			nodes[name] = net.JoinHostPort(ip, "6379")
+		}
+		if s.Healthcheck == nil || !slices.Contains(s.Healthcheck.Test, "ping") {
+			t.Errorf("%s: node %s has no health check that pings it", file, name)
+		}
+		var lines []string
+		for i := 2; i+1 < len(s.Command); i += 2 {
+			lines = append(lines, strings.TrimPrefix(s.Command[i], "--")+" "+s.Command[i+1])
+		}
+		if conf == nil {
+			conf = lines
+		} else if !slices.Equal(conf, lines) {
+			t.Errorf("%s: node %s runs with %q, another with %q", file, name, lines, conf)
+		}
+	}
+	if len(nodes) != 6 || !slices.Contains(conf, "cluster-enabled yes") {
+		t.Fatalf("%s: nodes %v with %q; want 6 in cluster mode", file, nodes, conf)
+	}
+
+	// The one-shot service that joins them.
+	var create service
+	var createName string
+	for name, s := range f.Services {
+		if strings.Contains(strings.Join(s.Command, " "), "--cluster create") {
+			create, createName = s, name
+		}
+	}
+	if createName == "" {
+		t.Fatalf("%s: no service runs redis-cli --cluster create", file)
+	}
+	script := strings.Join(create.Command, " ")
+	_, args, _ := strings.Cut(script, "--cluster create")
+	var joined []string
+	for _, a := range strings.Fields(strings.ReplaceAll(args, "\\\n", " ")) {
+		if _, _, err := net.SplitHostPort(a); err == nil {
+			joined = append(joined, a)
+		}
+	}
+	slices.Sort(joined)
+	if want := slices.Sorted(maps.Values(nodes)); !slices.Equal(joined, want) {
+		t.Errorf("%s: %s joins %v, want the nodes' addresses %v", file, createName, joined, want)
+	}
+	if !strings.Contains(args, "--cluster-replicas 1") || !strings.Contains(args, "--cluster-yes") {
+		t.Errorf("%s: %s: want 3 masters with a replica each, without asking (--cluster-replicas 1 --cluster-yes): %s", file, createName, args)
+	}
+	for name := range nodes {
+		if c := create.DependsOn[name].Condition; c != "service_healthy" {
+			t.Errorf("%s: %s starts on %s's condition %q, want service_healthy", file, createName, name, c)
+		}
+	}
+	if on, _ := onNetwork(createName, create); !on {
+		t.Errorf("%s: %s is not on %s", file, createName, network)
+	}
+
+	// brain: seeded with nodes of the file, on their network, once the
+	// cluster is made.
+	b := f.Services["brain"]
+	target, err := parseRedisURL(b.Environment["BRAIN_REDIS"])
+	if err != nil || target.cluster == nil {
+		t.Fatalf("%s: brain's BRAIN_REDIS %q: %+v, %v; want a redis+cluster:// URL", file, b.Environment["BRAIN_REDIS"], target, err)
+	}
+	for _, seed := range target.cluster.Addrs {
+		if host, port, _ := net.SplitHostPort(seed); nodes[host] == "" || port != "6379" {
+			t.Errorf("%s: brain's seed %s is not a node of the file", file, seed)
+		}
+	}
+	if c := b.DependsOn[createName].Condition; c != "service_completed_successfully" {
+		t.Errorf("%s: brain starts on %s's condition %q, want service_completed_successfully", file, createName, c)
+	}
+	if on, _ := onNetwork("brain", b); !on {
+		t.Errorf("%s: brain is not on %s, where the cluster tells its nodes' addresses", file, network)
+	}
+
+	// redis-server takes the nodes' settings, with redis.conf.
+	redisConf, err := filepath.Abs(filepath.Join(deployDir, "redis.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeConf := filepath.Join(t.TempDir(), "node.conf")
+	if err := os.WriteFile(nodeConf, []byte("include "+redisConf+"\n"+strings.Join(conf, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rdb := testutil.StartRedisWith(t, redisserver.Options{ConfigFile: nodeConf}).Client(t)
+	ctx := context.Background()
+	if on, err := redisinfo.ClusterEnabled(ctx, rdb); err != nil || !on {
+		t.Errorf("%s: a node in cluster mode: %v, %v", file, on, err)
+	}
+	if p, err := redisinfo.ReadPersistence(ctx, rdb); err != nil || !p.AOF {
+		t.Errorf("%s: a node's persistence: %v, %v; want redis.conf's append-only file", file, p, err)
+	}
+	if e, err := redisinfo.ReadEviction(ctx, rdb); err != nil || !e.Safe() {
+		t.Errorf("%s: a node's eviction: %v, %v; want redis.conf's noeviction", file, e, err)
 	}
 }

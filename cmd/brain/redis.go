@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -20,8 +23,10 @@ import (
 const redisPingTimeout = 5 * time.Second
 
 // openRedis connects to the Redis that --redis names, or starts the
-// embedded one. release closes the client (and stops the embedded server).
-func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb *redis.Client, release func(), err error) {
+// embedded one: a *redis.ClusterClient for a redis+cluster:// URL, a
+// *redis.Client otherwise. release closes the client (and stops the
+// embedded server).
+func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb redis.UniversalClient, release func(), err error) {
 	if spec == embeddedRedis {
 		mr := miniredis.NewMiniRedis()
 		mr.ClockTTL(true) // leases must expire in real time
@@ -40,11 +45,16 @@ func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb *redis.Cl
 	// a password.
 	var where string
 	var db int
-	if f := target.failover; f != nil {
+	switch {
+	case target.cluster != nil:
+		rdb = redisdial.NewClusterClient(target.cluster)
+		where = "the redis cluster at " + strings.Join(target.cluster.Addrs, ", ")
+	case target.failover != nil:
+		f := target.failover
 		rdb = redis.NewFailoverClient(f)
 		where = fmt.Sprintf("master %s of the sentinels at %s", f.MasterName, strings.Join(f.SentinelAddrs, ", "))
 		db = f.DB
-	} else {
+	default:
 		redisdial.Unprobed(target.server)
 		rdb = redis.NewClient(target.server)
 		where, db = target.server.Addr, target.server.DB
@@ -53,14 +63,23 @@ func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb *redis.Cl
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		_ = rdb.Close()
+		if target.cluster != nil && strings.Contains(err.Error(), "cluster support disabled") {
+			return nil, nil, fmt.Errorf("%s: the server is not in cluster mode (%w): a redis+cluster:// URL is for a Redis Cluster; "+
+				"reach one server with redis://HOST:PORT", where, err)
+		}
+		if target.cluster != nil {
+			return nil, nil, fmt.Errorf("%s does not answer: %w", where, err)
+		}
 		return nil, nil, fmt.Errorf("redis at %s (db %d) does not answer: %w", where, db, err)
 	}
-	// (A server that will not say is taken for a standalone one.)
-	if on, err := redisinfo.ClusterEnabled(pctx, rdb); err == nil && on {
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		err = checkCluster(pctx, cc, where)
+	} else {
+		err = checkNotCluster(pctx, rdb.(*redis.Client), where)
+	}
+	if err != nil {
 		_ = rdb.Close()
-		return nil, nil, fmt.Errorf("redis at %s runs in cluster mode, which brain does not support: a turn's commit "+
-			"updates a process and the shared wake queue and state indexes in one atomic script, which Redis Cluster "+
-			"runs only on the keys of one slot; use one Redis server (with replicas, and Sentinel to fail over)", where)
+		return nil, nil, err
 	}
 	log.Info("connected to redis", zap.String("addr", where), zap.Int("db", db))
 	warnOfVolatility(pctx, rdb, log)
@@ -68,16 +87,58 @@ func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb *redis.Cl
 	return rdb, func() { _ = rdb.Close() }, nil
 }
 
-// redisTarget is the Redis a --redis URL names: a server, or, when the
+// checkNotCluster refuses a server in cluster mode reached through a
+// redis:// URL: a client of one server cannot follow a cluster's keys to
+// the masters that keep them. (A server that will not say is taken for a
+// standalone one.)
+func checkNotCluster(ctx context.Context, rdb *redis.Client, where string) error {
+	if on, err := redisinfo.ClusterEnabled(ctx, rdb); err == nil && on {
+		return fmt.Errorf("redis at %s runs in cluster mode, which a redis:// URL cannot follow (a cluster spreads its "+
+			"keys over its masters): name it with --redis redis+cluster://HOST:PORT[,HOST:PORT...], its nodes' addresses", where)
+	}
+	return nil
+}
+
+// checkCluster says whether brain can run on the cluster that cc reached.
+func checkCluster(ctx context.Context, cc *redis.ClusterClient, where string) error {
+	var masters atomic.Int64
+	if err := cc.ForEachMaster(ctx, func(context.Context, *redis.Client) error { masters.Add(1); return nil }); err != nil {
+		return fmt.Errorf("%s: cannot reach its masters: %w", where, err)
+	}
+	return refuseCluster(where, int(masters.Load()))
+}
+
+// refuseCluster refuses every Redis Cluster until the store keeps its keys
+// in partitions, each under its own hash tag (issue 28): today a turn's
+// commit updates a process and the shared wake queue and state indexes in
+// one script, which Cluster runs only on the keys of one slot. It is the
+// one place that refuses: when the partitioned layout lands, checkCluster
+// returns nil instead.
+func refuseCluster(where string, masters int) error {
+	return fmt.Errorf("reached %s (%d masters), but brain does not run on a Redis Cluster yet: Cluster support is being built "+
+		"(a turn's commit still updates keys of several slots in one script, which Cluster refuses); until it lands, "+
+		"use one Redis server (with replicas, and Sentinel to fail over)", where, masters)
+}
+
+// redisTarget is the Redis a --redis URL names: a server; or, when the
 // URL has master_name, the master that the Redis Sentinels at its
-// address (and its addr parameters) name, followed through failovers.
+// address (and its addr parameters) name, followed through failovers; or,
+// for a redis+cluster:// URL, the Redis Cluster its seeds belong to.
 type redisTarget struct {
 	server   *redis.Options
 	failover *redis.FailoverOptions
+	cluster  *redis.ClusterOptions
 }
 
 // parseRedisURL reads a --redis URL other than embedded.
 func parseRedisURL(spec string) (redisTarget, error) {
+	if scheme, rest, ok := strings.Cut(spec, "://"); ok && strings.HasSuffix(scheme, clusterScheme) {
+		c, err := parseClusterURL(scheme, rest)
+		if err != nil {
+			return redisTarget{}, err
+		}
+		return redisTarget{cluster: c}, nil
+	}
 	if u, err := url.Parse(spec); err == nil && u.Query().Has("master_name") {
 		f, err := redis.ParseFailoverURL(spec)
 		if err != nil {
@@ -95,35 +156,162 @@ func parseRedisURL(spec string) (redisTarget, error) {
 	return redisTarget{server: o}, nil
 }
 
+// clusterScheme ends the scheme of a URL that names a Redis Cluster:
+// redis+cluster://, or rediss+cluster:// with TLS.
+const clusterScheme = "+cluster"
+
+// clusterForm is how a redis+cluster:// URL is written, for errors.
+const clusterForm = "redis+cluster://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...][?OPTION=VALUE...]"
+
+// parseClusterURL reads a redis+cluster:// or rediss+cluster:// URL,
+// scheme and what follows its ://: user and password as in redis://, then
+// the addresses of one or more of the cluster's nodes, separated by
+// commas (the client learns the others from them), then go-redis's
+// options of a cluster URL (redis.ParseClusterURL). It becomes the URL
+// that go-redis reads, the first seed its address and the others addr
+// parameters. Errors never repeat the URL, which may carry a password.
+func parseClusterURL(scheme, rest string) (*redis.ClusterOptions, error) {
+	base := strings.TrimSuffix(scheme, clusterScheme)
+	if base != "redis" && base != "rediss" {
+		return nil, fmt.Errorf("scheme %s:// is not one of a Redis Cluster's: want redis+cluster:// (or rediss+cluster:// for TLS), as in %s",
+			scheme, clusterForm)
+	}
+	authority, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, tail = rest[:i], rest[i:]
+	}
+	userinfo, hosts := "", authority
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		userinfo, hosts = authority[:i+1], authority[i+1:]
+	}
+	if hosts == "" {
+		return nil, fmt.Errorf("%s:// names no node: list the addresses of one or more of the cluster's nodes, "+
+			"separated by commas, as in %s", scheme, clusterForm)
+	}
+	seeds := strings.Split(hosts, ",")
+	for n, seed := range seeds {
+		if err := checkSeed(seed); err != nil {
+			return nil, fmt.Errorf("%s:// node %d of %d (%q): %w; write each as HOST:PORT, separated by commas, as in %s",
+				scheme, n+1, len(seeds), seed, err, clusterForm)
+		}
+	}
+	path, query, _ := strings.Cut(tail, "?")
+	if strings.Contains(query, "#") || strings.Contains(path, "#") {
+		return nil, fmt.Errorf("%s:// URL has a fragment (#...): leave it out", scheme)
+	}
+	if path != "" && path != "/" && path != "/0" {
+		return nil, fmt.Errorf("%s:// URL names database %q: a Redis Cluster has only database 0; leave the path out", scheme, strings.TrimPrefix(path, "/"))
+	}
+	params, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("%s:// URL's options (after ?): %w", scheme, err)
+	}
+	for _, seed := range seeds[1:] {
+		params.Add("addr", seed)
+	}
+	o, err := redis.ParseClusterURL(base + "://" + userinfo + seeds[0] + "?" + params.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("%s:// URL: %w (the form is %s)", scheme, redactURLError(err), clusterForm)
+	}
+	return o, nil
+}
+
+// checkSeed says what is wrong with the address of a cluster's node in a
+// redis+cluster:// URL, or nil.
+func checkSeed(seed string) error {
+	if seed == "" {
+		return errors.New("is empty")
+	}
+	host, port, err := net.SplitHostPort(seed)
+	if err != nil {
+		return fmt.Errorf("is not HOST:PORT (%v)", err)
+	}
+	if host == "" {
+		return errors.New("has no host")
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	return nil
+}
+
+// redactURLError is err without the URL that a *url.Error carries, which
+// may hold a password.
+func redactURLError(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err
+	}
+	return err
+}
+
+// eachServer calls fn with a client of each server that keeps brain's
+// data: the one server, or each master of a cluster (what one INFO says
+// of its server holds for that server only). addr names the server in a
+// log, "" when there is one. It fails when it cannot tell the servers.
+func eachServer(ctx context.Context, rdb redis.UniversalClient, fn func(ctx context.Context, server *redis.Client, addr string)) error {
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		return c.ForEachMaster(ctx, func(ctx context.Context, master *redis.Client) error {
+			fn(ctx, master, master.Options().Addr)
+			return nil
+		})
+	case *redis.Client:
+		fn(ctx, c, "")
+		return nil
+	default:
+		return fmt.Errorf("a %T, which brain does not make", rdb)
+	}
+}
+
+// serverField names the server a log is about, on a cluster.
+func serverField(addr string) zap.Field {
+	if addr == "" {
+		return zap.Skip()
+	}
+	return zap.String("master", addr)
+}
+
 // warnOfVolatility warns when Redis keeps no append-only file: a node's
 // crash loses nothing whatever Redis keeps, but a crash of Redis itself
-// loses what its disk lacks.
-func warnOfVolatility(ctx context.Context, rdb *redis.Client, log *zap.Logger) {
-	p, err := redisinfo.ReadPersistence(ctx, rdb)
-	switch {
-	case err != nil:
+// loses what its disk lacks. On a cluster it looks at every master.
+func warnOfVolatility(ctx context.Context, rdb redis.UniversalClient, log *zap.Logger) {
+	err := eachServer(ctx, rdb, func(ctx context.Context, server *redis.Client, addr string) {
+		p, err := redisinfo.ReadPersistence(ctx, server)
+		switch {
+		case err != nil:
+			log.Warn("cannot tell what redis keeps on disk", serverField(addr), zap.Error(err))
+		case !p.AOF:
+			log.Warn("redis keeps no append-only file: a crash or restart of redis loses what changed since its last snapshot "+
+				"(processes, messages, turns); run it with appendonly yes (README: Running the server)",
+				serverField(addr), zap.Stringer("persistence", p))
+		default:
+			log.Info("redis persistence", serverField(addr), zap.Stringer("persistence", p))
+		}
+	})
+	if err != nil {
 		log.Warn("cannot tell what redis keeps on disk", zap.Error(err))
-	case !p.AOF:
-		log.Warn("redis keeps no append-only file: a crash or restart of redis loses what changed since its last snapshot "+
-			"(processes, messages, turns); run it with appendonly yes (README: Running the server)",
-			zap.Stringer("persistence", p))
-	default:
-		log.Info("redis persistence", zap.Stringer("persistence", p))
 	}
 }
 
 // warnOfEviction warns when Redis may delete keys on its own to free
 // memory: brain cannot lose one (see redisinfo.Eviction), so Redis must run
 // with maxmemory-policy noeviction, under which a full Redis refuses writes
-// and turns fail with errors instead of processes losing their keys.
-func warnOfEviction(ctx context.Context, rdb *redis.Client, log *zap.Logger) {
-	e, err := redisinfo.ReadEviction(ctx, rdb)
-	switch {
-	case err != nil:
+// and turns fail with errors instead of processes losing their keys. On a
+// cluster it looks at every master.
+func warnOfEviction(ctx context.Context, rdb redis.UniversalClient, log *zap.Logger) {
+	err := eachServer(ctx, rdb, func(ctx context.Context, server *redis.Client, addr string) {
+		e, err := redisinfo.ReadEviction(ctx, server)
+		switch {
+		case err != nil:
+			log.Warn("cannot tell whether redis evicts keys", serverField(addr), zap.Error(err))
+		case !e.Safe():
+			log.Warn("redis may evict keys when its memory is full, and an evicted key loses a process's record, "+
+				"conversation, lease or wake: run it with maxmemory-policy noeviction (README: Running the server)",
+				serverField(addr), zap.Stringer("eviction", e))
+		}
+	})
+	if err != nil {
 		log.Warn("cannot tell whether redis evicts keys", zap.Error(err))
-	case !e.Safe():
-		log.Warn("redis may evict keys when its memory is full, and an evicted key loses a process's record, "+
-			"conversation, lease or wake: run it with maxmemory-policy noeviction (README: Running the server)",
-			zap.Stringer("eviction", e))
 	}
 }

@@ -1,4 +1,4 @@
-package redisdial
+package redisdial_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/engine-brain/brain/internal/redisdial"
 	"github.com/engine-brain/brain/internal/testutil"
 )
 
@@ -20,7 +21,7 @@ func TestUnprobed(t *testing.T) {
 	t.Parallel()
 	srv := testutil.StartRedis(t)
 	opts := &redis.Options{Addr: srv.Addr}
-	Unprobed(opts)
+	redisdial.Unprobed(opts)
 	conn, err := opts.Dialer(t.Context(), "tcp", srv.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -41,13 +42,13 @@ func TestUnprobed(t *testing.T) {
 	}
 
 	withTLS := &redis.Options{Addr: srv.Addr, TLSConfig: &tls.Config{}}
-	Unprobed(withTLS)
+	redisdial.Unprobed(withTLS)
 	if withTLS.Dialer != nil {
 		t.Error("a TLS client got a dialer: go-redis would no longer do the TLS handshake")
 	}
 	own := func(ctx context.Context, network, addr string) (net.Conn, error) { return nil, nil }
 	given := &redis.Options{Addr: srv.Addr, Dialer: own}
-	Unprobed(given)
+	redisdial.Unprobed(given)
 	if c, _ := given.Dialer(t.Context(), "tcp", srv.Addr); c != nil {
 		t.Error("a Dialer already set was replaced")
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +37,9 @@ type Server struct {
 	ready string   // the line of its log that says it is ready
 	cmd   *exec.Cmd
 	dir   string
+	// stopped says that Close or Shutdown stopped the server and no
+	// Relaunch started it again since.
+	stopped atomic.Bool
 }
 
 // readyLine is what a redis-server logs once it takes connections.
@@ -75,6 +79,13 @@ func Binary() (string, error) {
 // Start starts a redis-server on a free loopback port and waits until it
 // answers. Close stops it.
 func Start(opts Options) (*Server, error) {
+	return start(opts, "brain-redis-", nil)
+}
+
+// start starts a redis-server as Start does, in a directory named after
+// prefix; more, when given, gives arguments of its own to add for the
+// port and directory that it is tried on.
+func start(opts Options, prefix string, more func(port, dir string) ([]string, error)) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
@@ -87,7 +98,7 @@ func Start(opts Options) (*Server, error) {
 		}
 		replicaOf = []string{"--replicaof", host, port}
 	}
-	s, err := onFreePort("brain-redis-", func(port, dir string) ([]string, string, error) {
+	s, err := onFreePort(prefix, func(port, dir string) ([]string, string, error) {
 		args := append(append([]string{}, opts.Wrap...), bin)
 		if opts.ConfigFile != "" {
 			args = append(args, opts.ConfigFile)
@@ -102,6 +113,13 @@ func Start(opts Options) (*Server, error) {
 		// 5 s for more replicas to share it).
 		args = append(append(args, replicaOf...), "--port", port, "--bind", "127.0.0.1", "--dir", dir,
 			"--logfile", "", "--daemonize", "no", "--repl-diskless-sync-delay", "0")
+		if more != nil {
+			extra, err := more(port, dir)
+			if err != nil {
+				return nil, "", err
+			}
+			args = append(args, extra...)
+		}
 		return args, readyLine, nil
 	})
 	if err != nil {
@@ -147,6 +165,7 @@ func (s *Server) PID() int { return s.cmd.Process.Pid }
 
 // Close stops the server and removes its directory.
 func (s *Server) Close() {
+	s.stopped.Store(true)
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 	_ = os.RemoveAll(s.dir)
@@ -198,6 +217,7 @@ func (s *Server) Shutdown() error {
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return fmt.Errorf("redisserver: shutdown: %w", err)
 	}
+	s.stopped.Store(true)
 	_ = s.cmd.Wait()
 	return nil
 }
@@ -245,8 +265,10 @@ func (s *Server) launch() error {
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
+		return err
 	}
-	return err
+	s.stopped.Store(false)
+	return nil
 }
 
 // waitReady reads redis-server's log until it logs ready, then keeps

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/engine-brain/brain/internal/redisdial"
 	"github.com/engine-brain/brain/internal/redisserver"
 )
 
@@ -64,6 +65,16 @@ func StartReplica(t testing.TB, master *RedisServer) *RedisServer {
 func start(t testing.TB, run func() (*redisserver.Server, error)) *RedisServer {
 	t.Helper()
 	srv, err := run()
+	started(t, err)
+	t.Cleanup(srv.Close)
+	return &RedisServer{Addr: srv.Addr, srv: srv}
+}
+
+// started ends the test when err says that its Redis did not start:
+// skipped loudly when there is no redis-server binary (a failure under
+// BRAIN_REQUIRE_REDIS=1), failed for any other reason.
+func started(t testing.TB, err error) {
+	t.Helper()
 	if errors.Is(err, redisserver.ErrNoBinary) {
 		if os.Getenv(RequireRedisEnv) == "1" {
 			t.Fatalf("testutil: %v (%s=1 makes this a failure; install it with `apt-get install -y redis-server`)", err, RequireRedisEnv)
@@ -73,8 +84,22 @@ func start(t testing.TB, run func() (*redisserver.Server, error)) *RedisServer {
 	if err != nil {
 		t.Fatalf("testutil: %v", err)
 	}
-	t.Cleanup(srv.Close)
-	return &RedisServer{Addr: srv.Addr, srv: srv}
+}
+
+// RedisCluster starts a Redis Cluster of real redis-servers for this test,
+// masters of them each with replicas of its own, formed and in sync (see
+// redisserver.StartCluster), and returns it with a cluster client seeded
+// with every node, made as brain makes its own (redisdial.NewClusterClient:
+// it follows a failover as soon as a replica takes over); both are closed when the test ends. Skipped or failed
+// as Redis is when there is no redis-server binary.
+func RedisCluster(t testing.TB, masters, replicas int) (*redisserver.Cluster, *redis.ClusterClient) {
+	t.Helper()
+	c, err := redisserver.StartCluster(redisserver.ClusterOptions{Masters: masters, ReplicasPerMaster: replicas})
+	started(t, err)
+	t.Cleanup(c.Close)
+	cc := redisdial.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	t.Cleanup(func() { _ = cc.Close() })
+	return c, cc
 }
 
 // StartSentinel starts a Redis Sentinel for this test that monitors the
