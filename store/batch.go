@@ -100,16 +100,20 @@ func (b *batcher) send(sender *batchCall, batch []*batchCall) {
 		}
 	}
 	if lead != nil {
+		cluster, _ := b.rdb.(*redis.ClusterClient)
 		var wait *redis.IntCmd
-		if b.replicas > 0 {
+		if b.replicas > 0 && cluster == nil {
 			wait = redis.NewIntCmd(lead, "wait", b.replicas, b.waitTimeout.Milliseconds())
 			_ = pipe.Process(lead, wait)
 		}
 		// Each command gets its own reply or error; one caller's ending
 		// context must not cut the replies of the others.
 		_, _ = pipe.Exec(context.WithoutCancel(lead))
-		if wait != nil {
+		switch {
+		case wait != nil:
 			b.replicated(batch, wait)
+		case b.replicas > 0 && cluster != nil:
+			b.replicatedOnMasters(context.WithoutCancel(lead), cluster, batch)
 		}
 	}
 
@@ -135,17 +139,63 @@ func (b *batcher) send(sender *batchCall, batch []*batchCall) {
 // that ended their pipeline, says fewer than b.replicas replicas have
 // their writes: the master made them, but a failover now could lose them.
 func (b *batcher) replicated(batch []*batchCall, wait *redis.IntCmd) {
+	if why := b.notReplicated(wait); why != nil {
+		for _, c := range batch {
+			if c.cmds[0].Err() == nil {
+				c.cmds[0].SetErr(why)
+			}
+		}
+	}
+}
+
+// notReplicated says why wait, a WAIT, shows a write not on enough
+// replicas, or returns nil.
+func (b *batcher) notReplicated(wait *redis.IntCmd) error {
 	got, err := wait.Result()
-	if err == nil && got >= int64(b.replicas) {
-		return
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: WAIT: %w", ErrNotReplicated, err)
+	case got < int64(b.replicas):
+		return fmt.Errorf("%w: %d of %d replicas acknowledged within %s", ErrNotReplicated, got, b.replicas, b.waitTimeout)
 	}
-	why := fmt.Errorf("%w: %d of %d replicas acknowledged within %s", ErrNotReplicated, got, b.replicas, b.waitTimeout)
-	if err != nil {
-		why = fmt.Errorf("%w: WAIT: %w", ErrNotReplicated, err)
+	return nil
+}
+
+// replicatedOnMasters is replicated on a Cluster, where replicas follow
+// each master: each master that took a call's script is asked WAIT on its
+// own, all at once, after the pipeline (a WAIT in it would reach one
+// master only).
+func (b *batcher) replicatedOnMasters(ctx context.Context, cluster *redis.ClusterClient, batch []*batchCall) {
+	masters := map[string]*redis.Client{}
+	of := make([]string, len(batch))
+	for i, c := range batch {
+		args := c.cmds[0].Args()
+		if c.cmds[0].Err() != nil || len(args) < 4 {
+			continue
+		}
+		m, err := cluster.MasterForKey(ctx, fmt.Sprint(args[3])) // a script's first key (fcall, evalsha, eval)
+		if err != nil {
+			c.cmds[0].SetErr(fmt.Errorf("%w: WAIT: %w", ErrNotReplicated, err))
+			continue
+		}
+		of[i] = m.Options().Addr
+		masters[of[i]] = m
 	}
-	for _, c := range batch {
-		if c.cmds[0].Err() == nil {
-			c.cmds[0].SetErr(why)
+	var mu sync.Mutex
+	why := map[string]error{}
+	var wg sync.WaitGroup
+	for addr, m := range masters {
+		wg.Go(func() {
+			err := b.notReplicated(m.Wait(ctx, b.replicas, b.waitTimeout))
+			mu.Lock()
+			why[addr] = err
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for i, c := range batch {
+		if err := why[of[i]]; err != nil && c.cmds[0].Err() == nil {
+			c.cmds[0].SetErr(err)
 		}
 	}
 }

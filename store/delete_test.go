@@ -41,7 +41,7 @@ func TestDelete(t *testing.T) {
 	if err != nil || rec.ID != pid || rec.Status.State != lifecycle.Ready || rec.Owner != "alice" || len(workers) != 0 {
 		t.Fatalf("Delete = %+v, %v, %v; want the READY record of %s, no workers", rec, workers, err, pid)
 	}
-	if keys, err := e.rdb.Keys(e.ctx, "brain:{"+pid+"}:*").Result(); err != nil || len(keys) != 0 {
+	if keys, err := e.rdb.Keys(e.ctx, "brain:*:"+pid).Result(); err != nil || len(keys) != 0 {
 		t.Errorf("keys of the deleted process: %v, %v; want none", keys, err)
 	}
 	if _, err := e.s.Get(e.ctx, pid); !errors.Is(err, store.ErrNotFound) {
@@ -108,7 +108,7 @@ func TestDeleteWhileRunning(t *testing.T) {
 	if _, err := e.s.Commit(e.ctx, stalled, nil, lifecycle.AwaitUser, "model", nil); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("Commit after Delete: %v, want ErrFenced", err)
 	}
-	if keys, err := e.rdb.Keys(e.ctx, "brain:{p2}:*").Result(); err != nil || len(keys) != 0 {
+	if keys, err := e.rdb.Keys(e.ctx, "brain:*:p2").Result(); err != nil || len(keys) != 0 {
 		t.Errorf("keys after the stalled node's writes: %v, %v; want none", keys, err)
 	}
 }
@@ -168,7 +168,7 @@ func TestDeleteWithAWorkerStartedMeanwhile(t *testing.T) {
 		t.Errorf("workers deleted: %v, want %v", workers, want)
 	}
 	for _, pid := range []string{"p_parent", "w1", "w_late"} {
-		if keys := e.rdb.Keys(e.ctx, "brain:{"+pid+"}:*").Val(); len(keys) != 0 {
+		if keys := e.rdb.Keys(e.ctx, "brain:*:"+pid).Val(); len(keys) != 0 {
 			t.Errorf("keys of %s: %v; want none", pid, keys)
 		}
 	}
@@ -194,7 +194,7 @@ func TestDeleteWorkers(t *testing.T) {
 		t.Errorf("workers deleted: %v, want %v (each one's own first)", workers, want)
 	}
 	for _, pid := range []string{"p_parent", "w1", "w2", "w3"} {
-		if keys, err := e.rdb.Keys(e.ctx, "brain:{"+pid+"}:*").Result(); err != nil || len(keys) != 0 {
+		if keys, err := e.rdb.Keys(e.ctx, "brain:*:"+pid).Result(); err != nil || len(keys) != 0 {
 			t.Errorf("keys of %s: %v, %v; want none", pid, keys, err)
 		}
 	}
@@ -215,7 +215,7 @@ func TestDeleteWorkers(t *testing.T) {
 	if _, workers, err := e.s.Delete(e.ctx, "p_other"); err != nil || len(workers) != 0 {
 		t.Errorf("Delete with a gone worker indexed: %v, %v", workers, err)
 	}
-	if keys := e.rdb.Keys(e.ctx, "brain:{p_other}:*").Val(); len(keys) != 0 {
+	if keys := e.rdb.Keys(e.ctx, "brain:*:p_other").Val(); len(keys) != 0 {
 		t.Errorf("keys of p_other: %v, want none", keys)
 	}
 }
@@ -272,7 +272,7 @@ func TestDeleteWithARunningWorker(t *testing.T) {
 	if err != nil || rec.Status.State != lifecycle.Done {
 		t.Fatalf("Commit = %s, %v; want DONE", rec.Status, err)
 	}
-	if keys := e.rdb.Keys(e.ctx, "brain:{p_legacy}:*").Val(); len(keys) != 0 {
+	if keys := e.rdb.Keys(e.ctx, "brain:*:p_legacy").Val(); len(keys) != 0 {
 		t.Errorf("parent keys after the worker reported: %v; want none", keys)
 	}
 }

@@ -133,12 +133,14 @@
 //
 // Each script touches the keys of one partition, in one slot, with one
 // exception: a process whose parent is in another partition (a worker
-// created with an id of its own; generated ids fall in the parent's
-// partition) is created, reports and is deleted with scripts that touch
-// its parent's keys too, correct on one Redis and refused by a Cluster.
-// The multi-stream reads of wakes (ReadWakes, StealWakes) are one command
-// over the streams of many partitions, which a Cluster refuses too; brain
-// serve refuses a Cluster until both go per slot.
+// created with an id of its own; generated ids, and WorkerID, fall in the
+// parent's partition) is created, reports and is deleted with scripts that
+// touch its parent's keys too, correct on one Redis and refused by a
+// Cluster. On a Cluster the reads over many wake streams go per slot:
+// ReadWakes polls every stream in one pipeline (one round trip per
+// master), StealWakes runs its script per stream, the function library is
+// loaded on every master, and WaitReplicas asks each master that took a
+// write for its own replicas.
 //
 // # What it must not know
 //

@@ -19,10 +19,21 @@ import (
 )
 
 // TestInboxConformance runs the conformance suite of package inbox on the
-// store, on one redis-server.
+// store, on one redis-server and on a Redis Cluster of three masters.
 func TestInboxConformance(t *testing.T) {
 	t.Parallel()
-	rdb := testutil.Redis(t)
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		conformance(t, testutil.Redis(t))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		_, rdb := testutil.RedisCluster(t, 3, 0)
+		conformance(t, rdb)
+	})
+}
+
+func conformance(t *testing.T, rdb redis.UniversalClient) {
 	c := &clock{t: t0}
 	var made atomic.Int64
 	inboxtest.Run(t, func(*testing.T) inboxtest.Harness {
@@ -36,7 +47,7 @@ func TestInboxConformance(t *testing.T) {
 // of its own, so that its wakes are its own to read while other tests of
 // the suite share the server.
 type storeHarness struct {
-	rdb   *redis.Client
+	rdb   redis.UniversalClient
 	clock *clock
 	made  *atomic.Int64 // processes made by every harness of the test: ids
 

@@ -144,7 +144,7 @@ func TestPublishLive(t *testing.T) {
 }
 
 // numsub is how many clients Redis has subscribed to pid's live updates.
-func numsub(t *testing.T, rdb *redis.Client, pid string) int64 {
+func numsub(t *testing.T, rdb redis.UniversalClient, pid string) int64 {
 	t.Helper()
 	n, err := rdb.PubSubNumSub(context.Background(), store.Key(store.DefaultPartitions, pid, "live")).Result()
 	if err != nil {
@@ -155,7 +155,7 @@ func numsub(t *testing.T, rdb *redis.Client, pid string) int64 {
 
 // waitNumsub waits until Redis has want clients subscribed to pid's live
 // updates (each look a round trip).
-func waitNumsub(t *testing.T, rdb *redis.Client, pid string, want int64) {
+func waitNumsub(t *testing.T, rdb redis.UniversalClient, pid string, want int64) {
 	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for numsub(t, rdb, pid) != want {

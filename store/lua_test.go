@@ -20,7 +20,7 @@ import (
 )
 
 // evalPrelude runs body after the prelude, as every script does.
-func evalPrelude(t *testing.T, rdb *redis.Client, body string, args ...any) any {
+func evalPrelude(t *testing.T, rdb redis.UniversalClient, body string, args ...any) any {
 	t.Helper()
 	tpl, err := newTemplates()
 	if err != nil {

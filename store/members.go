@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -175,13 +176,25 @@ func (s *Store) StealWakes(ctx context.Context, node string, streams []string, m
 	if err := s.ensureGroups(ctx, streams); err != nil {
 		return nil, fmt.Errorf("store: steal wakes: %w", err)
 	}
-	flat, err := s.scripts.steal.Run(ctx, s.batch, streams, node, max(minAge.Milliseconds(), 0), max(count, 1)).StringSlice()
+	// One script over the streams; on a Cluster one per stream, all at
+	// once, each taking its share of count (rounded up).
+	groups := s.bySlot(streams)
+	share := (max(count, 1) + len(groups) - 1) / len(groups)
+	var (
+		mu    sync.Mutex
+		wakes []Wake
+	)
+	err := each(ctx, len(groups), func(ctx context.Context, i int) error {
+		flat, err := s.scripts.steal.Run(ctx, s.batch, groups[i], node, max(minAge.Milliseconds(), 0), share).StringSlice()
+		mu.Lock()
+		defer mu.Unlock()
+		for i := 0; i+2 < len(flat); i += 3 {
+			wakes = append(wakes, Wake{Stream: flat[i], EntryID: flat[i+1], PID: flat[i+2]})
+		}
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("store: steal wakes: %w", err)
-	}
-	wakes := make([]Wake, 0, len(flat)/3)
-	for i := 0; i+2 < len(flat); i += 3 {
-		wakes = append(wakes, Wake{Stream: flat[i], EntryID: flat[i+1], PID: flat[i+2]})
+		return wakes, fmt.Errorf("store: steal wakes: %w", err)
 	}
 	return wakes, nil
 }

@@ -16,14 +16,24 @@ import (
 // one per Redis (per master of a Cluster): walking the partitions costs
 // about what one call does.
 func (s *Store) eachPartition(ctx context.Context, f func(ctx context.Context, n int) error) error {
+	return each(ctx, len(s.keys.bases), func(ctx context.Context, i int) error { return f(ctx, i) })
+}
+
+// eachStream is eachPartition over some streams.
+func (s *Store) eachStream(ctx context.Context, streams []string, f func(ctx context.Context, stream string) error) error {
+	return each(ctx, len(streams), func(ctx context.Context, i int) error { return f(ctx, streams[i]) })
+}
+
+// each calls f(0) to f(n-1) at once and returns the first error.
+func each(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		first error
 	)
-	for n := range len(s.keys.bases) {
+	for i := range n {
 		wg.Go(func() {
-			if err := f(ctx, n); err != nil {
+			if err := f(ctx, i); err != nil {
 				mu.Lock()
 				if first == nil {
 					first = err
@@ -34,6 +44,20 @@ func (s *Store) eachPartition(ctx context.Context, f func(ctx context.Context, n
 	}
 	wg.Wait()
 	return first
+}
+
+// bySlot splits keys into groups a single command may take together: all
+// of them on one Redis, one slot's on a Cluster (where each partition is a
+// slot of its own).
+func (s *Store) bySlot(keys []string) [][]string {
+	if !s.cluster {
+		return [][]string{keys}
+	}
+	groups := make([][]string, len(keys))
+	for i, k := range keys {
+		groups[i] = []string{k}
+	}
+	return groups
 }
 
 // ErrLayout: the deployment's Redis holds keys in a layout this store

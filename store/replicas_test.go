@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/store"
 )
@@ -68,4 +70,53 @@ func TestWaitReplicas(t *testing.T) {
 			t.Errorf("an EVAL create waiting for %d replicas: %v, want %v", replicas, err, want)
 		}
 	}
+}
+
+// On a Cluster, WaitReplicas waits on each master for its own replicas: a
+// master whose replica is gone fails the writes it took (the master made
+// them) while the others answer.
+func TestWaitReplicasOnCluster(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, rdb := testutil.RedisCluster(t, 3, 1)
+	s, err := store.New(rdb, store.Config{WaitReplicas: 1, WaitTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A process on each master, as its keys fall.
+	onMaster := map[string]string{} // master address -> pid
+	for i := 0; len(onMaster) < 3 && i < 100; i++ {
+		pid := fmt.Sprint("p", i)
+		m, err := rdb.MasterForKey(ctx, store.Key(store.DefaultPartitions, pid, "proc"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := onMaster[m.Options().Addr]; !ok {
+			onMaster[m.Options().Addr] = pid
+		}
+	}
+	for _, pid := range onMaster {
+		if _, err := s.Create(ctx, store.NewProcess{ID: pid, Recipe: "r", Engine: engine}); err != nil {
+			t.Fatalf("create %s with every replica up: %v", pid, err)
+		}
+	}
+	c.Replicas[0][0].Close() // the first master's replica dies
+	// Posts to every master at once, so that pipelines hold calls of
+	// several masters.
+	var wg sync.WaitGroup
+	for addr, pid := range onMaster {
+		for i := range 10 {
+			wg.Go(func() {
+				_, _, err := s.Post(ctx, pid, msg(conversation.KindOperator, "operator:olga", fmt.Sprint("hello ", i)))
+				if addr == c.Masters[0].Addr {
+					if !errors.Is(err, store.ErrNotReplicated) {
+						t.Errorf("a post to %s, on the master without its replica: %v, want ErrNotReplicated", pid, err)
+					}
+				} else if err != nil {
+					t.Errorf("a post to %s, on a master with its replica: %v", pid, err)
+				}
+			})
+		}
+	}
+	wg.Wait()
 }

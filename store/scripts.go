@@ -23,7 +23,7 @@ var luaFiles embed.FS
 // lifecycle subset and the key layout exist once on the Lua side.
 type scripts struct {
 	create, post, claim, checkpoint, renew, release, commit, transition,
-	putTimer, dueTimers, fireTimer, delete, steal *script
+	putTimer, dueTimers, fireTimer, delete, steal, trimWakes *script
 }
 
 // prelude is the Lua every script starts with: the event templates as the
@@ -88,7 +88,7 @@ func luaString(s string) string {
 
 // names are the script files, in the order of the library's functions.
 var names = []string{"create", "post", "claim", "checkpoint", "renew", "release", "commit",
-	"transition", "put_timer", "due_timers", "fire_timer", "delete", "steal"}
+	"transition", "put_timer", "due_timers", "fire_timer", "delete", "steal", "trim_wakes"}
 
 func newScripts(t templates) *scripts {
 	pre := prelude(t)
@@ -116,6 +116,7 @@ func newScripts(t templates) *scripts {
 		fireTimer:  load("fire_timer"),
 		delete:     load("delete"),
 		steal:      load("steal"),
+		trimWakes:  load("trim_wakes"),
 	}
 }
 
@@ -145,14 +146,21 @@ func newLibrary(pre string, bodies map[string]string) *library {
 	}
 }
 
-// load loads the library into the server; one that is there already (a
-// node of the same version was first) is fine.
+// load loads the library into the server, into every master of a
+// Cluster (a replica gets it from its master); one that is there already
+// (a node of the same version was first) is fine.
 func (l *library) load(ctx context.Context, rdb redis.UniversalClient) error {
-	err := rdb.FunctionLoad(ctx, l.code).Err()
-	if err != nil && !strings.Contains(err.Error(), "already exists") {
-		return fmt.Errorf("load the Lua library %s: %w", l.name, err)
+	load := func(ctx context.Context, rdb redis.UniversalClient) error {
+		err := rdb.FunctionLoad(ctx, l.code).Err()
+		if err != nil && !strings.Contains(err.Error(), "already exists") {
+			return fmt.Errorf("load the Lua library %s: %w", l.name, err)
+		}
+		return nil
 	}
-	return nil
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		return c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return load(ctx, m) })
+	}
+	return load(ctx, rdb)
 }
 
 // A script runs as a function of its library (FCALL), loading the library

@@ -47,7 +47,7 @@ func aTurn(t *testing.T, s *Store) {
 	}
 }
 
-func libraries(t *testing.T, rdb *redis.Client) []string {
+func libraries(t *testing.T, rdb redis.UniversalClient) []string {
 	t.Helper()
 	libs, err := rdb.FunctionList(context.Background(), redis.FunctionListQuery{}).Result()
 	if err != nil {

@@ -36,7 +36,7 @@ func (c *clock) now() time.Time {
 // env is a store on its own redis-server.
 type env struct {
 	ctx   context.Context
-	rdb   *redis.Client
+	rdb   redis.UniversalClient
 	s     *store.Store
 	clock *clock
 }

@@ -168,10 +168,13 @@ func (c *Config) validate() error {
 // Store is the Redis persistence of processes: records, inboxes, logs,
 // leases, the wake queue and timers. It is safe for concurrent use.
 type Store struct {
-	rdb     redis.UniversalClient
-	batch   *batcher // the scripts' calls go through it
-	cfg     Config
-	keys    layout
+	rdb   redis.UniversalClient
+	batch *batcher // the scripts' calls go through it
+	cfg   Config
+	keys  layout
+	// cluster: rdb is a Redis Cluster's client, which takes a command's
+	// keys from one slot only.
+	cluster bool
 	scripts *scripts
 	tpl     templates
 
@@ -193,7 +196,8 @@ func New(rdb redis.UniversalClient, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{rdb: rdb, batch: newBatcher(rdb, cfg.WaitReplicas, cfg.WaitTimeout), cfg: cfg, keys: newLayout(cfg.Partitions), scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
+	_, cluster := rdb.(*redis.ClusterClient)
+	return &Store{rdb: rdb, cluster: cluster, batch: newBatcher(rdb, cfg.WaitReplicas, cfg.WaitTimeout), cfg: cfg, keys: newLayout(cfg.Partitions), scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
 }
 
 func (s *Store) now() time.Time { return s.cfg.Clock() }

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -121,6 +117,9 @@ func (s *Store) readWakes(ctx context.Context, node string, streams []string, co
 		return nil, errors.New("store: read wakes: node is empty")
 	}
 	perStream := (max(count, 1) + len(streams) - 1) / len(streams)
+	if s.cluster {
+		return s.pollWakes(ctx, node, streams, perStream, block)
+	}
 	args := make([]string, 0, 2*len(streams))
 	args = append(args, streams...)
 	for range streams {
@@ -210,36 +209,15 @@ func (s *Store) AckWake(ctx context.Context, w Wake) error {
 // lies costs Redis a scan of the stream node that holds it (measured with
 // callgrind: a tenth of a commit), while trimming a run of them does not.
 // It keeps every entry not yet delivered and every pending one (a dead
-// node's, which ClaimStaleWakes hands to another).
+// node's, which ClaimStaleWakes hands to another), judging each stream in
+// one script (lua/trim_wakes.lua), all of them in one round trip.
 func (s *Store) TrimWakes(ctx context.Context, engines []string) error {
 	streams, err := s.wakeStreams(engines)
 	if err != nil {
 		return fmt.Errorf("store: trim wakes: %w", err)
 	}
-	// What was delivered and what is pending, read at one instant (MULTI):
-	// read apart, an entry delivered in between would be neither pending
-	// in one answer nor beyond the last delivered in the other, and be
-	// trimmed while a node still needed it.
-	pending := make([]*redis.XPendingCmd, len(streams))
-	groups := make([]*redis.XInfoGroupsCmd, len(streams))
-	_, _ = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for i, st := range streams {
-			groups[i] = p.XInfoGroups(ctx, st)
-			pending[i] = p.XPending(ctx, st, wakeGroup)
-		}
-		return nil
-	})
-	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, st := range streams {
-			keep, err := firstToKeep(pending[i], groups[i])
-			if err != nil {
-				return fmt.Errorf("stream %s: %w", st, err)
-			}
-			if keep != "" {
-				p.XTrimMinID(ctx, st, keep)
-			}
-		}
-		return nil
+	err = s.eachStream(ctx, streams, func(ctx context.Context, stream string) error {
+		return s.scripts.trimWakes.Run(ctx, s.batch, []string{stream}).Err()
 	})
 	if err != nil {
 		return fmt.Errorf("store: trim wakes: %w", err)
@@ -247,36 +225,63 @@ func (s *Store) TrimWakes(ctx context.Context, engines []string) error {
 	return nil
 }
 
-// firstToKeep returns the id of the first entry of a wake stream that a
-// node may still need, from what XPENDING and XINFO GROUPS said of it: its
-// oldest pending entry, else the one after the last delivered. It returns
-// "" when there is nothing to trim (no stream, no group, nothing
-// delivered).
-func firstToKeep(pending *redis.XPendingCmd, groups *redis.XInfoGroupsCmd) (string, error) {
-	gs, err := groups.Result()
-	if err != nil {
-		if redis.HasErrorPrefix(err, "no such key") {
-			return "", nil // no wake yet
+// Polling a Cluster's wake streams: the first look again after pollFirst,
+// each next one after twice as long, up to pollMost.
+const (
+	pollFirst = time.Millisecond
+	pollMost  = 16 * time.Millisecond
+)
+
+// pollWakes is readWakes on a Cluster, where one command cannot block on
+// streams of several slots: each look reads every stream without
+// blocking, in one pipeline that go-redis splits into one round trip per
+// master, all at once; it looks again, less and less often, until a wake
+// comes or block has passed.
+func (s *Store) pollWakes(ctx context.Context, node string, streams []string, perStream int, block time.Duration) ([]Wake, error) {
+	deadline := time.Now().Add(block)
+	wait := pollFirst
+	for {
+		if err := s.ensureGroups(ctx, streams); err != nil {
+			return nil, fmt.Errorf("store: read wakes: %w", err)
 		}
-		return "", err
+		reads := make([]*redis.XStreamSliceCmd, len(streams))
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, st := range streams {
+				reads[i] = p.XReadGroup(ctx, &redis.XReadGroupArgs{
+					Group: wakeGroup, Consumer: node, Streams: []string{st, ">"}, Count: int64(perStream), Block: -1,
+				})
+			}
+			return nil
+		})
+		var wakes []Wake
+		for i, r := range reads {
+			switch err := r.Err(); {
+			case errors.Is(err, redis.Nil):
+			case redis.HasErrorPrefix(err, "NOGROUP"):
+				s.forgetGroups(streams[i : i+1])
+			case err != nil:
+				return wakes, fmt.Errorf("store: read wakes: %w", err)
+			}
+			for _, st := range r.Val() {
+				for _, m := range st.Messages {
+					wakes = append(wakes, Wake{Stream: st.Stream, EntryID: m.ID, PID: field(m.Values, "pid")})
+				}
+			}
+		}
+		if err != nil && !errors.Is(err, redis.Nil) && len(wakes) == 0 && !redis.HasErrorPrefix(err, "NOGROUP") {
+			return nil, fmt.Errorf("store: read wakes: %w", err)
+		}
+		left := time.Until(deadline)
+		if len(wakes) > 0 || left <= 0 {
+			return wakes, nil
+		}
+		t := time.NewTimer(min(wait, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil
+		case <-t.C:
+		}
+		wait = min(2*wait, pollMost)
 	}
-	i := slices.IndexFunc(gs, func(g redis.XInfoGroup) bool { return g.Name == wakeGroup })
-	if i < 0 || gs[i].LastDeliveredID == "0-0" {
-		return "", nil
-	}
-	p, err := pending.Result()
-	if err != nil {
-		return "", err
-	}
-	if p.Count > 0 {
-		return p.Lower, nil // delivered before any entry after it
-	}
-	// Deleting the last delivered too lets Redis free the stream's nodes
-	// whole, which a read then need not scan.
-	ms, seq, ok := strings.Cut(gs[i].LastDeliveredID, "-")
-	next, err := strconv.ParseUint(seq, 10, 64)
-	if !ok || err != nil || next == math.MaxUint64 {
-		return gs[i].LastDeliveredID, nil
-	}
-	return ms + "-" + strconv.FormatUint(next+1, 10), nil
 }

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -99,25 +98,13 @@ func checkNotCluster(ctx context.Context, rdb *redis.Client, where string) error
 	return nil
 }
 
-// checkCluster says whether brain can run on the cluster that cc reached.
+// checkCluster makes sure every master of the cluster that cc reached
+// answers: a turn's scripts may need any of them.
 func checkCluster(ctx context.Context, cc *redis.ClusterClient, where string) error {
-	var masters atomic.Int64
-	if err := cc.ForEachMaster(ctx, func(context.Context, *redis.Client) error { masters.Add(1); return nil }); err != nil {
+	if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() }); err != nil {
 		return fmt.Errorf("%s: cannot reach its masters: %w", where, err)
 	}
-	return refuseCluster(where, int(masters.Load()))
-}
-
-// refuseCluster refuses every Redis Cluster until the store keeps its keys
-// in partitions, each under its own hash tag (issue 28): today a turn's
-// commit updates a process and the shared wake queue and state indexes in
-// one script, which Cluster runs only on the keys of one slot. It is the
-// one place that refuses: when the partitioned layout lands, checkCluster
-// returns nil instead.
-func refuseCluster(where string, masters int) error {
-	return fmt.Errorf("reached %s (%d masters), but brain does not run on a Redis Cluster yet: Cluster support is being built "+
-		"(a turn's commit still updates keys of several slots in one script, which Cluster refuses); until it lands, "+
-		"use one Redis server (with replicas, and Sentinel to fail over)", where, masters)
+	return nil
 }
 
 // redisTarget is the Redis a --redis URL names: a server; or, when the

@@ -4,8 +4,12 @@ import (
 	"context"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/internal/nodetest"
+	"github.com/engine-brain/brain/internal/redisdial"
+	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/llm"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -15,6 +19,48 @@ import (
 func testRecipes(t testing.TB) *recipes.Library {
 	t.Helper()
 	return nodetest.Recipes(t, "testdata/recipes")
+}
+
+// A deployment is a Redis the runtime suite runs on: one redis-server, or
+// a Redis Cluster of three masters.
+type deployment struct {
+	// client returns a new client of it, closed when the test ends.
+	client func(t testing.TB) redis.UniversalClient
+	// log reads process pid's log.
+	log func(t testing.TB, pid string) []conversation.Event
+}
+
+// onEveryDeployment runs test as a subtest on each kind of deployment.
+func onEveryDeployment(t *testing.T, test func(t *testing.T, d deployment)) {
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		srv := testutil.StartRedis(t)
+		test(t, newDeployment(func(t testing.TB) redis.UniversalClient { return srv.Client(t) }))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		c, _ := testutil.RedisCluster(t, 3, 0)
+		test(t, newDeployment(func(t testing.TB) redis.UniversalClient {
+			cc := redisdial.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+			t.Cleanup(func() { _ = cc.Close() })
+			return cc
+		}))
+	})
+}
+
+func newDeployment(client func(t testing.TB) redis.UniversalClient) deployment {
+	return deployment{client: client, log: func(t testing.TB, pid string) []conversation.Event {
+		t.Helper()
+		st, err := store.New(client(t), store.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := st.Log(context.Background(), pid, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}}
 }
 
 // startNode starts a node with cfg, with the recipes of testdata/recipes

@@ -29,6 +29,10 @@ import (
 // is in the log exactly once, and the turn completes.
 func TestRecoveryAfterANodeDies(t *testing.T) {
 	t.Parallel()
+	onEveryDeployment(t, testRecoveryAfterANodeDies)
+}
+
+func testRecoveryAfterANodeDies(t *testing.T, d deployment) {
 	var stepHits, hangHits atomic.Int32
 	hanging := make(chan struct{}, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -52,11 +56,10 @@ turns:
       - calls:
           - {name: respond, args: {message: "Recovered."}}
 `, srv.URL))
-	redisSrv := testutil.StartRedis(t)
 	models := map[string]llm.Model{"default": model}
 	const ttl = 600 * time.Millisecond
 
-	clientA := redis.NewClient(&redis.Options{Addr: redisSrv.Addr})
+	clientA := d.client(t)
 	a := startNode(t, Config{Redis: clientA, NodeID: "a", Models: models, LeaseTTL: ttl})
 	ctx := context.Background()
 	rec, err := a.Create(ctx, NewProcess{Recipe: "fetcher", Input: "fetch both"})
@@ -72,7 +75,7 @@ turns:
 	_ = clientA.Close()
 
 	c := nodetest.NewCommits()
-	startNode(t, Config{Redis: redisSrv.Client(t), NodeID: "b", Models: models, LeaseTTL: ttl, OnCommit: c.Add})
+	startNode(t, Config{Redis: d.client(t), NodeID: "b", Models: models, LeaseTTL: ttl, OnCommit: c.Add})
 	done := c.Wait(t, "node b to finish the turn", func(r store.Record) bool { return r.ID == rec.ID })
 	if done.Status.State != lifecycle.Blocked {
 		t.Fatalf("state after recovery = %s, want BLOCKED", done.Status)
@@ -80,10 +83,7 @@ turns:
 	if s, h := stepHits.Load(), hangHits.Load(); s != 1 || h != 1 {
 		t.Errorf("tool runs: step %d, hang %d; want each once", s, h)
 	}
-	evs, err := nodetest.RedisLog(t, redisSrv, rec.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs := d.log(t, rec.ID)
 	var inbox, results []string
 	var recovered bool
 	for _, e := range evs {
@@ -194,11 +194,14 @@ turns:
 // at once, and every process ends BLOCKED with an empty inbox.
 func TestLoadWithNodesComingAndGoing(t *testing.T) {
 	t.Parallel()
+	onEveryDeployment(t, testLoadWithNodesComingAndGoing)
+}
+
+func testLoadWithNodesComingAndGoing(t *testing.T, d deployment) {
 	procs, msgs := 200, 10
 	if testing.Short() {
 		procs, msgs = 40, 5
 	}
-	redisSrv := testutil.StartRedis(t)
 	model := &nodetest.Exclusive{Model: nodetest.Script(t, `turns: [{rounds: [{calls: [{name: respond, args: {message: "ok"}}]}]}]`)}
 	models := map[string]llm.Model{"default": model}
 
@@ -219,7 +222,7 @@ func TestLoadWithNodesComingAndGoing(t *testing.T) {
 		}
 	}
 	newNode := func(i int) *Node {
-		n, err := New(Config{Redis: redisSrv.Client(t), NodeID: fmt.Sprintf("n%d", i), Models: models,
+		n, err := New(Config{Redis: d.client(t), NodeID: fmt.Sprintf("n%d", i), Models: models,
 			Recipes: testRecipes(t), LeaseTTL: time.Second, Grace: 5 * time.Second, OnCommit: onCommit, Concurrency: 4})
 		if err != nil {
 			t.Fatal(err)
@@ -276,7 +279,7 @@ func TestLoadWithNodesComingAndGoing(t *testing.T) {
 	}
 	// Each process gets its final commit after its last drain; wait until
 	// none is left running.
-	st, err := store.New(redisSrv.Client(t), store.Config{})
+	st, err := store.New(d.client(t), store.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,12 @@ import (
 // wakes the parent by itself, which answers and goes BLOCKED.
 func TestWorkerResultWakesTheParent(t *testing.T) {
 	t.Parallel()
+	onEveryDeployment(t, testWorkerResultWakesTheParent)
+}
+
+func testWorkerResultWakesTheParent(t *testing.T, d deployment) {
 	c := nodetest.NewCommits()
-	n := startNode(t, Config{Redis: testutil.Redis(t), Models: map[string]llm.Model{"default": nodetest.Script(t, delegation)},
+	n := startNode(t, Config{Redis: d.client(t), Models: map[string]llm.Model{"default": nodetest.Script(t, delegation)},
 		Recipes: recipes.Builtin(), OnCommit: c.Add, LeaseTTL: 2 * time.Second})
 	ctx := context.Background()
 	parent, err := n.Create(ctx, NewProcess{Recipe: "arthur", Input: "count the rows", Owner: "ada"})

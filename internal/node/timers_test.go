@@ -22,11 +22,14 @@ import (
 // a cancelled one never fires.
 func TestTimersFireOnceAcrossNodes(t *testing.T) {
 	t.Parallel()
-	redisSrv := testutil.StartRedis(t)
+	onEveryDeployment(t, testTimersFireOnceAcrossNodes)
+}
+
+func testTimersFireOnceAcrossNodes(t *testing.T, d deployment) {
 	clock := nodetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	models := map[string]llm.Model{"default": nodetest.Script(t, `turns: [{rounds: [{calls: [{name: respond, args: {message: "ok"}}]}]}]`)}
 	mk := func(id string) *Node {
-		n, err := New(Config{Redis: redisSrv.Client(t), NodeID: id, Models: models, Recipes: testRecipes(t), Clock: clock.Now})
+		n, err := New(Config{Redis: d.client(t), NodeID: id, Models: models, Recipes: testRecipes(t), Clock: clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

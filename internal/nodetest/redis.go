@@ -63,8 +63,9 @@ func AwaitSentinel(t testing.TB, events *redis.PubSub, channel string) {
 	}
 }
 
-// Trims is a Redis hook that signals each pipeline that trimmed a stream
-// (XTRIM), once it is done, when the channel has room.
+// Trims is a Redis hook that signals each pipeline that trimmed a wake
+// stream (its script, store's trim_wakes), once it is done, when the
+// channel has room.
 type Trims chan struct{}
 
 // DialHook is next.
@@ -77,7 +78,11 @@ func (Trims) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next
 func (tr Trims) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
-		if slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return c.Name() == "xtrim" }) {
+		trims := func(c redis.Cmder) bool {
+			args := c.Args()
+			return len(args) > 1 && strings.HasSuffix(fmt.Sprint(args[1]), "_trim_wakes")
+		}
+		if slices.ContainsFunc(cmds, trims) {
 			select {
 			case tr <- struct{}{}:
 			default:

@@ -98,7 +98,7 @@ func Field(txt, field string) string {
 
 // ServerCPU returns the CPU time the Redis server has used (INFO cpu:
 // used_cpu_user + used_cpu_sys), all its threads.
-func ServerCPU(ctx context.Context, rdb *redis.Client) (time.Duration, error) {
+func ServerCPU(ctx context.Context, rdb redis.UniversalClient) (time.Duration, error) {
 	txt, err := rdb.Info(ctx, "cpu").Result()
 	if err != nil {
 		return 0, fmt.Errorf("INFO cpu: %w", err)
