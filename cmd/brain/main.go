@@ -36,6 +36,8 @@ Commands:
                         unplayed rounds the script does not expect (brain recipe help)
   bench                 measure a node: turns/s, Redis cost per turn, wake latency,
                         memory, what an idle process costs (brain bench --help)
+  migrate --redis URL   move the data of a brain from before partitions into the
+                        layout this one reads, with every node stopped
   token new|hash        make an API token, or hash one (stdin) for brain.yaml
   version               print the version
 
@@ -131,6 +133,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runClient(ctx, cmd, rest, os.Getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, log, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, rest, log, stdout, stderr)
 	case "help":
 		fs.SetOutput(stdout)
 		fmt.Fprint(stdout, usage)
@@ -147,6 +151,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // commands are brain's commands, for the suggestion after a mistyped one.
-var commands = []string{"serve", "demo", "recipe", "bench", "token", "version", "help",
+var commands = []string{"serve", "demo", "recipe", "bench", "migrate", "token", "version", "help",
 	"ps", "new", "send", "steer", "logs", "pause", "resume", "stop", "retry", "rm", "inbox", "timers",
 	"approvals", "approve", "reject"}

@@ -3,8 +3,10 @@ package testutil
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -133,4 +135,32 @@ func (s *RedisServer) Client(t testing.TB) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// Replay runs on rdb the Redis commands of a JSON lines file, one array of
+// strings a line (store/testdata/legacy-layout.jsonl: the keys a brain of
+// an older layout left). A consumer group is created with MKSTREAM, so
+// that a group over an empty stream comes back too.
+func Replay(t testing.TB, rdb redis.UniversalClient, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var cmd []string
+		if err := json.Unmarshal([]byte(line), &cmd); err != nil {
+			t.Fatalf("%s:%d: %v", path, i+1, err)
+		}
+		args := make([]any, 0, len(cmd)+1)
+		for _, a := range cmd {
+			args = append(args, a)
+		}
+		if len(cmd) > 1 && cmd[0] == "XGROUP" {
+			args = append(args, "MKSTREAM")
+		}
+		if err := rdb.Do(context.Background(), args...).Err(); err != nil {
+			t.Fatalf("%s:%d: %v: %v", path, i+1, cmd, err)
+		}
+	}
 }
