@@ -16,7 +16,7 @@ func TestPhaseToolsKeepApprovals(t *testing.T) {
 		{Name: "lookup", Approval: &recipes.Approval{By: recipes.ApproverOperator, Timeout: recipes.Duration(time.Hour)}},
 	}}
 	reg := testRegistry(t, r)
-	phase, err := phaseTools(reg, recipes.Phase{Name: "draft", Tools: []string{"lookup"}})
+	phase, err := phaseTools(reg, recipes.Phase{Name: "draft", Tools: []string{"lookup"}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
