@@ -19,8 +19,9 @@
 //
 // A chat-like vogon (turn_end: respond, the default) whose pool has respond
 // offers it in every phase (rounds.Endings): a lone respond goes to the
-// user and ends the turn, not the phase; with awaiting_user_input the
-// process waits for the user, whose message goes on in the same phase.
+// user and does not end the phase: with awaiting_user_input the turn ends
+// and the process waits for the user, whose message goes on in the same
+// phase; without, the phase goes on at once.
 //
 // The phases live in the log, nowhere else: every move is a phase_change
 // event (the newest one's To is the current phase; the newest change that

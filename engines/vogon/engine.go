@@ -254,7 +254,7 @@ func rule(ph recipes.Phase, respond bool) string {
 	}
 	if respond {
 		b.WriteString(" To talk with the user during this phase (a question, a progress note), call `respond` alone: with " +
-			"`awaiting_user_input` true the phase waits for the user's answer and goes on with it. `respond` does not end the phase.")
+			"`awaiting_user_input` true the phase waits for the user's answer and goes on with it; with false it goes on at once. `respond` does not end the phase.")
 	}
 	return b.String()
 }
@@ -342,9 +342,10 @@ func (c *contract) Decided(e *rounds.Ending, call conversation.ToolCall, d conve
 }
 
 // respondCall handles a lone respond of a chat-like phase: the message goes
-// to the user and the turn ends, the phase with it unended: waiting for
-// the user (awaiting_user_input), whose next message goes on in the phase,
-// or READY, for the next turn to go on in it at once.
+// to the user, and the phase does not end. With awaiting_user_input the
+// turn ends waiting for the user, whose next message goes on in the phase;
+// without, the phase goes on at once, in this turn (a progress note: a
+// READY process with an empty inbox would not be woken to go on).
 func (c *contract) respondCall(e *rounds.Ending, call conversation.ToolCall) (lifecycle.Event, bool) {
 	args, err := tools.ParseRespond(call.Arguments)
 	if err != nil {
@@ -355,7 +356,7 @@ func (c *contract) respondCall(e *rounds.Ending, call conversation.ToolCall) (li
 	if args.AwaitingUserInput {
 		return lifecycle.AwaitUser, true
 	}
-	return lifecycle.Continue, true
+	return "", false
 }
 
 // isString reports whether result is a JSON string.
