@@ -28,7 +28,7 @@
 //
 //	POST /v1/processes                    {recipe, input?, metadata?} -> 201 Process
 //	GET  /v1/processes?state=&recipe=&parent=&after=&limit=            -> ProcessPage
-//	GET  /v1/processes/{id}                                            -> Process
+//	GET  /v1/processes/{id}   (with its pipeline, for a recipe of phases) -> Process
 //	DELETE /v1/processes/{id}   (workers too; not mid-turn: 409)       -> DeletedProcess
 //	POST /v1/processes/{id}/messages      {content}, Idempotency-Key   -> 202 MessageAccepted
 //	                                      (mid-turn, steering.user_messages: reject: 409 busy)

@@ -63,8 +63,31 @@ func (s *Server) getProcess(w http.ResponseWriter, r *http.Request, who identity
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, r, http.StatusOK, processWithInbox(rec, who))
+	p := processWithInbox(rec, who)
+	if p.Pipeline, err = s.pipeline(r.Context(), rec); err != nil {
+		return err
+	}
+	s.writeJSON(w, r, http.StatusOK, p)
 	return nil
+}
+
+// pipeline is where the pipeline of process rec stands, read from its log,
+// when its recipe has phases; nil otherwise (and when the recipe is gone
+// from the library, or none is loaded).
+func (s *Server) pipeline(ctx context.Context, rec store.Record) (*Pipeline, error) {
+	lib := s.cfg.Backend.Recipes()
+	if lib == nil { // none loaded yet: /readyz says so, and the record is still answered
+		return nil, nil
+	}
+	rc, err := lib.Get(rec.Recipe)
+	if err != nil || len(rc.Phases) == 0 {
+		return nil, nil
+	}
+	log, err := s.cfg.Backend.Log(ctx, rec.ID, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	return pipelineOf(rc.Phases, log), nil
 }
 
 // deleteProcess removes a process and everything it has, its workers

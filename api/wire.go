@@ -52,11 +52,75 @@ type Process struct {
 	// so that a user may see waiting_for with none. A call decided stays
 	// until the turn its decision wakes has applied it.
 	Approvals []PendingCall `json:"approvals,omitempty"`
+	// Pipeline is where the pipeline of a process whose recipe has phases
+	// (engine vogon) stands, read from its log's phase changes. Only
+	// GET /v1/processes/{id} reports it.
+	Pipeline *Pipeline `json:"pipeline,omitempty"`
 	// Steering is what a user's message does while a turn runs, its
 	// recipe's steering.user_messages when the process was created:
 	// "queue", "steer", "interrupt" or "reject" (such a message is then
 	// refused, 409 busy).
 	Steering string `json:"steering,omitempty"`
+}
+
+// Pipeline is where a phased process's pipeline stands: the phase that runs
+// or waits, and the results of its newest run's phases, as its log's
+// phase_change events say.
+type Pipeline struct {
+	// Phase is the phase the process is in (it runs, waits for the user,
+	// or waits for the approval of its result: waiting_for); absent when
+	// none is: the pipeline has not started, its last phase ended, or it
+	// failed.
+	Phase string `json:"phase,omitempty"`
+	// Since is how the process came into Phase, or out of the last one:
+	// start, done, retry, back_to or failed; absent before the first
+	// phase change.
+	Since string `json:"since,omitempty"`
+	// Phases are the recipe's phases in order, each with its result once
+	// it passed its gate (and its approval) in the pipeline's newest run.
+	Phases []PhaseResult `json:"phases"`
+}
+
+// PhaseResult is a phase of a pipeline and its result.
+type PhaseResult struct {
+	Name string `json:"name"`
+	// Result is the phase's newest result that passed, any JSON; absent
+	// while it has none in this run.
+	Result json.RawMessage `json:"result,omitempty"`
+	// PassedAt is when that result passed.
+	PassedAt *time.Time `json:"passed_at,omitempty"`
+}
+
+// pipelineOf reads the pipeline of a process of phases from its log: the
+// newest phase change says where it stands, the changes since the newest
+// start (a new run: a chat-like pipeline starts again with each message)
+// the results.
+func pipelineOf(phases []recipes.Phase, log []conversation.Event) *Pipeline {
+	p := &Pipeline{Phases: make([]PhaseResult, len(phases))}
+	for i, ph := range phases {
+		p.Phases[i].Name = ph.Name
+	}
+	for _, e := range log {
+		pc := e.PhaseChange
+		if pc == nil {
+			continue
+		}
+		if pc.Reason == conversation.PhaseStart {
+			for i := range p.Phases {
+				p.Phases[i].Result, p.Phases[i].PassedAt = nil, nil
+			}
+		}
+		if pc.Reason == conversation.PhaseDone {
+			for i := range p.Phases {
+				if p.Phases[i].Name == pc.From {
+					at := e.At.UTC()
+					p.Phases[i].Result, p.Phases[i].PassedAt = pc.Result, &at
+				}
+			}
+		}
+		p.Phase, p.Since = pc.To, pc.Reason
+	}
+	return p
 }
 
 // PendingCall is a tool call that waits for a person's decision before it

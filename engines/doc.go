@@ -30,7 +30,9 @@
 //     zaphod.Kind(clock), engines.Kind{Name: "mine", Engine: e}) (a node
 //     refuses a library with recipes of kinds it lacks). Set
 //     Kind.Task when its processes work for a parent (spawn_worker starts
-//     only those, and their Outcome.Finish reaches the parent's inbox).
+//     only those, and their Outcome.Finish reaches the parent's inbox), or
+//     Kind.TaskOf when only some of its recipes do (a vogon recipe with
+//     turn_end: finish_task): Kind.Tasks says which.
 //  4. Recipes name it with `engine: mine`; a node refuses recipes of kinds
 //     it lacks, and Config.Engines (brain serve --engines) may name it.
 //
@@ -45,7 +47,11 @@
 // gate. Its state is not kept beside the log but in it (phase_change
 // events, committed with the rounds), so Turn.History and Turn.Current are
 // all a resumed turn needs; an engine that keeps state of its own should do
-// the same rather than ask for new storage.
+// the same rather than ask for new storage. Its Contract uses the round
+// loop's two extensions: further tools that end a turn when called alone
+// (rounds.Endings: a chat-like phase's respond), and an ending call that
+// waits for a person's approval as a gated tool's call does (Ending.Await;
+// the decision reaches rounds.Decider: a phase's approval).
 //
 // Engines of other shapes compose the round loop rather than extend it:
 // engines/zaphod runs one rounds.Run per head concurrently, each with a

@@ -30,9 +30,19 @@ type Kind struct {
 	// process: spawn_worker starts only these, and the turn that ends one
 	// (Outcome.Finish) reports its result to the parent's inbox.
 	Task bool
+	// TaskOf, when set, marks the recipes of a kind that carry out tasks
+	// though the kind is not all of a Task kind (a vogon recipe that ends
+	// with finish_task); see Tasks.
+	TaskOf func(r *recipes.Recipe) bool
 	// Terms returns the contract the kind's engine holds the model of
 	// recipe r to (its contract text and ending tool); nil: none.
 	Terms func(r *recipes.Recipe) Terms
+}
+
+// Tasks reports whether the processes of recipe r, of this kind, carry out
+// tasks for a parent: spawn_worker starts only those.
+func (k Kind) Tasks(r *recipes.Recipe) bool {
+	return k.Task || (k.TaskOf != nil && k.TaskOf(r))
 }
 
 // Registry holds the engine kinds a node runs; the recipe's engine kind

@@ -33,7 +33,7 @@ func TestBuiltin(t *testing.T) {
 		{"arthur", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "spawn_worker"}, true},
 		{"marvin-worker", EngineWorker, TurnEndFinishTask, []string{"http_fetch", "finish_task"}, false},
 		{"web-research", EngineChat, TurnEndRespond, []string{"respond", "tell_user", "present_results"}, true},
-		{"vogon-review", EngineVogon, TurnEndRespond, nil, true},
+		{"vogon-review", EngineVogon, TurnEndRespond, []string{"respond"}, true},
 		{"zaphod-panel", EngineZaphod, TurnEndRespond, []string{"respond"}, true},
 	}
 	for _, tt := range tests {

@@ -25,7 +25,8 @@ type Phase struct {
 	SystemPrompt string   `yaml:"system_prompt,omitempty" json:"system_prompt,omitempty" jsonschema_description:"What the model does in this phase; it follows the recipe's system_prompt, and the results of the earlier phases follow it."`
 	Tools        []string `yaml:"tools,omitempty" json:"tools,omitempty" jsonschema_description:"The tools of the recipe's pool this phase may call (names as in tools); none: the phase calls only phase_done."`
 	Gate         Gate     `yaml:"gate,omitempty" json:"gate,omitzero" jsonschema_description:"What the phase's result must be: the model ends the phase with phase_done {result}, which must validate against gate.schema."`
-	OnFail       OnFail   `yaml:"on_fail,omitempty" json:"on_fail,omitzero" jsonschema_description:"What happens when the result keeps failing the gate (validation.max_corrections spent): 'retry' the phase from its start, 'fail' the process (the default), or {back_to: NAME} to go back to an earlier phase."`
+	OnFail       OnFail   `yaml:"on_fail,omitempty" json:"on_fail,omitzero" jsonschema_description:"What happens when the result keeps failing the gate (validation.max_corrections spent): 'retry' the phase from its start, 'fail' the process (the default), or {back_to: NAME} to go back to an earlier phase, whose prompt then shows its own earlier result and this phase's refusals."`
+	Approval     Approver `yaml:"approval,omitempty" json:"approval,omitempty" jsonschema:"enum=operator,enum=user" jsonschema_description:"Who approves the phase's result once it passed the gate, before the next phase begins (or, for the last phase, before the answer or the task's result goes out): 'operator' or 'user' (an operator may always decide). The phase_done call waits as a gated tool call does (the process BLOCKED, waiting_for approval); a rejection is phase_done's error result, with the reason, and the phase goes on. Left out: no approval."`
 }
 
 // Gate is the check a phase's result must pass.
@@ -163,7 +164,8 @@ func clonePhases(ps []Phase) []Phase {
 
 // phases checks a vogon recipe's pipeline: only vogon recipes have phases,
 // and they need at least one; names are unique, back_to names an earlier
-// phase, gate schemas compile, and a phase's tools are in the pool.
+// phase, gate schemas compile, and a phase's tools are in the pool (the
+// schema holds approval to operator or user).
 func (c *checker) phases() {
 	vogon := c.r.EngineKind() == EngineVogon
 	switch {

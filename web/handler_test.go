@@ -294,6 +294,29 @@ func TestScriptInsertsNoModelMarkup(t *testing.T) {
 // TestApprovalUI checks that the console has what tool approvals need: the
 // badge and the list of waiting calls on the page, and a script that reads
 // the API's fields, posts decisions and names the log's approval events.
+// The console shows a phased process's pipeline (GET /v1/processes/{id}'s
+// pipeline): its phases, the current one marked, the passed ones' results.
+func TestPipelineUI(t *testing.T) {
+	t.Parallel()
+	srv := setup(t)
+	tests := []struct {
+		path string
+		want []string
+	}{
+		{"/", []string{`id="p-pipeline"`}},
+		{"/console/app.js", []string{"showPipeline(p.pipeline)", "ph.name === pl.phase ? ' current'", "JSON.stringify(ph.result, null, 2)"}},
+		{"/console/app.css", []string{".pipeline .phase.current", ".pipeline pre.result"}},
+	}
+	for _, tt := range tests {
+		_, body := get(t, srv.URL+tt.path)
+		for _, w := range tt.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("GET %s: body lacks %q", tt.path, w)
+			}
+		}
+	}
+}
+
 func TestApprovalUI(t *testing.T) {
 	t.Parallel()
 	srv := setup(t)

@@ -1,8 +1,10 @@
 // Package enginetest plays golden transcripts of an engine: a scenario
-// (testdata/NAME.yaml: a recipe, the user's messages, the model's script)
-// is played in an engines.Session, and the resulting state changes, log,
-// user view and provider view are compared with testdata/NAME.golden.yaml,
-// ids and times redacted. Each engine's tests run their own scenarios.
+// (testdata/NAME.yaml: a recipe, the user's messages, then further steps
+// (messages and approval decisions), the model's script) is played in an
+// engines.Session, and the resulting state changes, log, user view and
+// provider view (and, when the scenario asks, the system prompts the model
+// was shown) are compared with testdata/NAME.golden.yaml, ids and times
+// redacted. Each engine's tests run their own scenarios.
 package enginetest
 
 import (
@@ -29,9 +31,31 @@ import (
 // Scenario is a testdata/*.yaml file: a recipe, the user's messages (one
 // per turn) and the model's script.
 type Scenario struct {
-	Recipe          recipes.Recipe `yaml:"recipe"`
-	Messages        []string       `yaml:"messages"`
+	Recipe   recipes.Recipe `yaml:"recipe"`
+	Messages []string       `yaml:"messages"`
+	// Steps follow the messages, in order.
+	Steps []Step `yaml:"steps,omitempty"`
+	// Prompts adds to the transcript the system prompt of every model
+	// call that differs from the call's before.
+	Prompts         bool `yaml:"prompts,omitempty"`
 	scripted.Script `yaml:",inline"`
+}
+
+// Step is one thing that reaches the process after the scenario's
+// messages: a user's message (say) or a decision on a call that waits for
+// approval (decide).
+type Step struct {
+	Say    string    `yaml:"say,omitempty"`
+	Decide *Decision `yaml:"decide,omitempty"`
+}
+
+// Decision is a person's decision on call Call: approve or reject, with a
+// reason, by By (operator:bo when empty).
+type Decision struct {
+	Call     string                `yaml:"call"`
+	Decision conversation.Decision `yaml:"decision"`
+	Reason   string                `yaml:"reason,omitempty"`
+	By       string                `yaml:"by,omitempty"`
 }
 
 // Load reads the scenario at path; its recipe is called "test" and uses
@@ -73,7 +97,51 @@ func Play(t testing.TB, kind Kind, s *Scenario, reg *tools.Registry) *engines.Se
 			t.Fatalf("say %q: %v", m, err)
 		}
 	}
+	for i, st := range s.Steps {
+		switch {
+		case st.Decide != nil:
+			by := st.Decide.By
+			if by == "" {
+				by = "operator:bo"
+			}
+			d := conversation.ApprovalDecision{CallID: st.Decide.Call, Decision: st.Decide.Decision, Reason: st.Decide.Reason}
+			if _, err := sess.Decide(ctx, by, d); err != nil {
+				t.Fatalf("steps[%d]: decide %+v: %v", i, d, err)
+			}
+		case st.Say != "":
+			if _, err := sess.Say(ctx, "user:ada", st.Say); err != nil {
+				t.Fatalf("steps[%d]: say %q: %v", i, st.Say, err)
+			}
+		default:
+			t.Fatalf("steps[%d]: neither say nor decide", i)
+		}
+	}
 	return sess
+}
+
+// renderPrompts returns the transcript's prompts section: the system
+// prompt of each model call of sess that differs from the one before.
+func renderPrompts(t testing.TB, sess *engines.Session) []byte {
+	t.Helper()
+	m, ok := sess.Turn.Model.(*scripted.Model)
+	if !ok {
+		t.Fatalf("the session's model is a %T, not the scenario's script", sess.Turn.Model)
+	}
+	var prompts []string
+	last := ""
+	for i, r := range m.Requests() {
+		if r.System != last {
+			prompts = append(prompts, fmt.Sprintf("call %d:\n%s", i+1, r.System))
+			last = r.System
+		}
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(map[string][]string{"prompts": prompts}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // transcript is what a golden file holds.
@@ -152,7 +220,11 @@ func Golden(t *testing.T, pkg string, kind Kind, reg func(testing.TB, *recipes.R
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			s := Load(t, f)
-			got := Render(t, Play(t, kind, s, reg(t, &s.Recipe)))
+			sess := Play(t, kind, s, reg(t, &s.Recipe))
+			got := Render(t, sess)
+			if s.Prompts {
+				got = append(got, renderPrompts(t, sess)...)
+			}
 			golden := strings.TrimSuffix(f, ".yaml") + ".golden.yaml"
 			if update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {

@@ -15,7 +15,10 @@ import (
 // once: an approval_decided event, made durable, then the tool's run (under
 // the call key of the turn that asked, so that an idempotent tool repeated
 // after a crash finds its first run) or, for a rejection, an error result
-// with the reason. The model is called again once no call waits.
+// with the reason. The model is called again once no call waits. A
+// contract's ending call may wait too (Ending.Await): its decision, made
+// durable the same way, goes to the contract (Decider), which may end the
+// turn there.
 
 // pending is call c, the turn's n-th request, as a call that waits for
 // approval a.
@@ -78,6 +81,10 @@ func (r *run) settle(ctx, toolCtx context.Context) {
 		case answered[p.CallID]:
 		case !ok:
 			waiting = append(waiting, p)
+		case p.Name == r.terminal && r.decider != nil:
+			if !r.decide(ctx, call, d, applied[p.CallID]) {
+				return
+			}
 		case applied[p.CallID] && d.Decision == conversation.Approve && !r.t.Tools.Idempotent(p.Name):
 			r.result(call, tools.ErrorResult("%s", OrphanedCallError))
 			r.save(ctx)
@@ -103,6 +110,26 @@ func (r *run) settle(ctx, toolCtx context.Context) {
 	if len(waiting) > 0 {
 		r.approvals = waiting
 	}
+}
+
+// decide hands decision d on the ending call c to the contract, once the
+// decision is durable (applied: a stopped node made it so); the contract
+// acting on it again after a crash is harmless, since nothing of its has
+// run outside the log. It reports whether settling goes on: false once
+// the turn ended (r.ended) or a checkpoint failed.
+func (r *run) decide(ctx context.Context, c conversation.ToolCall, d decision, applied bool) bool {
+	if !applied {
+		r.add(d.by, conversation.NewApprovalDecided(d.ApprovalDecision))
+		if !r.save(ctx) {
+			return false
+		}
+	}
+	next, done := r.decider.Decided(&Ending{r}, c, d.ApprovalDecision, d.by)
+	if done {
+		r.ended = &next
+		return false
+	}
+	return r.save(ctx)
 }
 
 // rejected is the result the model gets for a call a person rejected.

@@ -44,6 +44,26 @@ type Contract interface {
 	Terms(r *recipes.Recipe) engines.Terms
 }
 
+// Endings is a Contract with further tools that end a turn when called
+// alone, beside the one Ending names (a chat-like vogon phase's respond,
+// beside phase_done): the loop hands a lone call of one to End, and
+// answers one called beside other tools with its error result.
+type Endings interface {
+	// Also returns those tools of recipe r's pool reg, each with the error
+	// result of a call beside other tools.
+	Also(r *recipes.Recipe, reg *tools.Registry) map[string]string
+}
+
+// Decider is a Contract whose ending tool's call may itself wait for a
+// person's approval (Ending.Await): the turn that a decision on it wakes
+// hands the decision to Decided instead of running a tool, once the
+// approval_decided event is durable.
+type Decider interface {
+	// Decided acts on decision d, made by by, on the ending call c; as End,
+	// done says the turn ends with next, else the model is asked again.
+	Decided(e *Ending, c conversation.ToolCall, d conversation.ApprovalDecision, by string) (next lifecycle.Event, done bool)
+}
+
 // Ending is what a Contract may do to the turn that is ending.
 type Ending struct{ r *run }
 
@@ -65,6 +85,14 @@ func (e *Ending) Say(text string) {
 	answer := conversation.NewChatMessage(text, e.r.citations()...)
 	answer.ChatResponse.Audience = []conversation.Role{conversation.RoleUser}
 	e.r.add(byEngine, answer)
+}
+
+// Await ends the turn with the ending call c waiting for the approval of
+// by (conversation.ApproverOperator or ApproverUser), as a gated tool's
+// call waits (Outcome.Approvals); End then returns AwaitUser. The decision
+// reaches the Contract's Decided, which it must implement.
+func (e *Ending) Await(c conversation.ToolCall, by string) {
+	e.r.await([]conversation.PendingCall{e.r.pending(c, e.r.requests()-1, tools.Approval{By: by})})
 }
 
 // Finish records args as the task's result (Outcome.Finish).

@@ -66,6 +66,9 @@ func Run(ctx context.Context, t *engines.Turn, cp engines.Checkpointer, c Contra
 	if r.err == nil && r.approvals == nil && len(t.Approvals) > 0 {
 		r.settle(ctx, toolCtx)
 	}
+	if r.err == nil && r.ended != nil { // the contract ended the turn on a decision (Decider)
+		return r.outcome(*r.ended), nil
+	}
 	if r.err == nil && r.approvals != nil { // calls wait for a person: no model call before they are decided
 		return r.outcome(lifecycle.AwaitUser), nil
 	}
@@ -124,6 +127,9 @@ type run struct {
 	finish      *tools.FinishArgs
 	approvals   []conversation.PendingCall // the calls the turn ends waiting for (see approvals.go)
 	halts       bool                       // the turn was halted (Outcome.Halted)
+	ended       *lifecycle.Event           // the turn's end, when the contract decided it on an approval (Decider)
+	also        map[string]string          // further ending tools and their not-alone errors (Endings)
+	decider     Decider                    // the contract, when its ending call may wait for approval
 
 	// turn is this turn's events: t.Current, then what it adds. The
 	// history is not copied in: a turn costs what it adds, not the length
@@ -154,6 +160,10 @@ func newRun(t *engines.Turn, cp engines.Checkpointer, c Contract, clock func() t
 	r.today = t.TokensToday + in + out
 	var checks []validators.Validator
 	r.terminal, checks = c.Ending(rc, t.Tools)
+	r.decider, _ = c.(Decider)
+	if more, ok := c.(Endings); ok && r.terminal != "" {
+		r.also = more.Also(rc, t.Tools)
+	}
 	r.turn = append(make([]conversation.Event, 0, len(t.Current)+8), t.Current...)
 	r.system = engines.System(rc, c.Terms(rc))
 	if rc.ValidationOn() && r.terminal != "" {
@@ -598,6 +608,8 @@ func (r *run) runCalls(ctx, toolCtx context.Context, calls []conversation.ToolCa
 		switch {
 		case c.Name == r.terminal:
 			r.result(c, tools.ErrorResult("%s", r.notAloneError()))
+		case r.also[c.Name] != "":
+			r.result(c, tools.ErrorResult("%s", r.also[c.Name]))
 		case gated && r.t.Tools.Check(c) == nil: // a call it could not run is answered now, not put to a person
 			waiting = append(waiting, r.pending(c, first+i, a))
 			continue
@@ -634,7 +646,7 @@ func (r *run) ending(ctx, toolCtx context.Context, resp *llm.Response) (lifecycl
 		}
 		return r.fallback(resp.Text)
 	}
-	if len(resp.ToolCalls) > 1 || resp.ToolCalls[0].Name != r.terminal {
+	if name := resp.ToolCalls[0].Name; len(resp.ToolCalls) > 1 || (name != r.terminal && r.also[name] == "") {
 		return r.runCalls(ctx, toolCtx, resp.ToolCalls)
 	}
 	c := resp.ToolCalls[0]

@@ -32,10 +32,13 @@ type Engine struct {
 
 var _ engines.Engine = (*Engine)(nil)
 
-// Kind is the vogon engine kind, stamped by clock.
+// Kind is the vogon engine kind, stamped by clock. A worker-like vogon
+// recipe (turn_end: finish_task) carries out tasks: spawn_worker starts it,
+// and its last phase's result reaches the parent (Kind.TaskOf).
 func Kind(clock func() time.Time) engines.Kind {
 	return engines.Kind{Name: recipes.EngineVogon, Engine: &Engine{Clock: clock},
-		Terms: func(*recipes.Recipe) engines.Terms { return engines.Terms{Ending: PhaseDone} }}
+		Terms:  func(*recipes.Recipe) engines.Terms { return engines.Terms{Ending: PhaseDone} },
+		TaskOf: func(r *recipes.Recipe) bool { return r.TurnEndMode() == recipes.TurnEndFinishTask }}
 }
 
 // Run plays one vogon turn, or resumes one (engines.Engine): the current
@@ -139,7 +142,8 @@ func (p *pipeline) phase(ctx context.Context, st state) (engines.Outcome, *contr
 	if err != nil { // lint refuses such a recipe
 		return engines.Outcome{}, nil, fmt.Errorf("vogon: recipe %s: phases[%d].gate.schema: %w", rc.Name, st.phase, err)
 	}
-	reg, err := phaseTools(p.t.Tools, ph)
+	chat := rc.TurnEndMode() == recipes.TurnEndRespond
+	reg, err := phaseTools(p.t.Tools, ph, chat)
 	if err != nil {
 		return engines.Outcome{}, nil, fmt.Errorf("vogon: recipe %s: phase %s: %w", rc.Name, ph.Name, err)
 	}
@@ -148,12 +152,14 @@ func (p *pipeline) phase(ctx context.Context, st state) (engines.Outcome, *contr
 	pt := *p.t
 	pt.Recipe, pt.Tools, pt.Current = prc, reg, p.events
 	c := &contract{
-		rule:   rule(ph),
-		gate:   gate,
-		budget: rc.Validation.Corrections() - gateFailures(p.events, st.since),
-		last:   st.phase == len(rc.Phases)-1,
-		worker: rc.TurnEndMode() == recipes.TurnEndFinishTask,
+		gate:     gate,
+		budget:   rc.Validation.Corrections() - gateFailures(p.events, st.since),
+		last:     st.phase == len(rc.Phases)-1,
+		worker:   rc.TurnEndMode() == recipes.TurnEndFinishTask,
+		respond:  chat && reg.Has(tools.Respond),
+		approval: string(ph.Approval),
 	}
+	c.rule = rule(ph, c.respond)
 	out, err := rounds.Run(ctx, &pt, p.cp, c, p.now)
 	return out, c, err
 }
@@ -182,6 +188,19 @@ func prompt(rc *recipes.Recipe, st state) string {
 		b.WriteString("\n# Results of the earlier phases\n\n")
 		b.WriteString(strings.Join(earlier, "\n"))
 	}
+	if st.back != nil {
+		fmt.Fprintf(&b, "\n# Sent back to this phase\n\nPhase %s could not pass its gate and sent the pipeline back to this phase. "+
+			"Improve on this phase's earlier result so that %s can pass; do not start from nothing.\n", st.back.from, st.back.from)
+		if r, ok := st.results[ph.Name]; ok {
+			fmt.Fprintf(&b, "\n## Your earlier result of this phase\n\n%s\n", r)
+		}
+		if len(st.back.errors) > 0 {
+			fmt.Fprintf(&b, "\n## Why %s's results were refused\n\n", st.back.from)
+			for _, e := range st.back.errors {
+				fmt.Fprintf(&b, "- %s\n", e)
+			}
+		}
+	}
 	return b.String()
 }
 
@@ -189,15 +208,22 @@ func prompt(rc *recipes.Recipe, st state) string {
 // gate ends them (passed), as does a refused one once the budget is spent
 // (spent); free text ends the turn, waiting for the user.
 type contract struct {
-	rule   string // how the phase ends, for the model (Terms)
-	gate   *jsv.Schema
-	budget int  // the gate failures the phase may still have
-	last   bool // the last phase: its result is the turn's answer
-	worker bool // the answer is a task's result (turn_end: finish_task)
+	rule     string // how the phase ends, for the model (Terms)
+	gate     *jsv.Schema
+	budget   int    // the gate failures the phase may still have
+	last     bool   // the last phase: its result is the turn's answer
+	worker   bool   // the answer is a task's result (turn_end: finish_task)
+	respond  bool   // the phase offers respond: a lone call talks with the user
+	approval string // who approves a result that passed the gate ("": nobody)
 
 	passed, spent bool
 	result        json.RawMessage
 }
+
+var (
+	_ rounds.Endings = (*contract)(nil)
+	_ rounds.Decider = (*contract)(nil)
+)
 
 func (c *contract) Ending(r *recipes.Recipe, _ *tools.Registry) (string, []validators.Validator) {
 	return PhaseDone, []validators.Validator{validators.NoToolCall{Correction: or(r.Validation.NoToolCall.Correction, DefaultCorrection)}}
@@ -212,8 +238,9 @@ func (c *contract) Terms(*recipes.Recipe) engines.Terms {
 }
 
 // rule says how phase ph ends: phase_done alone, with a result that
-// passes its gate.
-func rule(ph recipes.Phase) string {
+// passes its gate, then a person's approval if the phase asks for one;
+// with respond, how the phase talks with the user meanwhile.
+func rule(ph recipes.Phase, respond bool) string {
 	var b strings.Builder
 	b.WriteString("End this phase by calling `phase_done` alone, with its result")
 	if ph.Gate.Schema != nil {
@@ -221,12 +248,32 @@ func rule(ph recipes.Phase) string {
 		fmt.Fprintf(&b, ", which must match this JSON Schema: %s", schema)
 	}
 	b.WriteString(".")
+	if ph.Approval != "" {
+		fmt.Fprintf(&b, " Once it passes, the result waits for the approval of the %s before the pipeline goes on; "+
+			"a rejection comes back as phase_done's error result with the reason: rework the result, then call `phase_done` again.", ph.Approval)
+	}
+	if respond {
+		b.WriteString(" To talk with the user during this phase (a question, a progress note), call `respond` alone: with " +
+			"`awaiting_user_input` true the phase waits for the user's answer and goes on with it; with false it goes on at once. `respond` does not end the phase.")
+	}
 	return b.String()
+}
+
+// Also: a phase of a chat-like vogon offers respond, which ends the turn,
+// not the phase (End).
+func (c *contract) Also(*recipes.Recipe, *tools.Registry) map[string]string {
+	if !c.respond {
+		return nil
+	}
+	return map[string]string{tools.Respond: tools.RespondNotAloneError}
 }
 
 func (c *contract) AnswerArgument() string { return "result" }
 
 func (c *contract) End(e *rounds.Ending, call conversation.ToolCall, _ string) (lifecycle.Event, bool) {
+	if call.Name == tools.Respond {
+		return c.respondCall(e, call)
+	}
 	result, err := parseDone(call.Arguments)
 	if err == nil && c.gate != nil {
 		var v any
@@ -244,17 +291,78 @@ func (c *contract) End(e *rounds.Ending, call conversation.ToolCall, _ string) (
 		}
 		return "", false
 	}
+	if c.approval != "" { // the result waits for a person before the pipeline goes on
+		e.Await(call, c.approval)
+		return lifecycle.AwaitUser, true
+	}
+	return c.pass(e, call, result)
+}
+
+// pass ends the phase with result, which passed its gate (and, if the
+// phase asks for one, a person's approval): the next phase follows, or the
+// last one's result is the answer, or the task's.
+func (c *contract) pass(e *rounds.Ending, call conversation.ToolCall, result json.RawMessage) (lifecycle.Event, bool) {
 	c.passed, c.result = true, result
 	e.Deliver(call, tools.Result{Content: []conversation.Block{conversation.TextBlock(Ack).For(conversation.RoleAssistant)}})
 	if !c.last {
 		return lifecycle.Continue, true
 	}
 	if c.worker {
-		e.Finish(tools.FinishArgs{Result: answer(result), Status: tools.FinishDone})
+		fin := tools.FinishArgs{Result: answer(result), Status: tools.FinishDone}
+		if !isString(result) { // the parent gets it parsed too, as a result_schema worker's
+			fin.Data = result
+		}
+		e.Finish(fin)
 		return lifecycle.Finish, true
 	}
 	e.Say(answer(result))
 	return lifecycle.AwaitUser, true
+}
+
+// Decided acts on a person's decision on a phase_done call that waited for
+// the phase's approval (rounds.Decider): an approval passes the phase; a
+// rejection is the call's error result, with the reason, and the phase goes
+// on (the model reworks its result and calls phase_done again, which waits
+// again), spending no correction.
+func (c *contract) Decided(e *rounds.Ending, call conversation.ToolCall, d conversation.ApprovalDecision, by string) (lifecycle.Event, bool) {
+	if d.Decision != conversation.Approve {
+		text := Rejected + by + " rejected the result"
+		if d.Reason != "" {
+			text += " (reason: " + d.Reason + ")"
+		}
+		e.Refuse(call, text+". The phase goes on: rework the result as the reason says, then call `phase_done` again.")
+		return "", false
+	}
+	result, err := parseDone(call.Arguments)
+	if err != nil { // it passed the gate before it waited
+		e.Refuse(call, err.Error())
+		return "", false
+	}
+	return c.pass(e, call, result)
+}
+
+// respondCall handles a lone respond of a chat-like phase: the message goes
+// to the user, and the phase does not end. With awaiting_user_input the
+// turn ends waiting for the user, whose next message goes on in the phase;
+// without, the phase goes on at once, in this turn (a progress note: a
+// READY process with an empty inbox would not be woken to go on).
+func (c *contract) respondCall(e *rounds.Ending, call conversation.ToolCall) (lifecycle.Event, bool) {
+	args, err := tools.ParseRespond(call.Arguments)
+	if err != nil {
+		e.Refuse(call, err.Error())
+		return "", false
+	}
+	e.Deliver(call, tools.RespondResult(args))
+	if args.AwaitingUserInput {
+		return lifecycle.AwaitUser, true
+	}
+	return "", false
+}
+
+// isString reports whether result is a JSON string.
+func isString(result json.RawMessage) bool {
+	var s string
+	return json.Unmarshal(result, &s) == nil
 }
 
 // Answer: free text instead of phase_done (validation off, or its

@@ -35,10 +35,16 @@ func TestPhasePrompts(t *testing.T) {
 		tools string
 	}
 	for i, w := range []want{
-		0: {phase: "Phase 1 of 3: draft", has: []string{"You write notes.", "Write a draft.", `"required":["title","body"]`}, not: []string{"Results of the earlier phases"}, tools: "lookup,phase_done"},
-		3: {phase: "Phase 2 of 3: critique", has: []string{"Criticise the draft.", "## draft", `"title":"Brain"`}, tools: "phase_done"},
-		5: {phase: "Phase 1 of 3: draft", not: []string{"Results of the earlier phases"}, tools: "lookup,phase_done"}, // back to the draft
-		7: {phase: "Phase 3 of 3: final", has: []string{"## draft", "## critique", `{"issues":["no example"]}`, "runs LLM agents as durable processes"}, tools: "phase_done"},
+		0: {phase: "Phase 1 of 3: draft", has: []string{"You write notes.", "Write a draft.", `"required":["title","body"]`, "call `respond` alone"},
+			not: []string{"Results of the earlier phases", "Sent back"}, tools: "respond,lookup,phase_done"},
+		3: {phase: "Phase 2 of 3: critique", has: []string{"Criticise the draft.", "## draft", `"title":"Brain"`}, not: []string{"Sent back"}, tools: "respond,phase_done"},
+		// back to the draft: its own earlier result, and why the critique's were refused
+		5: {phase: "Phase 1 of 3: draft", has: []string{"# Sent back to this phase", "Phase critique could not pass its gate",
+			"## Your earlier result of this phase", `{"body":"Brain runs agents.","title":"Brain"}`,
+			"## Why critique's results were refused", "at '/issues': got string, want array", "at '/issues': got number, want array"},
+			not: []string{"Results of the earlier phases"}, tools: "respond,lookup,phase_done"},
+		7: {phase: "Phase 3 of 3: final", has: []string{"## draft", "## critique", `{"issues":["no example"]}`, "runs LLM agents as durable processes"},
+			not: []string{"Sent back"}, tools: "respond,phase_done"},
 	} {
 		if w.phase == "" {
 			continue

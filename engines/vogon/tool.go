@@ -25,6 +25,10 @@ const (
 	ResultMissing = `phase_done needs "result": put the complete result of this phase in it`
 	// GateFailed begins the error result of a result the gate refused.
 	GateFailed = "phase_done refused: the result does not match the phase's gate schema: "
+	// Rejected begins the error result of a phase_done call whose result a
+	// person rejected (a phase's approval); the reason and what to do
+	// follow. It is not a gate failure: it spends no correction.
+	Rejected = "phase_done was not approved: "
 	// DefaultCorrection is the no_tool_call correction of a vogon turn.
 	DefaultCorrection = "VALIDATION CHECK: your previous response had no tool call. Every response must call at least one tool. " +
 		"If work remains, call the tool that does it now. If this phase is done, call `phase_done` now, alone, with its result."
@@ -79,10 +83,15 @@ func (p pooled) Call(ctx context.Context, args json.RawMessage) (tools.Result, e
 }
 
 // phaseTools is the registry of phase p: the tools of the pool reg that
-// it names, and phase_done.
-func phaseTools(reg *tools.Registry, p recipes.Phase) (*tools.Registry, error) {
+// it names, respond when chat is set and the pool has it (a chat-like
+// vogon talks with its user in every phase), and phase_done.
+func phaseTools(reg *tools.Registry, p recipes.Phase, chat bool) (*tools.Registry, error) {
 	var ts []tools.Tool
 	for _, d := range reg.Definitions() {
+		if d.Name == tools.Respond && chat {
+			ts = append(ts, pooled{reg: reg, def: d})
+			continue
+		}
 		if d.Name == tools.Respond || d.Name == tools.FinishTask || d.Name == PhaseDone {
 			continue
 		}

@@ -37,7 +37,7 @@ func (n *Node) Spawn(ctx context.Context, parent tools.Caller, recipe, task stri
 	}
 	if kind, err := n.cfg.Registry.Of(cr); err != nil {
 		return "", fmt.Errorf("spawn_worker: %w", err)
-	} else if !kind.Task {
+	} else if !kind.Tasks(cr) {
 		return "", fmt.Errorf("spawn_worker refused: recipe %s runs on the %s engine, which talks with a person; "+
 			"a worker's recipe runs on an engine that carries out tasks (%s)", cr.Name, kind.Name, strings.Join(n.taskRecipes(), ", "))
 	}
@@ -93,7 +93,7 @@ func (n *Node) taskRecipes() []string {
 	lib := n.Recipes()
 	for _, name := range lib.Names() {
 		if r, err := lib.Get(name); err == nil {
-			if kind, err := n.cfg.Registry.Of(r); err == nil && kind.Task {
+			if kind, err := n.cfg.Registry.Of(r); err == nil && kind.Tasks(r) {
 				names = append(names, name)
 			}
 		}

@@ -340,6 +340,7 @@
     $('p-state').textContent = '';
     $('p-recipe').textContent = '';
     $('p-family').hidden = true;
+    $('p-pipeline').hidden = true;
     $('p-timers').hidden = true;
     $('p-inbox').hidden = true;
     $('p-waiting').hidden = true;
@@ -386,6 +387,7 @@
       // has finished the turn that sent it.
       if (p.state !== 'RUNNING' && live && asked > progressAt) endTurn(live.turn);
       showFamily(p, workers);
+      showPipeline(p.pipeline);
       showTimers(pid, timers.timers || []);
       showApprovals(pid, p);
       await showInbox(pid, p.inbox || 0);
@@ -420,6 +422,29 @@
       if (workers.next) box.appendChild(el('span', '', '…'));
     }
     box.hidden = !p.parent && !ws.length;
+  }
+
+  // showPipeline shows where the pipeline of a phased (vogon) process
+  // stands: its phases in order, the one it is in marked, and the result
+  // of each that passed in its newest run, to unfold.
+  function showPipeline(pl) {
+    const box = $('p-pipeline');
+    box.textContent = '';
+    box.hidden = !pl;
+    if (!pl) return;
+    box.appendChild(el('span', '', pl.phase ? 'phase:' : (pl.since === 'failed' ? 'pipeline failed:' : 'pipeline:')));
+    for (const ph of pl.phases || []) {
+      const passed = ph.result !== undefined;
+      const cls = 'phase' + (ph.name === pl.phase ? ' current' : '') + (passed ? ' passed' : '');
+      if (!passed) {
+        box.appendChild(el('span', cls, ph.name));
+        continue;
+      }
+      const d = el('details', cls);
+      d.appendChild(el('summary', '', ph.name + ' ✓'));
+      d.appendChild(el('pre', 'result', JSON.stringify(ph.result, null, 2)));
+      box.appendChild(d);
+    }
   }
 
   // showTimers lists the process's timers, the next due first; an
