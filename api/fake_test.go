@@ -47,9 +47,11 @@ type fake struct {
 	ownedLists int
 	timers     map[string][]store.Timer // by process, in the order armed
 	// watches are the open progress watches, by process; watchErr fails
-	// every Watch; watched is closed and replaced when watches change.
+	// every Watch, and refused counts the Watches it failed; watched is
+	// closed and replaced when watches change or one is refused.
 	watches  map[string][]chan live.Update
 	watchErr error
+	refused  int
 	watched  chan struct{}
 }
 
@@ -444,6 +446,8 @@ func (f *fake) Watch(ctx context.Context, pid string) (<-chan live.Update, error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.watchErr != nil {
+		f.refused++
+		f.watchesChanged()
 		return nil, f.watchErr
 	}
 	ch := make(chan live.Update, watchBuffer)
@@ -507,6 +511,23 @@ func (f *fake) endWatches(pid string) {
 	}
 	delete(f.watches, pid)
 	f.watchesChanged()
+}
+
+// awaitRefused waits until Watch has refused a watch.
+func (f *fake) awaitRefused(ctx context.Context) error {
+	for {
+		f.mu.Lock()
+		refused, changed := f.refused, f.watched
+		f.mu.Unlock()
+		if refused > 0 {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("no progress watch was refused: %w", ctx.Err())
+		}
+	}
 }
 
 func (f *fake) setWatchErr(err error) {

@@ -232,6 +232,14 @@ func TestStreamProgressWatchFails(t *testing.T) {
 				t.Errorf("events = %s, want %s", idsOf(got), idsOf(logged))
 			}
 
+			if tc.refuse { // the stream tried, and logged the failure before its next try
+				ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
+				err := b.fake.awaitRefused(ctx)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
 			b.fake.setWatchErr(nil)
 			b.awaitWatches(t, "p_alice", 1) // at a heartbeat, after the failure was logged
 			if n := b.logs.FilterMessage(tc.warn).Len(); n != 1 {

@@ -2,13 +2,17 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/store"
 )
@@ -215,5 +219,66 @@ func TestListWorkers(t *testing.T) {
 	}
 	if _, _, err := e.s.ListWorkers(e.ctx, "no{such}", "", "", 10); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("an invalid id: %v, want ErrNotFound", err)
+	}
+}
+
+// TestListWhileCreating pages through every partition while processes are
+// created: a page never repeats a process, and every process created
+// before the walk began is listed once; on one Redis and on a Cluster.
+func TestListWhileCreating(t *testing.T) {
+	t.Parallel()
+	for name, rdb := range map[string]func(t *testing.T) redis.UniversalClient{
+		"redis":   func(t *testing.T) redis.UniversalClient { return testutil.Redis(t) },
+		"cluster": func(t *testing.T) redis.UniversalClient { _, c := testutil.RedisCluster(t, 3, 0); return c },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, err := store.New(rdb(t), store.Config{}) // the real clock: processes share milliseconds
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			before := map[string]bool{}
+			for i := range 150 {
+				r, err := s.Create(ctx, store.NewProcess{ID: fmt.Sprintf("b%03d", i), Recipe: "r", Engine: engine})
+				if err != nil {
+					t.Fatal(err)
+				}
+				before[r.ID] = true
+			}
+			var wg sync.WaitGroup
+			wg.Go(func() { // as many more as the walk meets, while it walks
+				for i := range 300 {
+					if _, err := s.Create(ctx, store.NewProcess{ID: fmt.Sprintf("d%05d", i), Recipe: "r", Engine: engine}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+			seen := map[string]int{}
+			for cursor, pages := "", 0; ; pages++ {
+				recs, next, err := s.List(ctx, "", cursor, 7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range recs {
+					seen[r.ID]++
+				}
+				if cursor = next; cursor == "" || pages > 1000 {
+					break
+				}
+			}
+			wg.Wait()
+			for id, n := range seen {
+				if n > 1 {
+					t.Errorf("%s listed %d times", id, n)
+				}
+			}
+			for id := range before {
+				if seen[id] != 1 {
+					t.Errorf("%s, created before the walk, listed %d times", id, seen[id])
+				}
+			}
+		})
 	}
 }
