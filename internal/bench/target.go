@@ -136,10 +136,7 @@ func openThrowaway(ctx context.Context, opts redisserver.Options) (*target, erro
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	t := &target{kind: throwaway, opts: redis.Options{Addr: srv.Addr}, servers: []string{srv.Addr}, close: srv.Close}
-	if err := t.describeServers(ctx); err != nil {
-		t.close()
-		return nil, err
-	}
+	t.describeServers(ctx)
 	return t, nil
 }
 
@@ -162,9 +159,7 @@ func openGiven(ctx context.Context, url string) (*target, error) {
 			"so it runs only on an empty database: point --redis at an empty one (e.g. redis://%s/15), or leave --redis out "+
 			"to measure a throwaway redis-server", ErrNotEmpty, opts.DB, opts.Addr, n, opts.Addr)
 	}
-	if err := t.describeServers(ctx); err != nil {
-		return nil, err
-	}
+	t.describeServers(ctx)
 	return t, nil
 }
 
@@ -226,7 +221,7 @@ func openGivenCluster(ctx context.Context, url string, masters int) (*target, er
 // mapCluster reads which masters serve the cluster's slots (CLUSTER
 // SLOTS) into servers, in the order of their first slot, and which of
 // them serves each of the store's partitions (CLUSTER KEYSLOT of a key of
-// the partition's hash tag) into partitionServer; then the servers'
+// the partition's hash tag) into partitionServer; then the masters'
 // version and persistence.
 func (t *target) mapCluster(ctx context.Context) error {
 	where := "the redis cluster at " + strings.Join(t.cluster.Addrs, ", ")
@@ -264,13 +259,14 @@ func (t *target) mapCluster(ctx context.Context) error {
 		}
 		t.partitionServer[n] = index[ranges[i].Nodes[0].Addr]
 	}
-	return t.describeServers(ctx)
+	t.describeServers(ctx)
+	return nil
 }
 
 // describeServers reads the servers' version (the first's) and what they
 // keep on disk (said once when they all keep the same, per master when
 // not).
-func (t *target) describeServers(ctx context.Context) error {
+func (t *target) describeServers(ctx context.Context) {
 	admins := t.admins()
 	defer closeAll(admins)
 	if txt, err := admins[0].Info(ctx, "server").Result(); err == nil {
@@ -289,13 +285,12 @@ func (t *target) describeServers(ctx context.Context) error {
 		if len(each) > 1 {
 			t.persistence += ", every master"
 		}
-		return nil
+		return
 	}
 	for i := range each {
 		each[i] = t.servers[i] + ": " + each[i]
 	}
 	t.persistence = strings.Join(each, "; ")
-	return nil
 }
 
 // openEmbedded starts a miniredis whose keys expire in real time (leases
