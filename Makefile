@@ -20,9 +20,10 @@ test: redis-server interop ## go vet, then every test with the race detector (ne
 	$(GO) vet ./...
 	$(GO) test -race ./...
 
-bench: redis-server ## run the Go benchmarks, then `brain bench` (turns/s, Redis cost per turn, wake latency, idle cost)
+bench: redis-server ## run the Go benchmarks, then `brain bench` (turns/s, Redis cost per turn, wake latency, idle cost), then `brain bench --cluster 3` (a 3-master Redis Cluster against one Redis)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./cmd/brain bench
+	$(GO) run ./cmd/brain bench --cluster 3 --idle 0
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

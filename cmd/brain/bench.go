@@ -11,11 +11,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain/internal/bench"
+	"github.com/engine-brain/brain/store"
 )
 
 const benchUsage = `Usage:
   brain bench [--redis URL | --aof] [--processes P] [--messages M]
               [--concurrency C] [--rate R] [--idle N] [--cpuprofile FILE]
+  brain bench --cluster N [--redis redis+cluster://HOST:PORT[,...] | --aof] ...
 
 Measures one node with a scripted, zero-latency model (every turn: one
 tell_user round, then respond) and prints figures; it never fails because a
@@ -47,6 +49,18 @@ server is measured, but only if its database is empty: brain's key names are
 fixed, so bench refuses a database holding any key, and it leaves its
 processes there when done (FLUSHDB removes them).
 
+Redis Cluster: --cluster N starts a cluster of N masters (no replicas) of
+throwaway redis-servers, or measures the one --redis redis+cluster://
+names (every master empty; N, when given, its number of masters). The
+throughput phase runs on one throwaway redis-server first, then every phase
+runs on the cluster, the node on a cluster client; the report puts the two
+side by side: turns/s, Redis CPU per turn (summed over the masters), each
+master's share of the Redis CPU and the partitions it serves, one Redis's
+ceiling, and the cluster's projected ceiling: N masters' cores at the
+cluster's CPU per turn, and, more cautious, what it serves until its busiest
+master's core is full. With --aof, every server runs with its append-only
+file.
+
 Flags:
 `
 
@@ -62,6 +76,7 @@ func runBench(ctx context.Context, args []string, log *zap.Logger, stdout, stder
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "turns the node runs at once")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "messages per second offered in the wake latency phase")
 	fs.IntVar(&cfg.Idle, "idle", cfg.Idle, "BLOCKED processes of the idle phase (0 skips it)")
+	fs.IntVar(&cfg.Cluster, "cluster", 0, "measure a Redis Cluster of `N` masters against one Redis: started for the run, or the one --redis redis+cluster:// names")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the throughput phase to this file (go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), benchUsage)
@@ -71,6 +86,13 @@ func runBench(ctx context.Context, args []string, log *zap.Logger, stdout, stder
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return 2
+	}
+	clusterSet := false
+	fs.Visit(func(f *flag.Flag) { clusterSet = clusterSet || f.Name == "cluster" })
+	if clusterSet && cfg.Cluster < 1 {
+		fmt.Fprintf(stderr, "brain bench: --cluster %d: want the number of masters of the cluster to measure, from 1 to %d; "+
+			"leave --cluster out to measure one Redis\n", cfg.Cluster, store.DefaultPartitions)
 		return 2
 	}
 	if fs.NArg() > 0 {

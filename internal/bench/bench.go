@@ -18,7 +18,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/engine-brain/brain/internal/redisdial"
 	"github.com/engine-brain/brain/internal/redisserver"
+	"github.com/engine-brain/brain/store"
 )
 
 // ErrInvalidConfig says Run was given a configuration it cannot run.
@@ -29,11 +31,22 @@ type Config struct {
 	// RedisURL, when set (redis://...), is the server to measure; its
 	// database must be empty. When empty, a throwaway redis-server is
 	// started, or the embedded miniredis is used when there is no binary.
+	// A Redis Cluster's URL (redis+cluster://HOST:PORT[,HOST:PORT...]) is
+	// the cluster to measure, as Cluster says; every master must be empty.
 	RedisURL string
 	// AppendOnly runs the throwaway redis-server with its append-only file
 	// on, fsynced every second, as a Redis that must survive its own crash
-	// runs (--aof). A server given by RedisURL runs as it is configured.
+	// runs (--aof); with Cluster, the throwaway cluster's masters too. A
+	// server given by RedisURL runs as it is configured.
 	AppendOnly bool
+	// Cluster, when more than 0, measures a Redis Cluster of that many
+	// masters (no replicas) started for the run, or the one RedisURL
+	// names, which must have that many: the throughput phase on one
+	// throwaway redis-server first, then every phase on the cluster, and
+	// how the two compare — each master's share of the Redis work, the
+	// partitions it serves, the ceilings. A RedisURL of a cluster measures
+	// it so with Cluster 0 too.
+	Cluster int
 	// Processes and Messages shape the throughput phase: Messages user
 	// messages are posted to each of Processes BLOCKED processes.
 	Processes, Messages int
@@ -81,6 +94,10 @@ func (c *Config) validate() error {
 	between("Concurrency (--concurrency)", c.Concurrency, 1, 10_000)
 	between("Rate (--rate)", c.Rate, 1, 1_000_000)
 	between("Idle (--idle)", c.Idle, 0, 10_000_000)
+	if c.Cluster < 0 || c.Cluster > store.DefaultPartitions {
+		errs = append(errs, fmt.Errorf("Cluster (--cluster): must be between 1 and %d masters (each serving some of the %d partitions), "+
+			"or 0 to measure one Redis (got %d)", store.DefaultPartitions, store.DefaultPartitions, c.Cluster))
+	}
 	between("LatencyProcesses", c.LatencyProcesses, 1, 1_000_000)
 	between("Posters", c.Posters, 1, 1024)
 	if c.Processes*c.Messages > 10_000_000 {
@@ -89,10 +106,21 @@ func (c *Config) validate() error {
 	if c.LatencyDuration < 100*time.Millisecond || c.LatencyDuration > time.Hour {
 		errs = append(errs, fmt.Errorf("LatencyDuration: must be between 100ms and 1h (got %s)", c.LatencyDuration))
 	}
-	if c.RedisURL != "" {
+	switch {
+	case c.RedisURL == "":
+	case redisdial.IsClusterURL(c.RedisURL):
+		if _, err := redisdial.ParseClusterURL(c.RedisURL); err != nil {
+			errs = append(errs, fmt.Errorf("RedisURL (--redis): %w", err))
+		}
+	case c.Cluster > 0:
+		errs = append(errs, fmt.Errorf("Cluster (--cluster): measures a Redis Cluster, and --redis names one server: give a cluster's "+
+			"seeds (--redis redis+cluster://HOST:PORT[,HOST:PORT...]), or leave --redis out to start a cluster of %d masters", c.Cluster))
+	default:
 		if _, err := redis.ParseURL(c.RedisURL); err != nil {
 			errs = append(errs, fmt.Errorf("RedisURL (--redis): %w; want redis://[user:password@]host:port/db", err))
 		}
+	}
+	if c.RedisURL != "" {
 		if c.AppendOnly {
 			errs = append(errs, errors.New("AppendOnly (--aof): only for the throwaway redis-server; a server given with --redis keeps its own persistence settings (CONFIG SET appendonly yes turns its append-only file on)"))
 		}
@@ -114,6 +142,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer, log *zap.Logger) error {
 		log = zap.NewNop()
 	}
 	log = log.Named("bench")
+	if cfg.clusterMode() {
+		return runClusterMode(ctx, cfg, w, log)
+	}
 	tgt, err := openTarget(ctx, cfg.RedisURL, redisserver.Options{AppendOnly: cfg.AppendOnly}, log)
 	if err != nil {
 		return err
@@ -130,13 +161,19 @@ func run(ctx context.Context, cfg Config, tgt *target, w io.Writer, log *zap.Log
 	}
 	defer b.close()
 	rep := &report{w: w}
-	b.header(rep)
+	b.header(rep, nil)
 
 	thr, err := b.throughput(ctx, 0, cfg.CPUProfile)
 	if err != nil {
 		return err
 	}
 	thr.write(rep, cfg)
+	return b.rest(ctx, rep)
+}
+
+// rest runs the phases after the throughput phase, and writes the footer.
+func (b *bench) rest(ctx context.Context, rep *report) error {
+	cfg := b.cfg
 	if err := b.between(ctx); err != nil {
 		return err
 	}
@@ -176,4 +213,64 @@ func run(ctx context.Context, cfg Config, tgt *target, w io.Writer, log *zap.Log
 		return fmt.Errorf("bench: write the report: %w", rep.err)
 	}
 	return nil
+}
+
+// clusterMode says the run measures a Redis Cluster against one Redis.
+func (c *Config) clusterMode() bool { return c.Cluster > 0 || redisdial.IsClusterURL(c.RedisURL) }
+
+// runClusterMode opens the cluster (started, or given) and one throwaway
+// redis-server, and runs on both.
+func runClusterMode(ctx context.Context, cfg Config, w io.Writer, log *zap.Logger) error {
+	var clus *target
+	var err error
+	if cfg.RedisURL != "" {
+		clus, err = openGivenCluster(ctx, cfg.RedisURL, cfg.Cluster)
+	} else {
+		clus, err = openThrowawayCluster(ctx, cfg.Cluster, redisserver.Options{AppendOnly: cfg.AppendOnly})
+	}
+	if err != nil {
+		return err
+	}
+	defer clus.close()
+	one, err := openThrowaway(ctx, redisserver.Options{AppendOnly: cfg.AppendOnly})
+	if errors.Is(err, redisserver.ErrNoBinary) {
+		return fmt.Errorf("bench: the cluster is measured against one throwaway redis-server, and there is no redis-server binary: "+
+			"install it (apt-get install -y redis-server): %w", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer one.close()
+	return runCluster(ctx, cfg, one, clus, w, log)
+}
+
+// runCluster runs the throughput phase on one, then every phase on clus,
+// and writes how the two compare after their throughput figures.
+func runCluster(ctx context.Context, cfg Config, one, clus *target, w io.Writer, log *zap.Logger) error {
+	b, err := newBench(cfg, clus, log)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	rep := &report{w: w}
+	b.header(rep, one)
+
+	single, err := newBench(cfg, one, log.Named("one"))
+	if err != nil {
+		return err
+	}
+	thrOne, err := single.throughput(ctx, 0, "")
+	single.close()
+	if err != nil {
+		return fmt.Errorf("%w (on one redis-server, %s)", err, one.servers[0])
+	}
+	thrOne.writeThroughput(rep, cfg, "throughput on one redis-server")
+	thr, err := b.throughput(ctx, 0, cfg.CPUProfile)
+	if err != nil {
+		return fmt.Errorf("%w (on the cluster)", err)
+	}
+	thr.writeThroughput(rep, cfg, fmt.Sprintf("throughput on the redis cluster of %d masters", len(clus.servers)))
+	writeComparison(rep, cfg, thrOne, thr, clus)
+	thr.writeMemory(rep)
+	return b.rest(ctx, rep)
 }

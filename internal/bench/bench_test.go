@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +20,7 @@ import (
 
 	"github.com/engine-brain/brain/internal/redisserver"
 	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/store"
 )
 
 // tiny is a configuration that runs every phase in about a second.
@@ -178,6 +183,14 @@ func TestConfigValidate(t *testing.T) {
 		{"bad url", func(c *Config) { c.RedisURL = "http://x" }, "RedisURL (--redis): "},
 		{"aof", func(c *Config) { c.AppendOnly = true }, ""},
 		{"aof of a given server", func(c *Config) { c.RedisURL, c.AppendOnly = "redis://127.0.0.1:6379/3", true }, "AppendOnly (--aof): only for the throwaway redis-server"},
+		{"cluster", func(c *Config) { c.Cluster = 3 }, ""},
+		{"cluster with aof", func(c *Config) { c.Cluster, c.AppendOnly = 3, true }, ""},
+		{"a given cluster", func(c *Config) { c.RedisURL = "redis+cluster://127.0.0.1:7000,127.0.0.1:7001" }, ""},
+		{"a given cluster of 3", func(c *Config) { c.RedisURL, c.Cluster = "redis+cluster://127.0.0.1:7000", 3 }, ""},
+		{"negative cluster", func(c *Config) { c.Cluster = -1 }, "Cluster (--cluster): must be between 1 and 64 masters"},
+		{"cluster of one server", func(c *Config) { c.RedisURL, c.Cluster = "redis://127.0.0.1:6379/3", 3 }, "measures a Redis Cluster, and --redis names one server"},
+		{"bad cluster url", func(c *Config) { c.RedisURL = "redis+cluster://127.0.0.1:7000/1" }, "RedisURL (--redis): "},
+		{"aof of a given cluster", func(c *Config) { c.RedisURL, c.AppendOnly = "redis+cluster://127.0.0.1:7000", true }, "AppendOnly (--aof): only for the throwaway"},
 		{"too many messages", func(c *Config) { c.Processes, c.Messages = 1_000_000, 100 }, "Processes × Messages: must be at most 10000000"},
 	}
 	for _, tt := range tests {
@@ -237,5 +250,131 @@ func TestPercentile(t *testing.T) {
 		if got := percentile(tt.sorted, tt.p); got != tt.want {
 			t.Errorf("percentile(%v, %v) = %v, want %v", tt.sorted, tt.p, got, tt.want)
 		}
+	}
+}
+
+// TestRunCluster runs a tiny bench with --cluster 3: the throughput phase
+// on one throwaway redis-server, then every phase on a throwaway cluster
+// of 3 masters, and the comparison. It checks that the figures are there,
+// each master's share of the Redis CPU summing to 100 % and its
+// partitions to 64; never what they are.
+func TestRunCluster(t *testing.T) {
+	t.Parallel()
+	if _, err := redisserver.Binary(); err != nil {
+		testutil.StartRedis(t) // skips, or fails where BRAIN_REQUIRE_REDIS=1
+	}
+	cfg := tiny()
+	cfg.Cluster = 3
+	var out bytes.Buffer
+	if err := Run(t.Context(), cfg, &out, testLogger(t)); err != nil {
+		t.Fatalf("Run: %v\nreport so far:\n%s", err, out.String())
+	}
+	report := out.String()
+	checkFigures(t, report)
+	for _, want := range []string{
+		"throwaway redis cluster of 3 masters, no replicas",
+		"throughput on one redis-server: 3 BLOCKED processes × 2 messages",
+		"throughput on the redis cluster of 3 masters: 3 BLOCKED processes × 2 messages",
+		"the redis cluster of 3 masters against one redis-server",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	got := figureValues(t, report)
+	number := func(label, suffix string) float64 {
+		t.Helper()
+		v, ok := got[label]
+		if !ok {
+			t.Errorf("the report has no %q line", label)
+			return 0
+		}
+		f, err := strconv.ParseFloat(strings.TrimSuffix(v, suffix), 64)
+		if err != nil || !strings.HasSuffix(v, suffix) {
+			t.Errorf("%s: %q, want a number ending in %q", label, v, suffix)
+		}
+		return f
+	}
+	for _, label := range []string{"turns/s, one redis", "turns/s, cluster", "redis ceiling, one redis", "cluster ceiling, turns/s", "busiest-master ceiling"} {
+		if f := number(label, ""); f <= 0 {
+			t.Errorf("%s: %v, want more than 0", label, f)
+		}
+	}
+	for _, label := range []string{"cluster ceiling / one redis", "busiest-master / one redis"} {
+		if f := number(label, "×"); f <= 0 {
+			t.Errorf("%s: %v, want more than 0", label, f)
+		}
+	}
+	for _, label := range []string{"redis CPU per turn, one redis", "redis CPU per turn, cluster"} {
+		if _, err := time.ParseDuration(got[label]); err != nil {
+			t.Errorf("%s: %q, want a duration", label, got[label])
+		}
+	}
+	var shares float64
+	var partitions int
+	for i := 1; i <= 3; i++ {
+		shares += number(fmt.Sprintf("master %d share of redis CPU", i), " %")
+		partitions += int(number(fmt.Sprintf("master %d partitions", i), ""))
+	}
+	if _, ok := got["master 4 share of redis CPU"]; ok {
+		t.Errorf("the report has a 4th master")
+	}
+	if shares < 99.5 || shares > 100.5 {
+		t.Errorf("the masters' shares of the Redis CPU sum to %.1f %%, want 100 %%", shares)
+	}
+	if partitions != 64 {
+		t.Errorf("the masters' partitions sum to %d, want 64", partitions)
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s", report)
+	}
+}
+
+// TestGivenCluster points the bench at a cluster (--redis
+// redis+cluster://): it maps the masters and the partitions they serve,
+// and refuses a cluster of another number of masters than --cluster says,
+// or one whose master holds a key, naming it.
+func TestGivenCluster(t *testing.T) {
+	t.Parallel()
+	c, cc := testutil.RedisCluster(t, 3, 0)
+	url := "redis+cluster://" + strings.Join(c.Addrs(), ",")
+	tgt, err := openGivenCluster(t.Context(), url, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgt.close()
+	want := []string{c.Masters[0].Addr, c.Masters[1].Addr, c.Masters[2].Addr}
+	if !slices.Equal(tgt.servers, want) {
+		t.Errorf("servers %v, want the masters in the order of their slots %v", tgt.servers, want)
+	}
+	per := make([]int, 3)
+	for _, s := range tgt.partitionServer {
+		per[s]++
+	}
+	if len(tgt.partitionServer) != 64 || per[0] == 0 || per[1] == 0 || per[2] == 0 {
+		t.Errorf("partitions per master %v of %d, want 64 over all 3", per, len(tgt.partitionServer))
+	}
+	if tgt.persistence != "no append-only file, no snapshots, every master" {
+		t.Errorf("persistence %q", tgt.persistence)
+	}
+
+	cfg := tiny()
+	cfg.RedisURL, cfg.Cluster = url, 2
+	err = Run(t.Context(), cfg, io.Discard, testLogger(t))
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "has 3 masters") || !strings.Contains(err.Error(), "give --cluster 3") {
+		t.Errorf("--cluster 2 on 3 masters: %v, want ErrInvalidConfig saying it has 3", err)
+	}
+	key := store.Key(64, "p", "proc")
+	if err := cc.Set(t.Context(), key, "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	master, err := cc.MasterForKey(t.Context(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Cluster = 0
+	err = Run(t.Context(), cfg, io.Discard, testLogger(t))
+	if !errors.Is(err, ErrNotEmpty) || !strings.Contains(err.Error(), "master "+master.Options().Addr+" of the cluster") {
+		t.Errorf("a cluster holding a key: %v, want ErrNotEmpty naming master %s", err, master.Options().Addr)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"time"
-
-	"github.com/engine-brain/brain/internal/redisinfo"
 )
 
 // idleResult holds the figures of the idle phase.
@@ -37,7 +35,7 @@ func (b *bench) idle(ctx context.Context) (idleResult, error) {
 	res.heapBefore = heapAfterGC()
 	res.goroutinesBefore = runtime.NumGoroutine()
 	var err0, err1 error
-	res.redisBefore, err0 = redisinfo.UsedMemory(ctx, b.admin)
+	res.redisBefore, err0 = b.usedMemory(ctx)
 	start := time.Now()
 	if err := b.createBlocked(ctx, b.cfg.Idle, nil); err != nil {
 		return res, err
@@ -45,7 +43,7 @@ func (b *bench) idle(ctx context.Context) (idleResult, error) {
 	res.create = time.Since(start)
 	res.heapAfter = heapAfterGC()
 	res.goroutinesAfter = runtime.NumGoroutine()
-	res.redisAfter, err1 = redisinfo.UsedMemory(ctx, b.admin)
+	res.redisAfter, err1 = b.usedMemory(ctx)
 	res.redisErr = firstErr(err0, err1)
 	return res, nil
 }

@@ -43,8 +43,10 @@ func (b *bench) live(ctx context.Context) (liveResult, error) {
 	var res liveResult
 	model := newSlowModel()
 	commits := newCommitClock()
+	nodeRDB, watcherRDB := b.tgt.client(), b.tgt.client()
+	defer func() { _, _ = nodeRDB.Close(), watcherRDB.Close() }() // after the nodes stop
 	node, err := brain.New(brain.Config{
-		Redis: b.tgt.client(), NodeID: "bench-live", Concurrency: b.cfg.Concurrency, Logger: b.log,
+		Redis: nodeRDB, NodeID: "bench-live", Concurrency: b.cfg.Concurrency, Logger: b.log,
 		Models: map[string]llm.Model{"default": model}, OnCommit: commits.onCommit,
 	})
 	if err == nil {
@@ -56,7 +58,7 @@ func (b *bench) live(ctx context.Context) (liveResult, error) {
 	defer func() { _ = node.Stop(context.WithoutCancel(ctx)) }()
 	// The watcher: a node that runs no chat turn, as an API server
 	// elsewhere in the deployment.
-	watcher, err := brain.New(brain.Config{Redis: b.tgt.client(), NodeID: "bench-watcher", Engines: []string{"worker"}, Logger: b.log,
+	watcher, err := brain.New(brain.Config{Redis: watcherRDB, NodeID: "bench-watcher", Engines: []string{"worker"}, Logger: b.log,
 		Models: b.models()})
 	if err == nil {
 		err = watcher.Start(ctx)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/engine-brain/brain/internal/redisinfo"
 	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/store"
 )
 
 // throughputResult holds the figures of the throughput phase and the
@@ -16,15 +17,20 @@ type throughputResult struct {
 	wall       time.Duration
 	commands   redisinfo.Commands // what the server ran in the phase; see commandErr
 	commandErr error
-	nodeTrips  int64 // round trips of the node's client
-	frontTrips int64 // round trips of the posters' client
-	redisCPU   time.Duration
+	nodeTrips  int64         // round trips of the node's client
+	frontTrips int64         // round trips of the posters' client
+	redisCPU   time.Duration // every server's, summed
 	redisErr   error
-	benchCPU   time.Duration // this process: node, posters and tracker
-	benchOK    bool
-	heap       uint64
-	rss        uint64
-	rssOK      bool
+	// serverCPU is each server's CPU time in the phase, in the order of
+	// the target's servers; processes is how many of the phase's
+	// processes each serves (its partition's master).
+	serverCPU []time.Duration
+	processes []int
+	benchCPU  time.Duration // this process: node, posters and tracker
+	benchOK   bool
+	heap      uint64
+	rss       uint64
+	rssOK     bool
 }
 
 // throughput creates Processes BLOCKED processes, posts Messages messages
@@ -46,9 +52,9 @@ func (b *bench) throughput(ctx context.Context, historyCache int, profile string
 		return res, err
 	}
 
-	cmds0, err0 := redisinfo.CommandStats(ctx, b.admin)
+	cmds0, err0 := b.commandStats(ctx)
 	node0, front0 := node.trips.load(), b.frontTrips.load()
-	redis0, rerr0 := redisinfo.ServerCPU(ctx, b.admin)
+	redis0, rerr0 := b.serverCPU(ctx)
 	stopProfile, err := startCPUProfile(profile)
 	if err != nil {
 		return res, err
@@ -77,18 +83,30 @@ func (b *bench) throughput(ctx context.Context, historyCache int, profile string
 	if err := stopProfile(); err != nil {
 		return res, err
 	}
-	redis1, rerr1 := redisinfo.ServerCPU(ctx, b.admin)
+	redis1, rerr1 := b.serverCPU(ctx)
 	res.benchCPU, res.benchOK = cpu1-cpu0, ok0 && ok1
-	res.redisCPU, res.redisErr = redis1-redis0, firstErr(rerr0, rerr1)
+	if res.redisErr = firstErr(rerr0, rerr1); res.redisErr == nil {
+		res.serverCPU = make([]time.Duration, len(redis1))
+		for i := range redis1 {
+			res.serverCPU[i] = redis1[i] - redis0[i]
+			res.redisCPU += res.serverCPU[i]
+		}
+	}
 	res.turns = done.turns
 	res.nodeTrips = node.trips.load() - node0
 	res.frontTrips = b.frontTrips.load() - front0
-	cmds1, err1 := redisinfo.CommandStats(ctx, b.admin)
+	cmds1, err1 := b.commandStats(ctx)
 	res.commands = redisinfo.Commands{Calls: cmds1.Calls - cmds0.Calls, Scripts: cmds1.Scripts - cmds0.Scripts}
 	res.commandErr = firstErr(err0, err1)
 
 	if err := b.checkSettled(ctx, pids); err != nil {
 		return res, fmt.Errorf("bench: throughput: %w", err)
+	}
+	if b.tgt.isCluster() {
+		res.processes = make([]int, len(b.tgt.servers))
+		for _, pid := range pids {
+			res.processes[b.tgt.partitionServer[store.Partition(store.DefaultPartitions, pid)]]++
+		}
 	}
 	tr.forget()
 	res.heap = heapAfterGC()
@@ -152,10 +170,19 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
+// write writes the figures of the throughput phase and the memory after
+// it.
 func (r throughputResult) write(rep *report, cfg Config) {
+	r.writeThroughput(rep, cfg, "throughput")
+	r.writeMemory(rep)
+}
+
+// writeThroughput writes the figures of the throughput phase in a section
+// titled name.
+func (r throughputResult) writeThroughput(rep *report, cfg Config, name string) {
 	msgs := cfg.Processes * cfg.Messages
-	rep.title(fmt.Sprintf("throughput: %d BLOCKED processes × %d messages, node concurrency %d, %d posting goroutines",
-		cfg.Processes, cfg.Messages, cfg.Concurrency, cfg.Posters))
+	rep.title(fmt.Sprintf("%s: %d BLOCKED processes × %d messages, node concurrency %d, %d posting goroutines",
+		name, cfg.Processes, cfg.Messages, cfg.Concurrency, cfg.Posters))
 	rep.line("messages posted and drained", fmtCount(msgs), "")
 	rep.line("turns", fmtCount(r.turns), "a turn drains every message waiting when it starts")
 	rep.line("wall time", fmtDuration(r.wall), "first post to last process BLOCKED with an empty inbox")
@@ -190,7 +217,10 @@ func (r throughputResult) write(rep *report, cfg Config) {
 	} else {
 		rep.line("node CPU per turn", "n/a", "no getrusage here")
 	}
+}
 
+// writeMemory writes the memory after the throughput phase.
+func (r throughputResult) writeMemory(rep *report) {
 	rep.title("memory after the throughput phase")
 	rep.line("Go heap", fmtSize(float64(r.heap)), "HeapAlloc after runtime.GC(): node, bench and clients")
 	if r.rssOK {
