@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -131,6 +132,11 @@ type library struct {
 	// (before Redis 7, the embedded miniredis) or to deny them (ACL):
 	// scripts run with EVAL from then on.
 	evalOnly atomic.Bool
+	// loading lets one call load the library at a time; loads counts the
+	// loads made, so that the calls that found it missing meanwhile do not
+	// load it again (on a Cluster each load is one per master).
+	loading sync.Mutex
+	loads   atomic.Int64
 }
 
 func newLibrary(pre string, bodies map[string]string) *library {
@@ -144,6 +150,21 @@ func newLibrary(pre string, bodies map[string]string) *library {
 		name: name,
 		code: "#!lua name=" + name + "\n" + pre + "\n" + strings.ReplaceAll(fns.String(), "%LIB%", name),
 	}
+}
+
+// loadOnce loads the library unless a load was made since the caller saw
+// loads of them (it found the library missing before that load).
+func (l *library) loadOnce(ctx context.Context, rdb redis.UniversalClient, loads int64) error {
+	l.loading.Lock()
+	defer l.loading.Unlock()
+	if l.loads.Load() != loads {
+		return nil
+	}
+	if err := l.load(ctx, rdb); err != nil {
+		return err
+	}
+	l.loads.Add(1)
+	return nil
 }
 
 // load loads the library into the server, into every master of a
@@ -190,13 +211,14 @@ func (sc *script) RunThen(ctx context.Context, b *batcher, then []redis.Cmder, k
 	if sc.lib.evalOnly.Load() {
 		return sc.evalThen(ctx, b, then, keys, args)
 	}
+	loads := sc.lib.loads.Load()
 	cmd := sc.fcall(ctx, b, then, keys, args)
 	err := cmd.Err()
 	switch {
 	case err == nil:
 		return cmd
 	case strings.HasPrefix(err.Error(), "ERR Function not found"):
-		err := sc.lib.load(ctx, b.rdb)
+		err := sc.lib.loadOnce(ctx, b.rdb, loads)
 		if err == nil {
 			return sc.fcall(ctx, b, then, keys, args)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -175,6 +176,9 @@ type Store struct {
 	// cluster: rdb is a Redis Cluster's client, which takes a command's
 	// keys from one slot only.
 	cluster bool
+	// pollCursor is where the next look at the wake streams starts, on a
+	// Cluster (pollWakes).
+	pollCursor atomic.Int64
 	scripts *scripts
 	tpl     templates
 

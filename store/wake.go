@@ -116,10 +116,10 @@ func (s *Store) readWakes(ctx context.Context, node string, streams []string, co
 	if node == "" {
 		return nil, errors.New("store: read wakes: node is empty")
 	}
-	perStream := (max(count, 1) + len(streams) - 1) / len(streams)
 	if s.cluster {
-		return s.pollWakes(ctx, node, streams, perStream, block)
+		return s.pollWakes(ctx, node, streams, max(count, 1), block)
 	}
+	perStream := (max(count, 1) + len(streams) - 1) / len(streams)
 	args := make([]string, 0, 2*len(streams))
 	args = append(args, streams...)
 	for range streams {
@@ -225,55 +225,48 @@ func (s *Store) TrimWakes(ctx context.Context, engines []string) error {
 	return nil
 }
 
-// Polling a Cluster's wake streams: the first look again after pollFirst,
-// each next one after twice as long, up to pollMost.
+// Polling a Cluster's wake streams: after a look at every stream finds
+// nothing, the next after pollFirst, each next one after twice as long, up
+// to pollMost.
 const (
 	pollFirst = time.Millisecond
 	pollMost  = 16 * time.Millisecond
 )
 
 // pollWakes is readWakes on a Cluster, where one command cannot block on
-// streams of several slots: each look reads every stream without
-// blocking, in one pipeline that go-redis splits into one round trip per
-// master, all at once; it looks again, less and less often, until a wake
-// comes or block has passed.
-func (s *Store) pollWakes(ctx context.Context, node string, streams []string, perStream int, block time.Duration) ([]Wake, error) {
+// streams of several slots. Each look reads some streams without blocking,
+// in one pipeline that go-redis splits into one round trip per master, all
+// at once: twice as many streams as wakes are wanted, taking turns round
+// the streams (the store's poll cursor), so that a busy node reads about
+// one stream per wake it runs rather than every stream each time. A look
+// that finds nothing goes on round the streams at once; once they were all
+// looked at in vain, it waits, less and less often, until a wake comes or
+// block has passed.
+func (s *Store) pollWakes(ctx context.Context, node string, streams []string, count int, block time.Duration) ([]Wake, error) {
 	deadline := time.Now().Add(block)
 	wait := pollFirst
+	window, perStream := min(len(streams), 2*count), 1
+	if count > len(streams) {
+		perStream = (count + len(streams) - 1) / len(streams)
+	}
 	for {
 		if err := s.ensureGroups(ctx, streams); err != nil {
 			return nil, fmt.Errorf("store: read wakes: %w", err)
 		}
-		reads := make([]*redis.XStreamSliceCmd, len(streams))
-		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, st := range streams {
-				reads[i] = p.XReadGroup(ctx, &redis.XReadGroupArgs{
-					Group: wakeGroup, Consumer: node, Streams: []string{st, ">"}, Count: int64(perStream), Block: -1,
-				})
+		for looked := 0; looked < len(streams); looked += window {
+			first := int(s.pollCursor.Add(int64(window))-int64(window)) % len(streams)
+			some := make([]string, 0, window)
+			for i := range window {
+				some = append(some, streams[(first+i)%len(streams)])
 			}
-			return nil
-		})
-		var wakes []Wake
-		for i, r := range reads {
-			switch err := r.Err(); {
-			case errors.Is(err, redis.Nil):
-			case redis.HasErrorPrefix(err, "NOGROUP"):
-				s.forgetGroups(streams[i : i+1])
-			case err != nil:
-				return wakes, fmt.Errorf("store: read wakes: %w", err)
+			wakes, err := s.pollStreams(ctx, node, some, perStream)
+			if len(wakes) > 0 || err != nil {
+				return wakes, err
 			}
-			for _, st := range r.Val() {
-				for _, m := range st.Messages {
-					wakes = append(wakes, Wake{Stream: st.Stream, EntryID: m.ID, PID: field(m.Values, "pid")})
-				}
-			}
-		}
-		if err != nil && !errors.Is(err, redis.Nil) && len(wakes) == 0 && !redis.HasErrorPrefix(err, "NOGROUP") {
-			return nil, fmt.Errorf("store: read wakes: %w", err)
 		}
 		left := time.Until(deadline)
-		if len(wakes) > 0 || left <= 0 {
-			return wakes, nil
+		if left <= 0 {
+			return nil, nil
 		}
 		t := time.NewTimer(min(wait, left))
 		select {
@@ -284,4 +277,41 @@ func (s *Store) pollWakes(ctx context.Context, node string, streams []string, pe
 		}
 		wait = min(2*wait, pollMost)
 	}
+}
+
+// pollStreams reads up to perStream new wakes of each of streams, for node,
+// without blocking, in one pipeline.
+func (s *Store) pollStreams(ctx context.Context, node string, streams []string, perStream int) ([]Wake, error) {
+	reads := make([]*redis.XStreamSliceCmd, len(streams))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, st := range streams {
+			reads[i] = p.XReadGroup(ctx, &redis.XReadGroupArgs{
+				Group: wakeGroup, Consumer: node, Streams: []string{st, ">"}, Count: int64(perStream), Block: -1,
+			})
+		}
+		return nil
+	})
+	var wakes []Wake
+	var failed error
+	for i, r := range reads {
+		switch err := r.Err(); {
+		case err == nil, errors.Is(err, redis.Nil):
+		case redis.HasErrorPrefix(err, "NOGROUP"):
+			s.forgetGroups(streams[i : i+1]) // created again at the next look
+		default:
+			failed = err
+		}
+		for _, st := range r.Val() {
+			for _, m := range st.Messages {
+				wakes = append(wakes, Wake{Stream: st.Stream, EntryID: m.ID, PID: field(m.Values, "pid")})
+			}
+		}
+	}
+	if failed == nil && err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOGROUP") {
+		failed = err
+	}
+	if failed != nil {
+		return wakes, fmt.Errorf("store: read wakes: %w", failed)
+	}
+	return wakes, nil
 }

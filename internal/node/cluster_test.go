@@ -1,0 +1,134 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/nodetest"
+	"github.com/engine-brain/brain/internal/redisdial"
+	"github.com/engine-brain/brain/internal/testutil"
+	"github.com/engine-brain/brain/lifecycle"
+	"github.com/engine-brain/brain/llm"
+	"github.com/engine-brain/brain/store"
+)
+
+// A master of a Redis Cluster dies under load and a replica takes over:
+// with WaitReplicas 1 (and two replicas a master, so that the one promoted
+// still has one to wait for), nothing answered is lost — every message whose
+// post was answered is drained once, whichever master its process's
+// partition is on, and every process ends BLOCKED with an empty inbox.
+// Posts that fail while the cluster fails over are not answered, and are
+// not counted.
+func TestClusterMasterFailover(t *testing.T) {
+	t.Parallel()
+	cluster, _ := testutil.RedisCluster(t, 3, 2)
+	client := func() redis.UniversalClient {
+		// A dead master refuses at once on loopback; the short timeouts
+		// only keep a post to it from hanging while the cluster fails over.
+		cc := redisdial.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), DialTimeout: 200 * time.Millisecond,
+			ReadTimeout: time.Second, WriteTimeout: time.Second, MaxRetries: 1})
+		t.Cleanup(func() { _ = cc.Close() })
+		return cc
+	}
+	model := nodetest.Script(t, `turns: [{rounds: [{calls: [{name: respond, args: {message: "ok", awaiting_user_input: true}}]}]}]`)
+	progress := make(chan struct{}, 1)
+	onCommit := func(store.Record, []conversation.Event) {
+		select {
+		case progress <- struct{}{}:
+		default:
+		}
+	}
+	n := startNode(t, Config{Redis: client(), Models: map[string]llm.Model{"default": model}, OnCommit: onCommit,
+		WaitReplicas: 1, LeaseTTL: 2 * time.Second, Concurrency: 8})
+	ctx := context.Background()
+	const procs = 30
+	pids := make([]string, procs)
+	for i := range pids {
+		rec, err := n.Create(ctx, NewProcess{Recipe: "default"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids[i] = rec.ID
+	}
+	answered := map[string]bool{}
+	post := func(round int) {
+		for _, pid := range pids {
+			content := fmt.Sprint("message ", round)
+			if _, err := n.Send(ctx, pid, "user:ada", content, ""); err == nil {
+				answered[pid+"/"+content] = true
+			}
+		}
+	}
+	for round := range 3 {
+		post(round)
+	}
+	cluster.Masters[0].Close() // a crash, under load
+	for round := 3; round < 6; round++ {
+		post(round)
+	}
+	tctx, cancel := context.WithTimeout(ctx, nodetest.WaitTimeout)
+	defer cancel()
+	if _, err := cluster.WaitTakeover(tctx, cluster.Masters[0]); err != nil {
+		t.Fatal(err)
+	}
+	for round := 6; round < 8; round++ {
+		post(round)
+	}
+	if len(answered) < procs*5 {
+		t.Fatalf("only %d of %d posts answered", len(answered), procs*8)
+	}
+
+	st, err := store.New(client(), store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		// Once it is BLOCKED with nothing in its inbox, every message
+		// posted to it was drained.
+		deadline := time.NewTimer(nodetest.WaitTimeout)
+		for done := false; !done; {
+			rec, err := st.Get(ctx, pid)
+			switch {
+			case err == nil && rec.Status.State == lifecycle.Blocked && rec.Inbox == 0:
+				done = true
+			default:
+				select {
+				case <-progress:
+				case <-deadline.C:
+					t.Fatalf("%s is %+v (queued %v, inbox %d), %v; want BLOCKED with an empty inbox", pid, rec.Status, rec.Queued, rec.Inbox, err)
+				}
+			}
+		}
+		deadline.Stop()
+		evs, err := st.Log(ctx, pid, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for _, e := range evs {
+			if e.InboxMessage != nil {
+				seen[e.InboxMessage.Content]++
+			}
+		}
+		for m := range answered {
+			if p, content, _ := cutLast(m); p == pid && seen[content] != 1 {
+				t.Errorf("%s: %q is in the log %d times, want once", pid, content, seen[content])
+			}
+		}
+	}
+}
+
+// cutLast splits "pid/content" at its first slash.
+func cutLast(s string) (string, string, bool) {
+	for i := range len(s) {
+		if s[i] == '/' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
