@@ -179,8 +179,8 @@ type Store struct {
 	// pollCursor is where the next look at the wake streams starts, on a
 	// Cluster (pollWakes).
 	pollCursor atomic.Int64
-	scripts *scripts
-	tpl     templates
+	scripts    *scripts
+	tpl        templates
 
 	mu     sync.Mutex
 	groups map[string]bool // wake streams whose consumer group exists
