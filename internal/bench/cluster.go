@@ -96,4 +96,17 @@ func writeComparison(rep *report, cfg Config, one, clus throughputResult, tgt *t
 	rep.line("busiest-master ceiling", fmt.Sprintf("%.1f", f.busiestCeiling),
 		"turns/s until the busiest master's core is full: 1 / its CPU per turn")
 	rep.line("busiest-master / one redis", fmt.Sprintf("%.2f×", f.busiestCeiling/f.oneCeiling), "")
+	// A turn drains every message waiting when it starts, and the two runs
+	// need not batch alike (a wake found by polling lets more wait): per
+	// message, what a deployment is asked to serve, the costs compare.
+	msgs := float64(cfg.Processes * cfg.Messages)
+	rep.line("messages per turn, one redis", fmt.Sprintf("%.2f", msgs/float64(max(one.turns, 1))), "")
+	rep.line("messages per turn, cluster", fmt.Sprintf("%.2f", msgs/float64(max(clus.turns, 1))), "")
+	oneMsg, clusMsg := one.redisCPU.Seconds()/msgs, clus.redisCPU.Seconds()/msgs
+	if oneMsg > 0 && clusMsg > 0 {
+		rep.line("ceiling msgs/s, one redis", fmt.Sprintf("%.1f", 1/oneMsg), "one core at its Redis CPU per message")
+		rep.line("ceiling msgs/s, cluster", fmt.Sprintf("%.1f", float64(n)/clusMsg),
+			fmt.Sprintf("%d masters' cores at the cluster's Redis CPU per message", n))
+		rep.line("cluster / one, per message", fmt.Sprintf("%.2f×", float64(n)*oneMsg/clusMsg), "")
+	}
 }
