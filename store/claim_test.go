@@ -102,7 +102,7 @@ func TestClaimIdle(t *testing.T) {
 			w := e.wake(t, "p1")
 			switch state {
 			case lifecycle.Blocked: // a stale duplicate: made BLOCKED by hand
-				e.rdb.HSet(e.ctx, store.Key(store.DefaultPartitions, "p1", "proc"), "state", "BLOCKED")
+				e.rdb.HSet(e.ctx, e.key("p1", "proc"), "state", "BLOCKED")
 			case lifecycle.Paused:
 				e.transition(t, "p1", lifecycle.Pause)
 			case lifecycle.Done:
@@ -142,7 +142,7 @@ func TestFencing(t *testing.T) {
 	}
 
 	// n1 stalls; its lease expires (deleted here: a dead node).
-	e.rdb.Del(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease"))
+	e.rdb.Del(e.ctx, e.key("p1", "lease"))
 	if err := e.s.Checkpoint(e.ctx, old, []conversation.Event{chat("lost")}); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("Checkpoint without a lease = %v, want ErrFenced", err)
 	}
@@ -180,7 +180,7 @@ func TestFencing(t *testing.T) {
 	}
 	// Same node, same token, but the lease value was forged: still fenced by
 	// the record's token.
-	e.rdb.Set(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease"), "n1|1", 0)
+	e.rdb.Set(e.ctx, e.key("p1", "lease"), "n1|1", 0)
 	if err := e.s.Checkpoint(e.ctx, old, []conversation.Event{chat("forged")}); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("Checkpoint with a stale token = %v, want ErrFenced", err)
 	}
@@ -202,7 +202,7 @@ func interrupted(t *testing.T, e *env, before func()) (*store.Claim, store.Wake)
 	if before != nil {
 		before()
 	}
-	e.rdb.Del(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease")) // n1 died
+	e.rdb.Del(e.ctx, e.key("p1", "lease")) // n1 died
 	stale, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
 	if err != nil || len(stale) != 1 || stale[0] != c.Wake {
 		t.Fatalf("ClaimStaleWakes = %+v, %v; want the turn's wake %+v", stale, err, c.Wake)

@@ -149,7 +149,7 @@ func TestCommit(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("after the commit (-want +got):\n%s", diff)
 			}
-			if e.rdb.Exists(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease")).Val() != 0 {
+			if e.rdb.Exists(e.ctx, e.key("p1", "lease")).Val() != 0 {
 				t.Error("lease kept")
 			}
 			if p := e.pendingWakes(t); len(p) != 0 {
@@ -221,7 +221,7 @@ func TestCommitNotify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := setup(t)
+			e := setupIn(t, 1) // its workers are named
 			e.processIn(t, "parent", tt.parent)
 			task := msg(conversation.KindProcessEvent, "parent", "compute")
 			if _, err := e.s.Create(e.ctx, store.NewProcess{ID: "child", Recipe: "worker", Engine: engine, Parent: "parent", Depth: 1, Input: &task}); err != nil {
@@ -327,7 +327,7 @@ func TestCommitCountsTokens(t *testing.T) {
 	if err := e.s.Checkpoint(e.ctx, c, []conversation.Event{usage(7, 3)}); err != nil {
 		t.Fatal(err)
 	}
-	e.rdb.Del(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease")) // n1 died
+	e.rdb.Del(e.ctx, e.key("p1", "lease")) // n1 died
 	stale, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
 	if err != nil || len(stale) != 1 {
 		t.Fatalf("ClaimStaleWakes = %+v, %v", stale, err)

@@ -77,6 +77,9 @@ func (s *Store) Create(ctx context.Context, p NewProcess) (Record, error) {
 		p.ID = s.keys.newIDIn(s.keys.partition(p.Parent))
 	case p.ID == "":
 		p.ID = newID()
+	case p.Parent != "" && s.keys.partition(p.ID) != s.keys.partition(p.Parent):
+		return Record{}, fmt.Errorf("store: create %s: %w: a worker's id must fall in its parent's partition, so that what "+
+			"passes between them stays in one slot: leave ID empty, or take it from WorkerID(%q, ...)", p.ID, ErrWorkerPartition, p.Parent)
 	}
 	var meta string
 	if len(p.Metadata) > 0 {

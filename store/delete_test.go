@@ -96,7 +96,7 @@ func TestDeleteWhileRunning(t *testing.T) {
 
 	e.create(t, "p2", &in)
 	stalled := e.claim(t, "p2", "t2")
-	if err := e.rdb.Del(e.ctx, store.Key(store.DefaultPartitions, "p2", "lease")).Err(); err != nil { // the lease expires
+	if err := e.rdb.Del(e.ctx, e.key("p2", "lease")).Err(); err != nil { // the lease expires
 		t.Fatal(err)
 	}
 	if _, _, err := e.s.Delete(e.ctx, "p2"); err != nil {
@@ -138,7 +138,7 @@ func (h *spawnAfterListing) ProcessPipelineHook(next redis.ProcessPipelineHook) 
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
 		for _, c := range cmds {
-			if c.Name() == "zrange" && fmt.Sprint(c.Args()[1]) == store.Key(store.DefaultPartitions, h.parent, "workers") && h.done.CompareAndSwap(false, true) {
+			if c.Name() == "zrange" && fmt.Sprint(c.Args()[1]) == h.e.key(h.parent, "workers") && h.done.CompareAndSwap(false, true) {
 				h.e.worker(h.t, h.w, h.parent)
 			}
 		}
@@ -152,7 +152,7 @@ func (h *spawnAfterListing) ProcessPipelineHook(next redis.ProcessPipelineHook) 
 // deleted too, never left without its parent.
 func TestDeleteWithAWorkerStartedMeanwhile(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := setupIn(t, 1) // its workers are named
 	e.create(t, "p_parent", nil)
 	e.worker(t, "w1", "p_parent")
 	hook := &spawnAfterListing{e: e, t: t, parent: "p_parent", w: "w_late"}
@@ -178,7 +178,7 @@ func TestDeleteWithAWorkerStartedMeanwhile(t *testing.T) {
 // worker deleted alone leaves its parent's index.
 func TestDeleteWorkers(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := setupIn(t, 1) // its workers are named
 	e.create(t, "p_parent", nil)
 	e.worker(t, "w1", "p_parent")
 	e.worker(t, "w2", "p_parent")
@@ -198,20 +198,20 @@ func TestDeleteWorkers(t *testing.T) {
 			t.Errorf("keys of %s: %v, %v; want none", pid, keys, err)
 		}
 	}
-	if got := e.rdb.ZRange(e.ctx, store.Key(store.DefaultPartitions, "p_other", "workers"), 0, -1).Val(); !slices.Equal(got, []string{"w4"}) {
+	if got := e.rdb.ZRange(e.ctx, e.key("p_other", "workers"), 0, -1).Val(); !slices.Equal(got, []string{"w4"}) {
 		t.Errorf("the other process's workers: %v, want [w4]", got)
 	}
 
 	if _, workers, err := e.s.Delete(e.ctx, "w4"); err != nil || len(workers) != 0 {
 		t.Fatalf("Delete of a worker alone: %v, %v", workers, err)
 	}
-	if n := e.rdb.Exists(e.ctx, store.Key(store.DefaultPartitions, "p_other", "workers")).Val(); n != 0 {
+	if n := e.rdb.Exists(e.ctx, e.key("p_other", "workers")).Val(); n != 0 {
 		t.Error("a deleted worker is still in its parent's index")
 	}
 
 	// A worker in the index whose record is gone (deleted by hand in
 	// Redis, say) does not hold its parent's deletion off.
-	e.rdb.ZAdd(e.ctx, store.Key(store.DefaultPartitions, "p_other", "workers"), redis.Z{Score: 1, Member: "p_ghost"})
+	e.rdb.ZAdd(e.ctx, e.key("p_other", "workers"), redis.Z{Score: 1, Member: "p_ghost"})
 	if _, workers, err := e.s.Delete(e.ctx, "p_other"); err != nil || len(workers) != 0 {
 		t.Errorf("Delete with a gone worker indexed: %v, %v", workers, err)
 	}
@@ -226,7 +226,7 @@ func TestDeleteWorkers(t *testing.T) {
 // indexed) finishes, and its report is dropped.
 func TestDeleteWithARunningWorker(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := setupIn(t, 1) // its workers are named
 	e.create(t, "p_parent", nil)
 	e.worker(t, "w_done", "p_parent")
 	e.worker(t, "w_busy", "p_parent")
@@ -263,7 +263,7 @@ func TestDeleteWithARunningWorker(t *testing.T) {
 	e.worker(t, "w_legacy", "p_legacy")
 	e.post(t, "w_legacy", user("count"))
 	c = e.claim(t, "w_legacy", "t2")
-	e.rdb.Del(e.ctx, store.Key(store.DefaultPartitions, "p_legacy", "workers")) // as created before the index
+	e.rdb.Del(e.ctx, e.key("p_legacy", "workers")) // as created before the index
 	if _, _, err := e.s.Delete(e.ctx, "p_legacy"); err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestDeleteFinished(t *testing.T) {
 // process only once it has no workers left; its finished workers go first.
 func TestDeleteFinishedKeepsAParentWithWorkers(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := setupIn(t, 1) // its workers are named
 	parent := e.processIn(t, "p_parent", lifecycle.Done)
 	e.worker(t, "w_done", parent)
 	e.transition(t, "w_done", lifecycle.Finish)
@@ -346,7 +346,7 @@ func TestDeleteFinishedKeepsAParentWithWorkers(t *testing.T) {
 // workers of a process being deleted have nobody to tell.
 func TestDeleteTellsTheParent(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := setupIn(t, 1) // its workers are named
 	e.create(t, "p_parent", nil)
 	e.worker(t, "p_busy", "p_parent")
 	e.worker(t, "p_done", "p_parent")

@@ -131,16 +131,16 @@
 //
 // # Redis Cluster
 //
-// Each script touches the keys of one partition, in one slot, with one
-// exception: a process whose parent is in another partition (a worker
-// created with an id of its own; generated ids, and WorkerID, fall in the
-// parent's partition) is created, reports and is deleted with scripts that
-// touch its parent's keys too, correct on one Redis and refused by a
-// Cluster. On a Cluster the reads over many wake streams go per slot:
-// ReadWakes polls every stream in one pipeline (one round trip per
-// master), StealWakes runs its script per stream, the function library is
-// loaded on every master, and WaitReplicas asks each master that took a
-// write for its own replicas.
+// Each script touches the keys of one partition, in one slot: a worker is
+// created in its parent's partition (a generated id is drawn there, a
+// keyed one comes from WorkerID, and Create refuses one named elsewhere:
+// ErrWorkerPartition), so its creation, its result and its deletion reach
+// the parent's keys in the worker's own script, and nothing passes between
+// partitions. On a Cluster the reads over many wake streams go per slot:
+// ReadWakes polls the streams a window at a time, in one pipeline (one
+// round trip per master), StealWakes runs its script per stream, the
+// function library is loaded on every master, and WaitReplicas asks each
+// master that took a write for its own replicas.
 //
 // # What it must not know
 //

@@ -16,7 +16,7 @@ import (
 // limited returns a store on e's Redis whose inboxes hold limit messages.
 func (e *env) limited(t *testing.T, limit int) *store.Store {
 	t.Helper()
-	s, err := store.New(e.rdb, store.Config{Clock: e.clock.now, InboxLimit: limit})
+	s, err := store.New(e.rdb, store.Config{Clock: e.clock.now, InboxLimit: limit, Partitions: e.partitions})
 	if err != nil {
 		t.Fatalf("store.New: %v", err)
 	}
@@ -158,7 +158,7 @@ func TestTimerIntoAFullInbox(t *testing.T) {
 // parent whose inbox is full.
 func TestCommitNotifyIntoAFullInbox(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := setupIn(t, 1) // its workers are named
 	e.processIn(t, "parent", lifecycle.Blocked)
 	s := e.limited(t, 1)
 	e.post(t, "parent", msg(conversation.KindSchedule, "timer:d", "tick"))

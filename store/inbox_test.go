@@ -203,7 +203,7 @@ func TestPostIdempotent(t *testing.T) {
 	if diff := cmp.Diff([]string{"once"}, e.inbox(t, pid)); diff != "" {
 		t.Errorf("inbox (-want +got):\n%s", diff)
 	}
-	if ttl, _ := e.rdb.PTTL(e.ctx, store.Key(store.DefaultPartitions, "p1", "idem")).Result(); ttl <= 0 {
+	if ttl, _ := e.rdb.PTTL(e.ctx, e.key("p1", "idem")).Result(); ttl <= 0 {
 		t.Errorf("idempotency keys expire in %s, want a TTL", ttl)
 	}
 	// Another key is another message.

@@ -15,11 +15,11 @@ func TestRenewLease(t *testing.T) {
 	in := user("hi")
 	e.create(t, "p1", &in)
 	c := e.claim(t, "p1", "t1")
-	e.rdb.PExpire(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease"), time.Second)
+	e.rdb.PExpire(e.ctx, e.key("p1", "lease"), time.Second)
 	if running, err := e.s.RenewLease(e.ctx, c); err != nil || !running {
 		t.Fatalf("RenewLease = %t, %v; want true, nil", running, err)
 	}
-	if ttl := e.rdb.PTTL(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease")).Val(); ttl <= time.Second {
+	if ttl := e.rdb.PTTL(e.ctx, e.key("p1", "lease")).Val(); ttl <= time.Second {
 		t.Errorf("lease TTL after renewal = %s, want about 10s", ttl)
 	}
 	// Paused during the turn: the lease is renewed (the turn saves what it
@@ -27,14 +27,14 @@ func TestRenewLease(t *testing.T) {
 	if _, _, err := e.s.Transition(e.ctx, "p1", lifecycle.Pause, "operator"); err != nil {
 		t.Fatal(err)
 	}
-	e.rdb.PExpire(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease"), time.Second)
+	e.rdb.PExpire(e.ctx, e.key("p1", "lease"), time.Second)
 	if running, err := e.s.RenewLease(e.ctx, c); err != nil || running {
 		t.Errorf("RenewLease of a paused process = %t, %v; want false, nil", running, err)
 	}
-	if ttl := e.rdb.PTTL(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease")).Val(); ttl <= time.Second {
+	if ttl := e.rdb.PTTL(e.ctx, e.key("p1", "lease")).Val(); ttl <= time.Second {
 		t.Errorf("lease TTL after renewal = %s, want about 10s", ttl)
 	}
-	e.rdb.Del(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease"))
+	e.rdb.Del(e.ctx, e.key("p1", "lease"))
 	if _, err := e.s.RenewLease(e.ctx, c); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("RenewLease of a lost lease = %v, want ErrFenced", err)
 	}
@@ -51,7 +51,7 @@ func TestRelease(t *testing.T) {
 	if err := e.s.Release(e.ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.rdb.Exists(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease")).Val(); n != 0 {
+	if n := e.rdb.Exists(e.ctx, e.key("p1", "lease")).Val(); n != 0 {
 		t.Error("lease kept")
 	}
 	if r := e.get(t, "p1"); r.Status.State != lifecycle.Running {

@@ -194,7 +194,7 @@ func TestInboxDepth(t *testing.T) {
 // its workers index.
 func TestListWorkers(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := setupIn(t, 1) // its workers are named
 	e.create(t, "p_parent", nil)
 	e.create(t, "p_other", nil)
 	e.worker(t, "w1", "p_parent")

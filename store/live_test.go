@@ -216,7 +216,7 @@ func TestLiveFeedCorruptUpdate(t *testing.T) {
 	e := setup(t)
 	f := openFeed(t, e.s)
 	f.subscribe(t, "p1")
-	if err := e.rdb.Publish(e.ctx, store.Key(store.DefaultPartitions, "p1", "live"), "not JSON").Err(); err != nil {
+	if err := e.rdb.Publish(e.ctx, e.key("p1", "live"), "not JSON").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if m := f.next(t); m.PID != "p1" || m.Err == nil {

@@ -73,7 +73,7 @@ func TestClaimOfALongTurn(t *testing.T) {
 	if err := e.s.Checkpoint(e.ctx, c, half); err != nil {
 		t.Fatal(err)
 	}
-	e.rdb.Del(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease")) // n1 died
+	e.rdb.Del(e.ctx, e.key("p1", "lease")) // n1 died
 	stale, err := e.s.ClaimStaleWakes(e.ctx, "n2", []string{engine}, 0, 10)
 	if err != nil || len(stale) != 1 {
 		t.Fatalf("ClaimStaleWakes = %v, %v; want the turn's wake", stale, err)
@@ -136,7 +136,7 @@ func TestCommitTrimsTheLog(t *testing.T) {
 		if err := e.s.Checkpoint(e.ctx, c, chats(8)); err != nil {
 			t.Fatal(err)
 		}
-		before, err := e.rdb.XLen(e.ctx, store.Key(store.DefaultPartitions, "p1", "events")).Result()
+		before, err := e.rdb.XLen(e.ctx, e.key("p1", "events")).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -70,4 +70,15 @@ func TestWorkerID(t *testing.T) {
 	if store.Partition(store.DefaultPartitions, w.ID) != store.Partition(store.DefaultPartitions, parent.ID) {
 		t.Errorf("a worker created without an id got %s, in another partition than its parent", w.ID)
 	}
+	elsewhere := "p_k0"
+	for i := 1; store.Partition(store.DefaultPartitions, elsewhere) == store.Partition(store.DefaultPartitions, parent.ID); i++ {
+		elsewhere = fmt.Sprint("p_k", i)
+	}
+	_, err = e.s.Create(e.ctx, store.NewProcess{ID: elsewhere, Recipe: "r", Engine: engine, Parent: parent.ID})
+	if !errors.Is(err, store.ErrWorkerPartition) || !strings.Contains(err.Error(), "WorkerID") {
+		t.Errorf("a worker named in another partition: %v, want ErrWorkerPartition saying to use WorkerID", err)
+	}
+	if _, err := e.s.Get(e.ctx, elsewhere); err == nil {
+		t.Error("the refused worker exists")
+	}
 }

@@ -107,7 +107,7 @@ func TestCreateSteering(t *testing.T) {
 		if got := e.get(t, pid).Steering; r.Steering != want || got != want {
 			t.Errorf("created with %q: Create says %q, Get %q; want %q", steering, r.Steering, got, want)
 		}
-		field, err := e.rdb.HGet(e.ctx, store.Key(store.DefaultPartitions, pid, "proc"), "steering").Result()
+		field, err := e.rdb.HGet(e.ctx, e.key(pid, "proc"), "steering").Result()
 		switch {
 		case want == inbox.SteeringQueue && !errors.Is(err, redis.Nil):
 			t.Errorf("created with %q: the record's steering is %q (%v); want no field", steering, field, err)

@@ -39,19 +39,31 @@ type env struct {
 	rdb   redis.UniversalClient
 	s     *store.Store
 	clock *clock
+	// partitions is the store's number of partitions.
+	partitions int
 }
+
+// key names part of process pid's keys in the env's store (store.Key).
+func (e *env) key(pid, part string) string { return store.Key(e.partitions, pid, part) }
 
 const engine = "chat"
 
 func setup(t testing.TB) *env {
 	t.Helper()
+	return setupIn(t, store.DefaultPartitions)
+}
+
+// setupIn is setup with a number of partitions: 1 for a test that names
+// its workers (a worker's id must fall in its parent's partition).
+func setupIn(t testing.TB, partitions int) *env {
+	t.Helper()
 	rdb := testutil.Redis(t)
 	c := &clock{t: t0}
-	s, err := store.New(rdb, store.Config{Clock: c.now})
+	s, err := store.New(rdb, store.Config{Clock: c.now, Partitions: partitions})
 	if err != nil {
 		t.Fatalf("store.New: %v", err)
 	}
-	return &env{ctx: context.Background(), rdb: rdb, s: s, clock: c}
+	return &env{ctx: context.Background(), rdb: rdb, s: s, clock: c, partitions: partitions}
 }
 
 func user(content string) store.Message {

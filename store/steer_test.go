@@ -75,7 +75,7 @@ func TestSteerIsFenced(t *testing.T) {
 	e.create(t, "p1", &in)
 	c := e.claim(t, "p1", "t1")
 	e.post(t, "p1", msg(conversation.KindOperator, "operator:bo", "be brief"))
-	e.rdb.Del(e.ctx, store.Key(store.DefaultPartitions, "p1", "lease"))
+	e.rdb.Del(e.ctx, e.key("p1", "lease"))
 	if _, err := e.s.Steer(e.ctx, c, nil, conversation.KindOperator); !errors.Is(err, store.ErrFenced) {
 		t.Errorf("Steer without the lease = %v, want ErrFenced", err)
 	}

@@ -46,6 +46,9 @@ var (
 	// failover now could lose it. Unavailable reports it: retry as after
 	// a dropped connection (a post with the same idempotency key).
 	ErrNotReplicated = errors.New("store: the write is not on enough replicas")
+	// ErrWorkerPartition: Create was given a worker's id in another
+	// partition than its parent's (see WorkerID).
+	ErrWorkerPartition = errors.New("store: worker outside its parent's partition")
 	// ErrNothingToDo: a wake that starts no turn. The store has already
 	// settled the wake: the caller must not acknowledge it.
 	ErrNothingToDo = errors.New("store: nothing to do")

@@ -22,7 +22,7 @@ const (
 // drains it; messages without one add nothing to the claim.
 func TestClaimReturnsTraceParents(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	e := setupIn(t, 1) // its workers are named
 	in := user("first")
 	in.TraceParent = traceCreate
 	e.create(t, "p1", &in)

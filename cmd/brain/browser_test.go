@@ -373,7 +373,8 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Create(apiCtx, store.NewProcess{ID: "p_browser_worker", Recipe: "marvin-worker", Engine: "worker", Parent: pid, Depth: 1}); err != nil {
+	worker := st.WorkerID(pid, "p_browser_worker") // in its parent's partition
+	if _, err := st.Create(apiCtx, store.NewProcess{ID: worker, Recipe: "marvin-worker", Engine: "worker", Parent: pid, Depth: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// What its model calls used (the demo model reports none), in all and
@@ -396,13 +397,13 @@ func TestBrowser(t *testing.T) {
 	do("show the workers' recipe", chromedp.SetValue(chromedp.CSS("#list-recipe"), "marvin-worker"),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#list-recipe').dispatchEvent(new Event('change'))`))
 	listed := `[...document.querySelectorAll('#states tbody tr')].map((tr) => tr.cells[0].textContent)`
-	poll("only the worker", `(() => { const ids = `+listed+`; return ids.length === 1 && ids[0] === 'p_browser_worker'; })()`)
+	poll("only the worker", `(() => { const ids = `+listed+`; return ids.length === 1 && ids[0] === '`+worker+`'; })()`)
 	do("show every recipe", chromedp.SetValue(chromedp.CSS("#list-recipe"), ""),
 		chromedp.Evaluate[chromedp.Void](`document.querySelector('#list-recipe').dispatchEvent(new Event('change'))`))
 	poll("the process again", listed+`.includes('`+pid+`')`)
 	do("open A's process as the operator", chromedp.Evaluate[chromedp.Void](`location.hash = '#/p/' + encodeURIComponent('`+pid+`')`))
 	poll("the workers", `(() => { const f = document.querySelector('#p-family');
-		return !f.hidden && [...f.querySelectorAll('a')].some((a) => a.textContent === 'p_browser_worker') && f.textContent.includes('BLOCKED'); })()`)
+		return !f.hidden && [...f.querySelectorAll('a')].some((a) => a.textContent === '`+worker+`') && f.textContent.includes('BLOCKED'); })()`)
 	poll("its tokens and trimmed events", `(() => { const r = document.querySelector('#p-recipe').textContent;
 		return r.includes('12.3k tokens in, 678 out (2.1k on 2026-03-01)') && r.includes('its oldest 250 events deleted'); })()`)
 	poll("the timer", `(() => { const f = document.querySelector('#p-timers');
@@ -438,9 +439,9 @@ func TestBrowser(t *testing.T) {
 		const shown = [...f.querySelectorAll('.waiting')];
 		return shown.length === 20 && f.textContent.includes('+2 more') &&
 			shown.some((s) => s.textContent.endsWith('…')) && shown.every((s) => s.textContent.length < 230); })()`)
-	do("open the worker", chromedp.Click(chromedp.CSS(`#p-family a[href="#/p/p_browser_worker"]`)))
+	do("open the worker", chromedp.Click(chromedp.CSS(`#p-family a[href="#/p/`+worker+`"]`)))
 	poll("its parent", `(() => { const f = document.querySelector('#p-family');
-		return location.hash === '#/p/p_browser_worker' && !f.hidden && f.textContent.includes('worker of') &&
+		return location.hash === '#/p/`+worker+`' && !f.hidden && f.textContent.includes('worker of') &&
 			[...f.querySelectorAll('a')].some((a) => a.textContent === '`+pid+`'); })()`)
 
 	// User A deletes her process: the first click arms the button, the
@@ -460,7 +461,7 @@ func TestBrowser(t *testing.T) {
 	if _, err := api.NewClient(srv.url, tokA).GetProcess(apiCtx, pid); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("the process after Delete: %v, want 404", err)
 	}
-	if _, err := api.NewClient(srv.url, tokOp).GetProcess(apiCtx, "p_browser_worker"); err == nil || !strings.Contains(err.Error(), "404") {
+	if _, err := api.NewClient(srv.url, tokOp).GetProcess(apiCtx, worker); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("its worker after Delete: %v, want 404", err)
 	}
 }

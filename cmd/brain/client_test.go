@@ -309,14 +309,15 @@ func TestClientCommands(t *testing.T) {
 
 	other, _ := s.newProcess(t, "default")
 	// A worker of other's, BLOCKED: only a turn's spawn_worker makes one.
-	if _, err := s.store.Create(context.Background(), store.NewProcess{ID: "p_worker", Recipe: "marvin-worker", Engine: "worker", Parent: other, Depth: 1}); err != nil {
+	worker := s.store.WorkerID(other, "p_worker") // in its parent's partition
+	if _, err := s.store.Create(context.Background(), store.NewProcess{ID: worker, Recipe: "marvin-worker", Engine: "worker", Parent: other, Depth: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if out := s.mustBrain(t, "ps", "--parent", other); !strings.Contains(out, "p_worker") || strings.Contains(out, pid) ||
+	if out := s.mustBrain(t, "ps", "--parent", other); !strings.Contains(out, worker) || strings.Contains(out, pid) ||
 		strings.Count(out, "\n") != 2 {
-		t.Errorf("brain ps --parent %s:\n%s\nwant the header and p_worker alone", other, out)
+		t.Errorf("brain ps --parent %s:\n%s\nwant the header and %s alone", other, out, worker)
 	}
-	if out := s.mustBrain(t, "ps", "--recipe", "marvin-worker"); !strings.Contains(out, "p_worker") || strings.Count(out, "\n") != 2 {
+	if out := s.mustBrain(t, "ps", "--recipe", "marvin-worker"); !strings.Contains(out, worker) || strings.Count(out, "\n") != 2 {
 		t.Errorf("brain ps --recipe marvin-worker:\n%s\nwant the header and p_worker alone", out)
 	}
 	// A message waits in the inbox of a paused process.
@@ -325,7 +326,7 @@ func TestClientCommands(t *testing.T) {
 	if out := s.mustBrain(t, "inbox", other); !regexp.MustCompile(`^ID +KIND +FROM +AT +CONTENT\n\S+ +user +\S+ +\S+ +are you there\?\n$`).MatchString(out) {
 		t.Errorf("brain inbox:\n%s", out)
 	}
-	if out, want := s.mustBrain(t, "rm", other, pid), other+" deleted (was PAUSED) with its workers p_worker\n"+pid+" deleted (was DONE)\n"; out != want {
+	if out, want := s.mustBrain(t, "rm", other, pid), other+" deleted (was PAUSED) with its workers "+worker+"\n"+pid+" deleted (was DONE)\n"; out != want {
 		t.Errorf("brain rm: %q, want %q", out, want)
 	}
 	if code, out, stderr := s.brain(context.Background(), "rm", "p_nope", pid); code != 1 || out != "" || !strings.HasPrefix(stderr, "brain rm: 404 not_found: ") {
