@@ -133,7 +133,10 @@ func TestClaimIdle(t *testing.T) {
 // claim can write nothing.
 func TestFencing(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	onEveryDeployment(t, testFencing)
+}
+
+func testFencing(t *testing.T, e *env) {
 	in := user("hi")
 	e.create(t, "p1", &in)
 	old := e.claim(t, "p1", "t1")
@@ -230,7 +233,10 @@ var (
 // into its interrupted turn, and that what arrived meanwhile is not lost.
 func TestRecovery(t *testing.T) {
 	t.Parallel()
-	e := setup(t)
+	onEveryDeployment(t, testRecovery)
+}
+
+func testRecovery(t *testing.T, e *env) {
 	_, stale := interrupted(t, e, func() { e.post(t, "p1", user("meanwhile")) })
 	r, err := e.s.Claim(e.ctx, stale, "n2", "t3")
 	if err != nil {

@@ -53,6 +53,25 @@ func setup(t testing.TB) *env {
 	return setupIn(t, store.DefaultPartitions)
 }
 
+// onEveryDeployment runs test as a subtest with an env on one
+// redis-server and with one on a Redis Cluster of three masters.
+func onEveryDeployment(t *testing.T, test func(t *testing.T, e *env)) {
+	t.Run("redis", func(t *testing.T) {
+		t.Parallel()
+		test(t, setup(t))
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		_, rdb := testutil.RedisCluster(t, 3, 0)
+		c := &clock{t: t0}
+		s, err := store.New(rdb, store.Config{Clock: c.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		test(t, &env{ctx: context.Background(), rdb: rdb, s: s, clock: c, partitions: store.DefaultPartitions})
+	})
+}
+
 // setupIn is setup with a number of partitions: 1 for a test that names
 // its workers (a worker's id must fall in its parent's partition).
 func setupIn(t testing.TB, partitions int) *env {
