@@ -179,11 +179,12 @@ type Store struct {
 	// cluster: rdb is a Redis Cluster's client, which takes a command's
 	// keys from one slot only.
 	cluster bool
-	// pollCursor is where the next look at the wake streams starts, on a
-	// Cluster (pollWakes).
-	pollCursor atomic.Int64
-	scripts    *scripts
-	tpl        templates
+	// poll is where a Cluster's wake streams are looked at next (pollWakes):
+	// the stream (cursor), not before when (next, unix ns), and the wait
+	// after a round that found nothing (wait, ns).
+	poll    struct{ cursor, next, wait atomic.Int64 }
+	scripts *scripts
+	tpl     templates
 
 	mu     sync.Mutex
 	groups map[string]bool // wake streams whose consumer group exists

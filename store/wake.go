@@ -225,9 +225,9 @@ func (s *Store) TrimWakes(ctx context.Context, engines []string) error {
 	return nil
 }
 
-// Polling a Cluster's wake streams: after a look at every stream finds
-// nothing, the next after pollFirst, each next one after twice as long, up
-// to pollMost.
+// Polling a Cluster's wake streams: after a round of looks at every stream
+// finds nothing, the next round waits pollFirst, each next one twice as
+// long, up to pollMost; a look that finds a wake starts over.
 const (
 	pollFirst = time.Millisecond
 	pollMost  = 16 * time.Millisecond
@@ -240,42 +240,53 @@ const (
 // the streams (the store's poll cursor), so that a busy node reads about
 // one stream per wake it runs rather than every stream each time. A look
 // that finds nothing goes on round the streams at once; once they were all
-// looked at in vain, it waits, less and less often, until a wake comes or
-// block has passed.
+// looked at in vain, the next round waits (the store's backoff, kept from
+// one call to the next, so that an idle node looks pollMost apart however
+// often it calls), until a wake comes or block has passed.
 func (s *Store) pollWakes(ctx context.Context, node string, streams []string, count int, block time.Duration) ([]Wake, error) {
 	deadline := time.Now().Add(block)
-	wait := pollFirst
 	window, perStream := min(len(streams), 2*count), 1
 	if count > len(streams) {
 		perStream = (count + len(streams) - 1) / len(streams)
 	}
 	for {
+		if wait := time.Until(time.Unix(0, s.poll.next.Load())); wait > 0 {
+			left := time.Until(deadline)
+			t := time.NewTimer(min(wait, max(left, 0)))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, nil
+			case <-t.C:
+			}
+			if wait > left {
+				return nil, nil
+			}
+		}
 		if err := s.ensureGroups(ctx, streams); err != nil {
 			return nil, fmt.Errorf("store: read wakes: %w", err)
 		}
 		for looked := 0; looked < len(streams); looked += window {
-			first := int(s.pollCursor.Add(int64(window))-int64(window)) % len(streams)
+			first := int(s.poll.cursor.Add(int64(window))-int64(window)) % len(streams)
 			some := make([]string, 0, window)
 			for i := range window {
 				some = append(some, streams[(first+i)%len(streams)])
 			}
 			wakes, err := s.pollStreams(ctx, node, some, perStream)
+			if len(wakes) > 0 {
+				s.poll.wait.Store(0)
+			}
 			if len(wakes) > 0 || err != nil {
 				return wakes, err
 			}
 		}
-		left := time.Until(deadline)
-		if left <= 0 {
+		wait := min(2*time.Duration(s.poll.wait.Load()), pollMost)
+		wait = max(wait, pollFirst)
+		s.poll.wait.Store(int64(wait))
+		s.poll.next.Store(time.Now().Add(wait).UnixNano())
+		if time.Until(deadline) <= 0 {
 			return nil, nil
 		}
-		t := time.NewTimer(min(wait, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, nil
-		case <-t.C:
-		}
-		wait = min(2*wait, pollMost)
 	}
 }
 
