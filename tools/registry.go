@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -159,4 +160,22 @@ func (e *entry) run(ctx context.Context, args []byte) (res Result, err error) {
 		return errorResult(err.Error()), fmt.Errorf("tool %q: %w", e.def.Name, err)
 	}
 	return res, nil
+}
+
+// Offer returns the tool of r that def describes as a Tool of its own, for
+// a registry made of some of r's tools (a vogon phase's, a zaphod head's):
+// its calls run through r. def may differ from r's own (a description
+// that says more); the call is r's tool by def's name.
+func (r *Registry) Offer(def Definition) Tool { return offered{reg: r, def: def} }
+
+// offered is a tool of a registry, offered in another (Registry.Offer).
+type offered struct {
+	reg *Registry
+	def Definition
+}
+
+func (o offered) Definition() Definition { return o.def }
+
+func (o offered) Call(ctx context.Context, args json.RawMessage) (Result, error) {
+	return o.reg.Call(ctx, conversation.ToolCall{Name: o.def.Name, Arguments: args}), nil
 }

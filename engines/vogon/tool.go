@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/tools"
 )
@@ -70,18 +69,6 @@ func parseDone(args json.RawMessage) (json.RawMessage, error) {
 	return a.Result, nil
 }
 
-// pooled is a tool of the process's pool, offered to a phase.
-type pooled struct {
-	reg *tools.Registry
-	def tools.Definition
-}
-
-func (p pooled) Definition() tools.Definition { return p.def }
-
-func (p pooled) Call(ctx context.Context, args json.RawMessage) (tools.Result, error) {
-	return p.reg.Call(ctx, conversation.ToolCall{Name: p.def.Name, Arguments: args}), nil
-}
-
 // phaseTools is the registry of phase p: the tools of the pool reg that
 // it names, respond when chat is set and the pool has it (a chat-like
 // vogon talks with its user in every phase), and phase_done.
@@ -89,7 +76,7 @@ func phaseTools(reg *tools.Registry, p recipes.Phase, chat bool) (*tools.Registr
 	var ts []tools.Tool
 	for _, d := range reg.Definitions() {
 		if d.Name == tools.Respond && chat {
-			ts = append(ts, pooled{reg: reg, def: d})
+			ts = append(ts, reg.Offer(d))
 			continue
 		}
 		if d.Name == tools.Respond || d.Name == tools.FinishTask || d.Name == PhaseDone {
@@ -97,7 +84,7 @@ func phaseTools(reg *tools.Registry, p recipes.Phase, chat bool) (*tools.Registr
 		}
 		for _, name := range p.Tools {
 			if name == d.Name || (strings.HasSuffix(name, ".*") && strings.HasPrefix(d.Name, strings.TrimSuffix(name, "*"))) {
-				ts = append(ts, pooled{reg: reg, def: d})
+				ts = append(ts, reg.Offer(d))
 				break
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/tools"
 )
 
@@ -37,25 +36,13 @@ func headTools(reg *tools.Registry) (*tools.Registry, error) {
 			ts = append(ts, refused{def: d})
 			continue
 		}
-		ts = append(ts, pooled{reg: reg, def: d})
+		ts = append(ts, reg.Offer(d))
 	}
 	sub, err := tools.NewRegistry(ts...)
 	if err != nil {
 		return nil, fmt.Errorf("the head's tools: %w", err)
 	}
 	return sub, nil
-}
-
-// pooled is a tool of the process's pool, offered to a head as it is.
-type pooled struct {
-	reg *tools.Registry
-	def tools.Definition
-}
-
-func (p pooled) Definition() tools.Definition { return p.def }
-
-func (p pooled) Call(ctx context.Context, args json.RawMessage) (tools.Result, error) {
-	return p.reg.Call(ctx, conversation.ToolCall{Name: p.def.Name, Arguments: args}), nil
 }
 
 // refused is a tool that needs a person's approval, in a head's pool: it
