@@ -202,20 +202,7 @@ func redact[T any](t testing.TB, vs []T) []map[string]any {
 // when there are fewer than least scenarios. pkg names the package in the
 // hint of how to update.
 func Golden(t *testing.T, pkg string, kind Kind, reg func(testing.TB, *recipes.Recipe) *tools.Registry, update bool, least int) {
-	files, err := filepath.Glob("testdata/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var scenarios []string
-	for _, f := range files {
-		if !strings.HasSuffix(f, ".golden.yaml") {
-			scenarios = append(scenarios, f)
-		}
-	}
-	if len(scenarios) < least {
-		t.Fatalf("found %d scenarios under testdata/, want at least %d", len(scenarios), least)
-	}
-	for _, f := range scenarios {
+	for _, f := range Scenarios(t, least) {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -241,4 +228,24 @@ func Golden(t *testing.T, pkg string, kind Kind, reg func(testing.TB, *recipes.R
 			}
 		})
 	}
+}
+
+// Scenarios returns the scenario files under testdata/ (its *.yaml but the
+// golden files), failing when there are fewer than least.
+func Scenarios(t *testing.T, least int) []string {
+	t.Helper()
+	files, err := filepath.Glob("testdata/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scenarios []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".golden.yaml") {
+			scenarios = append(scenarios, f)
+		}
+	}
+	if len(scenarios) < least {
+		t.Fatalf("found %d scenarios under testdata/, want at least %d", len(scenarios), least)
+	}
+	return scenarios
 }

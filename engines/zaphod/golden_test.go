@@ -42,20 +42,7 @@ var hangs = map[string][]string{
 // synthesis was given, which lists the heads in the recipe's order.
 func TestGoldenTranscripts(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("testdata/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var scenarios []string
-	for _, f := range files {
-		if !strings.HasSuffix(f, ".golden.yaml") {
-			scenarios = append(scenarios, f)
-		}
-	}
-	if len(scenarios) < 5 {
-		t.Fatalf("found %d scenarios under testdata/, want at least 5", len(scenarios))
-	}
-	for _, path := range scenarios {
+	for _, path := range enginetest.Scenarios(t, 5) {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
