@@ -270,7 +270,31 @@ func runCluster(ctx context.Context, cfg Config, one, clus *target, w io.Writer,
 		return fmt.Errorf("%w (on the cluster)", err)
 	}
 	thr.writeThroughput(rep, cfg, fmt.Sprintf("throughput on the redis cluster of %d masters", len(clus.servers)))
-	writeComparison(rep, cfg, thrOne, thr, clus)
+	writeComparison(rep, cfg, thrOne, thr, clus, "the same load")
 	thr.writeMemory(rep)
+
+	// The same again, paced: one message in flight per process, so that
+	// both drain one message a turn and compare per turn.
+	if err := b.between(ctx); err != nil {
+		return err
+	}
+	single, err = newBench(cfg, one, log.Named("one"))
+	if err != nil {
+		return err
+	}
+	if err := single.between(ctx); err != nil {
+		single.close()
+		return err
+	}
+	pacedOne, err := single.paced(ctx)
+	single.close()
+	if err != nil {
+		return fmt.Errorf("%w (paced, on one redis-server, %s)", err, one.servers[0])
+	}
+	pacedClus, err := b.paced(ctx)
+	if err != nil {
+		return fmt.Errorf("%w (paced, on the cluster)", err)
+	}
+	writeComparison(rep, cfg, pacedOne, pacedClus, clus, "paced: one message in flight per process, one message a turn")
 	return b.rest(ctx, rep)
 }

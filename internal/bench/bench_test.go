@@ -275,10 +275,19 @@ func TestRunCluster(t *testing.T) {
 		"throwaway redis cluster of 3 masters, no replicas",
 		"throughput on one redis-server: 3 BLOCKED processes × 2 messages",
 		"throughput on the redis cluster of 3 masters: 3 BLOCKED processes × 2 messages",
-		"the redis cluster of 3 masters against one redis-server",
+		"the redis cluster of 3 masters against one redis-server, the same load",
+		"the redis cluster of 3 masters against one redis-server, paced: one message in flight per process",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q", want)
+		}
+	}
+	// Paced, every turn drains one message, on both (the last figures of
+	// the label are the paced section's).
+	paced := report[strings.Index(report, "paced: one message"):]
+	for _, label := range []string{"messages per turn, one redis", "messages per turn, cluster"} {
+		if v := figureValues(t, paced)[label]; v != "1.00" {
+			t.Errorf("paced, %s: %q, want 1.00", label, v)
 		}
 	}
 	got := figureValues(t, report)

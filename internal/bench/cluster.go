@@ -57,9 +57,9 @@ func compareCluster(one, clus throughputResult) (clusterFigures, error) {
 // one Redis's: turns/s, Redis CPU per turn, each master's share of the
 // Redis CPU and of the partitions, and the ceilings. It reports; it never
 // judges.
-func writeComparison(rep *report, cfg Config, one, clus throughputResult, tgt *target) {
+func writeComparison(rep *report, cfg Config, one, clus throughputResult, tgt *target, load string) {
 	n := len(tgt.servers)
-	rep.title(fmt.Sprintf("the redis cluster of %d masters against one redis-server, the same load", n))
+	rep.title(fmt.Sprintf("the redis cluster of %d masters against one redis-server, %s", n, load))
 	rep.line("turns/s, one redis", fmtRate(one.turns, one.wall), "")
 	rep.line("turns/s, cluster", fmtRate(clus.turns, clus.wall), "one node: what it runs, not what the cluster serves")
 	partitions := make([]int, n)

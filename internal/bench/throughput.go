@@ -39,6 +39,19 @@ type throughputResult struct {
 // of historyCache processes (0: its default); profile, when set, receives
 // a CPU profile of the phase.
 func (b *bench) throughput(ctx context.Context, historyCache int, profile string) (throughputResult, error) {
+	return b.load(ctx, historyCache, profile, false)
+}
+
+// paced is throughput with one message in flight per process: each
+// process's next message is posted once its last was drained, so every
+// turn drains one message, however quickly a node finds its wakes. Two
+// deployments compare per turn at the same batching then.
+func (b *bench) paced(ctx context.Context) (throughputResult, error) {
+	return b.load(ctx, 0, "", true)
+}
+
+// load is throughput, paced or not.
+func (b *bench) load(ctx context.Context, historyCache int, profile string, paced bool) (throughputResult, error) {
 	var res throughputResult
 	p, m := b.cfg.Processes, b.cfg.Messages
 	tr := newTracker()
@@ -63,10 +76,25 @@ func (b *bench) throughput(ctx context.Context, historyCache int, profile string
 	cpu0, ok0 := processCPU()
 	start := time.Now()
 	total := p * m
-	err = parallel(ctx, total, b.cfg.Posters, func(ctx context.Context, i int) error {
-		_, err := b.front.Send(ctx, pids[i%p], sender, fmt.Sprintf("message %d of %d", i/p+1, m), "")
-		return err
-	})
+	if paced {
+		err = parallel(ctx, p, p, func(ctx context.Context, i int) error {
+			for k := range m {
+				id, err := b.front.Send(ctx, pids[i], sender, fmt.Sprintf("message %d of %d", k+1, m), "")
+				if err != nil {
+					return err
+				}
+				if err := tr.awaitDrained(ctx, messageKey(pids[i], id)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	} else {
+		err = parallel(ctx, total, b.cfg.Posters, func(ctx context.Context, i int) error {
+			_, err := b.front.Send(ctx, pids[i%p], sender, fmt.Sprintf("message %d of %d", i/p+1, m), "")
+			return err
+		})
+	}
 	if err != nil {
 		return res, fmt.Errorf("bench: throughput: post: %w", err)
 	}

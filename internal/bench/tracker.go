@@ -30,14 +30,18 @@ type tracker struct {
 	blocked int // processes whose latest record is BLOCKED
 	failed  error
 	changed chan struct{} // signalled after every commit
+	// committed is broadcast after every commit, for awaitDrained.
+	committed *sync.Cond
 }
 
 func newTracker() *tracker {
-	return &tracker{
+	t := &tracker{
 		drained: make(map[string]time.Time),
 		latest:  make(map[string]store.Record),
 		changed: make(chan struct{}, 1),
 	}
+	t.committed = sync.NewCond(&t.mu)
+	return t
 }
 
 // messageKey names a message across processes: inbox ids are per process.
@@ -75,6 +79,7 @@ func (t *tracker) onCommit(rec store.Record, events []conversation.Event) {
 	if rec.Status.State == lifecycle.Failed && t.failed == nil {
 		t.failed = fmt.Errorf("process %s FAILED in a turn (the node's log says why)", rec.ID)
 	}
+	t.committed.Broadcast()
 	t.mu.Unlock()
 	select {
 	case t.changed <- struct{}{}:
@@ -112,6 +117,31 @@ func (t *tracker) wait(ctx context.Context, done func(progress) bool, what func(
 		case <-ctx.Done():
 			return p, ctx.Err()
 		}
+	}
+}
+
+// awaitDrained waits until message key is drained, a process FAILED or
+// ctx ends.
+func (t *tracker) awaitDrained(ctx context.Context, key string) error {
+	stop := context.AfterFunc(ctx, func() {
+		t.mu.Lock()
+		t.committed.Broadcast()
+		t.mu.Unlock()
+	})
+	defer stop()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for {
+		if _, ok := t.drained[key]; ok {
+			return nil
+		}
+		if t.failed != nil {
+			return t.failed
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t.committed.Wait()
 	}
 }
 
