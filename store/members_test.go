@@ -69,14 +69,14 @@ func TestHomeStreams(t *testing.T) {
 	rdb := setup(t).rdb
 	engines := []string{"chat", "worker"}
 	// homes returns the home of each stream when members run engines with
-	// shards streams each, as each member computes it.
-	homes := func(shards int, members []string) map[string]string {
+	// partitions streams each, as each member computes it.
+	homes := func(partitions int, members []string) map[string]string {
 		t.Helper()
-		s, err := store.New(rdb, store.Config{Partitions: shards})
+		s, err := store.New(rdb, store.Config{Partitions: partitions})
 		if err != nil {
 			t.Fatal(err)
 		}
-		streams := shards * len(engines)
+		streams := partitions * len(engines)
 		home := map[string]string{}
 		for i, node := range members {
 			// Each node sees the others in its own order, without itself.
@@ -97,8 +97,8 @@ func TestHomeStreams(t *testing.T) {
 						n++
 					}
 				}
-				if low := shards / len(members); n < low || n > low+1 {
-					t.Errorf("%d nodes, %d %s streams: %s is home to %d, want %d or %d", len(members), shards, e, node, n, low, low+1)
+				if low := partitions / len(members); n < low || n > low+1 {
+					t.Errorf("%d nodes, %d %s streams: %s is home to %d, want %d or %d", len(members), partitions, e, node, n, low, low+1)
 				}
 			}
 			for _, st := range mine {
@@ -113,9 +113,9 @@ func TestHomeStreams(t *testing.T) {
 		}
 		return home
 	}
-	for _, shards := range []int{1, 4, 8, 64} {
+	for _, partitions := range []int{1, 4, 8, 64} {
 		for n := 1; n <= 5; n++ {
-			homes(shards, []string{"n1", "n2", "n3", "n4", "n5"}[:n])
+			homes(partitions, []string{"n1", "n2", "n3", "n4", "n5"}[:n])
 		}
 	}
 	two := homes(64, []string{"n1", "n2"})

@@ -174,8 +174,8 @@ func (e *env) transition(t testing.TB, pid string, ev lifecycle.Event) store.Rec
 func (e *env) wakeEntries(t testing.TB) int {
 	t.Helper()
 	n := 0
-	for shard := range store.DefaultPartitions {
-		stream := store.WakeStream(store.DefaultPartitions, shard, engine)
+	for part := range e.partitions {
+		stream := store.WakeStream(e.partitions, part, engine)
 		from := "-"
 		groups, err := e.rdb.XInfoGroups(e.ctx, stream).Result()
 		if err != nil && !redis.HasErrorPrefix(err, "no such key") {
@@ -200,8 +200,8 @@ func (e *env) wakeEntries(t testing.TB) int {
 func (e *env) pendingWakes(t testing.TB) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	for shard := range store.DefaultPartitions {
-		p, err := e.rdb.XPending(e.ctx, store.WakeStream(store.DefaultPartitions, shard, engine), "nodes").Result()
+	for part := range e.partitions {
+		p, err := e.rdb.XPending(e.ctx, store.WakeStream(e.partitions, part, engine), "nodes").Result()
 		if err != nil {
 			var rerr redis.Error
 			if errors.As(err, &rerr) { // NOGROUP: never read
