@@ -259,8 +259,8 @@ func runCluster(ctx context.Context, cfg Config, one, clus *target, w io.Writer,
 	if err != nil {
 		return err
 	}
+	defer single.close()
 	thrOne, err := single.throughput(ctx, 0, "")
-	single.close()
 	if err != nil {
 		return fmt.Errorf("%w (on one redis-server, %s)", err, one.servers[0])
 	}
@@ -275,19 +275,10 @@ func runCluster(ctx context.Context, cfg Config, one, clus *target, w io.Writer,
 
 	// The same again, paced: one message in flight per process, so that
 	// both drain one message a turn and compare per turn.
-	if err := b.between(ctx); err != nil {
-		return err
-	}
-	single, err = newBench(cfg, one, log.Named("one"))
-	if err != nil {
-		return err
-	}
-	if err := single.between(ctx); err != nil {
-		single.close()
+	if err := errors.Join(single.between(ctx), b.between(ctx)); err != nil {
 		return err
 	}
 	pacedOne, err := single.paced(ctx)
-	single.close()
 	if err != nil {
 		return fmt.Errorf("%w (paced, on one redis-server, %s)", err, one.servers[0])
 	}

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,7 +129,7 @@ func testClusterMasterFailover(t *testing.T, wait int) {
 			}
 		}
 		for m := range answered {
-			p, content, _ := cutLast(m)
+			p, content, _ := strings.Cut(m, "/")
 			switch {
 			case p != pid:
 			case seen[content] > 1:
@@ -143,14 +144,4 @@ func testClusterMasterFailover(t *testing.T, wait int) {
 	if wait == 0 {
 		t.Logf("answered messages lost without waiting for replicas: %d of %d", lost, len(answered))
 	}
-}
-
-// cutLast splits "pid/content" at its first slash.
-func cutLast(s string) (string, string, bool) {
-	for i := range len(s) {
-		if s[i] == '/' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }

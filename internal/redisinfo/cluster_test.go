@@ -1,4 +1,4 @@
-package redisinfo
+package redisinfo_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/engine-brain/brain/internal/redisinfo"
 	"github.com/engine-brain/brain/internal/redisserver"
 	"github.com/engine-brain/brain/internal/testutil"
 )
@@ -13,7 +14,7 @@ import (
 func TestClusterEnabled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	if on, err := ClusterEnabled(ctx, testutil.Redis(t)); err != nil || on {
+	if on, err := redisinfo.ClusterEnabled(ctx, testutil.Redis(t)); err != nil || on {
 		t.Errorf("a standalone server: %v, %v; want false", on, err)
 	}
 	conf := filepath.Join(t.TempDir(), "cluster.conf")
@@ -21,7 +22,7 @@ func TestClusterEnabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := testutil.StartRedisWith(t, redisserver.Options{ConfigFile: conf})
-	if on, err := ClusterEnabled(ctx, srv.Client(t)); err != nil || !on {
+	if on, err := redisinfo.ClusterEnabled(ctx, srv.Client(t)); err != nil || !on {
 		t.Errorf("a server in cluster mode: %v, %v; want true", on, err)
 	}
 }

@@ -1,4 +1,4 @@
-package redisinfo
+package redisinfo_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/engine-brain/brain/internal/redisinfo"
 	"github.com/engine-brain/brain/internal/testutil"
 )
 
@@ -14,15 +15,15 @@ func TestReadEviction(t *testing.T) {
 	ctx := context.Background()
 	srv := testutil.StartRedis(t)
 	rdb := srv.Client(t)
-	read := func(rdb *redis.Client) Eviction {
+	read := func(rdb *redis.Client) redisinfo.Eviction {
 		t.Helper()
-		e, err := ReadEviction(ctx, rdb)
+		e, err := redisinfo.ReadEviction(ctx, rdb)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return e
 	}
-	if got, want := read(rdb), (Eviction{MaxMemory: 0, Policy: "noeviction"}); got != want || !got.Safe() {
+	if got, want := read(rdb), (redisinfo.Eviction{MaxMemory: 0, Policy: "noeviction"}); got != want || !got.Safe() {
 		t.Errorf("test server: %+v (safe %v), want %+v, safe", got, got.Safe(), want)
 	}
 	for _, kv := range [][2]string{{"maxmemory", "104857600"}, {"maxmemory-policy", "volatile-lru"}} {
@@ -31,7 +32,7 @@ func TestReadEviction(t *testing.T) {
 		}
 	}
 	// Read as a managed service's user reads it, without CONFIG.
-	if got, want := read(withoutConfig(t, srv)), (Eviction{MaxMemory: 100 << 20, Policy: "volatile-lru"}); got != want || got.Safe() {
+	if got, want := read(withoutConfig(t, srv)), (redisinfo.Eviction{MaxMemory: 100 << 20, Policy: "volatile-lru"}); got != want || got.Safe() {
 		t.Errorf("after CONFIG SET: %+v (safe %v), want %+v, unsafe", got, got.Safe(), want)
 	}
 }
@@ -39,11 +40,11 @@ func TestReadEviction(t *testing.T) {
 func TestEvictionString(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		e    Eviction
+		e    redisinfo.Eviction
 		want string
 	}{
-		{Eviction{Policy: "noeviction"}, "maxmemory-policy noeviction, no maxmemory"},
-		{Eviction{MaxMemory: 1 << 30, Policy: "allkeys-lru"}, "maxmemory-policy allkeys-lru, maxmemory 1073741824 bytes"},
+		{redisinfo.Eviction{Policy: "noeviction"}, "maxmemory-policy noeviction, no maxmemory"},
+		{redisinfo.Eviction{MaxMemory: 1 << 30, Policy: "allkeys-lru"}, "maxmemory-policy allkeys-lru, maxmemory 1073741824 bytes"},
 	} {
 		if got := tc.e.String(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)

@@ -1,4 +1,4 @@
-package redisinfo
+package redisinfo_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/engine-brain/brain/internal/redisinfo"
 	"github.com/engine-brain/brain/internal/testutil"
 )
 
@@ -14,16 +15,16 @@ func TestReadPersistence(t *testing.T) {
 	ctx := context.Background()
 	srv := testutil.StartRedis(t)
 	rdb := srv.Client(t)
-	read := func(rdb *redis.Client) Persistence {
+	read := func(rdb *redis.Client) redisinfo.Persistence {
 		t.Helper()
-		p, err := ReadPersistence(ctx, rdb)
+		p, err := redisinfo.ReadPersistence(ctx, rdb)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
 	// The test server runs as redisserver starts it: nothing on disk.
-	if got, want := read(rdb), (Persistence{AOF: false, Fsync: "everysec", Save: ""}); got != want {
+	if got, want := read(rdb), (redisinfo.Persistence{AOF: false, Fsync: "everysec", Save: ""}); got != want {
 		t.Errorf("test server: %+v, want %+v", got, want)
 	}
 	for _, kv := range [][2]string{{"appendonly", "yes"}, {"appendfsync", "always"}} { // the file goes to the server's own directory
@@ -31,11 +32,11 @@ func TestReadPersistence(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got, want := read(rdb), (Persistence{AOF: true, Fsync: "always", Save: ""}); got != want {
+	if got, want := read(rdb), (redisinfo.Persistence{AOF: true, Fsync: "always", Save: ""}); got != want {
 		t.Errorf("after appendonly yes: %+v, want %+v", got, want)
 	}
 	// A managed service may refuse CONFIG: what INFO says is still read.
-	if got, want := read(withoutConfig(t, srv)), (Persistence{AOF: true, Fsync: "?", Save: "?"}); got != want {
+	if got, want := read(withoutConfig(t, srv)), (redisinfo.Persistence{AOF: true, Fsync: "?", Save: "?"}); got != want {
 		t.Errorf("without CONFIG: %+v, want %+v", got, want)
 	}
 }
@@ -43,12 +44,12 @@ func TestReadPersistence(t *testing.T) {
 func TestPersistenceString(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		p    Persistence
+		p    redisinfo.Persistence
 		want string
 	}{
-		{Persistence{AOF: true, Fsync: "everysec", Save: "3600 1 300 100"}, "append-only file, appendfsync everysec, snapshots (save 3600 1 300 100)"},
-		{Persistence{AOF: false, Fsync: "everysec", Save: ""}, "no append-only file, no snapshots"},
-		{Persistence{AOF: true, Fsync: "?", Save: "?"}, "append-only file, appendfsync ?"},
+		{redisinfo.Persistence{AOF: true, Fsync: "everysec", Save: "3600 1 300 100"}, "append-only file, appendfsync everysec, snapshots (save 3600 1 300 100)"},
+		{redisinfo.Persistence{AOF: false, Fsync: "everysec", Save: ""}, "no append-only file, no snapshots"},
+		{redisinfo.Persistence{AOF: true, Fsync: "?", Save: "?"}, "append-only file, appendfsync ?"},
 	} {
 		if got := tc.p.String(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.p, got, tc.want)

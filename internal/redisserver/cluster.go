@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain/internal/redisinfo"
 )
 
 // ClusterSlots is the number of hash slots of a Redis Cluster.
@@ -294,7 +296,7 @@ func (c *Cluster) settled(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("%s: CLUSTER INFO: %w", s.Addr, err)
 			}
-			if state := field(info, "cluster_state"); state != "ok" {
+			if state := redisinfo.Field(info, "cluster_state"); state != "ok" {
 				return fmt.Errorf("%s: cluster_state:%s", s.Addr, state)
 			}
 			nodes, err := admin.ClusterNodes(ctx).Result()
@@ -314,8 +316,8 @@ func (c *Cluster) settled(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("%s: INFO replication: %w", s.Addr, err)
 			}
-			if field(repl, "role") == "slave" && (field(repl, "master_link_status") != "up" || field(repl, "master_sync_in_progress") != "0") {
-				return fmt.Errorf("replica %s is not in sync with its master: master_link_status:%s", s.Addr, field(repl, "master_link_status"))
+			if redisinfo.Field(repl, "role") == "slave" && (redisinfo.Field(repl, "master_link_status") != "up" || redisinfo.Field(repl, "master_sync_in_progress") != "0") {
+				return fmt.Errorf("replica %s is not in sync with its master: master_link_status:%s", s.Addr, redisinfo.Field(repl, "master_link_status"))
 			}
 		}
 	}
@@ -400,15 +402,4 @@ func poll(ctx context.Context, try func() error) error {
 		case <-t.C:
 		}
 	}
-}
-
-// field is the value of a field of an INFO-like reply, or "".
-func field(txt, name string) string {
-	for line := range strings.Lines(txt) {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && k == name {
-			return v
-		}
-	}
-	return ""
 }
