@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/redisdial"
 	"github.com/engine-brain/brain/internal/redisinfo"
 	"github.com/engine-brain/brain/internal/redisserver"
 	"github.com/engine-brain/brain/lifecycle"
@@ -248,43 +249,122 @@ func BenchmarkTurnServerCPU(b *testing.B) {
 	b.ReportMetric(float64(total.Microseconds())/float64(r.turns), "server-µs/turn")
 }
 
-// BenchmarkTurnRedisInstructions counts the instructions a redis-server
-// run under callgrind (valgrind) executes for each step of a simple turn
-// (see turnRunner). Unlike CPU time, the count is the same from run to run
-// whatever else the machine does, so a change of a few percent in what the
-// scripts cost shows. 192 BLOCKED processes take turns 16 at a time, one
-// call after the other, as a node with concurrency 16 would have them (so
-// the state indexes hold what they hold in `brain bench`); after three
-// rounds to warm up, each process's turn is counted once. Skipped without
-// valgrind (Debian: apt-get install valgrind); slow (about a minute).
+// BenchmarkTurnRedisInstructions counts the instructions redis-servers
+// run under callgrind (valgrind) execute for each step of a simple turn
+// (see turnRunner): one redis-server ("redis"), and the three masters of
+// a Redis Cluster summed ("cluster"). Unlike CPU time, the count is the
+// same from run to run whatever else the machine does, so a change of a
+// few percent in what the scripts cost shows; and it leaves out the
+// kernel's part, the reads and writes of sockets, which falls per command
+// as a busier server batches more. 192 BLOCKED processes take turns 16 at
+// a time, one call after the other, as a node with concurrency 16 would
+// have them (so the state indexes hold what they hold in `brain bench`);
+// after three rounds to warm up, each process's turn is counted once.
+//
+// The cluster also reports each master's count, and, when both ran, its
+// ceilings against one Redis's (as `brain bench --cluster` computes them
+// from CPU time): the masters' cores at the cluster's count a turn, and
+// what they serve before the busiest master is full. The dumps
+// are kept under $BRAIN_CALLGRIND_DIR when set, for callgrind_annotate.
+// Skipped
+// without valgrind (Debian: apt-get install valgrind); slow (about a
+// minute each).
 func BenchmarkTurnRedisInstructions(b *testing.B) {
 	for _, tool := range []string{"valgrind", "callgrind_control"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			b.Skipf("%s is not installed (Debian: apt-get install valgrind)", tool)
 		}
 	}
-	out := filepath.Join(b.TempDir(), "callgrind.out")
-	srv, err := redisserver.Start(redisserver.Options{Wrap: []string{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + out}})
-	if errors.Is(err, redisserver.ErrNoBinary) {
-		b.Skip(err)
+	var one float64 // instructions a turn on one redis-server, once measured
+	b.Run("redis", func(b *testing.B) {
+		dir := callgrindDir(b)
+		srv, err := redisserver.Start(redisserver.Options{Wrap: callgrindIn(dir)})
+		if errors.Is(err, redisserver.ErrNoBinary) {
+			b.Skip(err)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer srv.Close()
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+		defer rdb.Close()
+		per := countTurnInstructions(b, rdb, dir, []*redisserver.Server{srv})
+		one = reportInstructions(b, per)
+	})
+	b.Run("cluster", func(b *testing.B) {
+		dir := callgrindDir(b)
+		// Under valgrind a node answers the cluster bus tens of times
+		// slower: a long node timeout keeps the others from failing it.
+		c, err := redisserver.StartCluster(redisserver.ClusterOptions{Masters: 3, Wrap: callgrindIn(dir), NodeTimeout: time.Minute})
+		if errors.Is(err, redisserver.ErrNoBinary) {
+			b.Skip(err)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		rdb := redisdial.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+		defer rdb.Close()
+		per := countTurnInstructions(b, rdb, dir, c.Masters)
+		total := reportInstructions(b, per)
+		var busiest float64
+		for i, counts := range per {
+			var n float64
+			for _, step := range turnSteps {
+				n += counts[step]
+			}
+			b.ReportMetric(n, fmt.Sprintf("master%d-instr/turn", i+1))
+			busiest = max(busiest, n)
+		}
+		if one > 0 && busiest > 0 {
+			b.ReportMetric(total/one, "vs-redis-instr")
+			// The ceilings against one Redis's, each server a core's
+			// instructions a second: the masters' cores at the cluster's
+			// count a turn, and, more cautious, what they serve before
+			// the busiest is full.
+			b.ReportMetric(float64(len(per))*one/total, "ceiling-vs-redis")
+			b.ReportMetric(one/busiest, "busiest-ceiling-vs-redis")
+		}
+	})
+}
+
+// callgrindDir is where the servers of b dump: a directory of its own
+// under $BRAIN_CALLGRIND_DIR, kept, or a temporary one.
+func callgrindDir(b *testing.B) string {
+	root := os.Getenv("BRAIN_CALLGRIND_DIR")
+	if root == "" {
+		return b.TempDir()
 	}
-	if err != nil {
+	dir := filepath.Join(root, strings.ReplaceAll(b.Name(), "/", "-"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	defer srv.Close()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	defer rdb.Close()
+	return dir
+}
+
+// callgrindIn is the Wrap that runs redis-servers under callgrind, each
+// dumping into dir as callgrind.out.<pid>.
+func callgrindIn(dir string) []string {
+	return []string{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + filepath.Join(dir, "callgrind.out.%p")}
+}
+
+// countTurnInstructions makes the turns of BenchmarkTurnRedisInstructions
+// on rdb, whose servers run under callgrind dumping into dir, and returns
+// what each server executed a turn, by step.
+func countTurnInstructions(b *testing.B, rdb redis.UniversalClient, dir string, servers []*redisserver.Server) []map[string]float64 {
 	c := &clock{t: t0}
 	s, err := store.New(rdb, store.Config{Clock: c.now})
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := &env{ctx: b.Context(), rdb: rdb, s: s, clock: c}
+	e := &env{ctx: b.Context(), rdb: rdb, s: s, clock: c, partitions: store.DefaultPartitions}
 	const processes, active = 192, 16
 	pids := createBlocked(b, e, processes)
 	callgrind := func(command string) {
-		if out, err := exec.Command("callgrind_control", command, strconv.Itoa(srv.PID())).CombinedOutput(); err != nil {
-			b.Fatalf("callgrind_control %s: %v: %s", command, err, out)
+		for _, srv := range servers {
+			if out, err := exec.Command("callgrind_control", command, strconv.Itoa(srv.PID())).CombinedOutput(); err != nil {
+				b.Fatalf("callgrind_control %s: %v: %s", command, err, out)
+			}
 		}
 	}
 	var counted int
@@ -305,20 +385,48 @@ func BenchmarkTurnRedisInstructions(b *testing.B) {
 		}
 		counted += processes
 	}
-	spent, err := dumpedInstructions(out)
-	if err != nil {
-		b.Fatal(err)
+	per := make([]map[string]float64, len(servers))
+	for i, srv := range servers {
+		spent, err := dumpedInstructions(filepath.Join(dir, fmt.Sprintf("callgrind.out.%d", srv.PID())))
+		if err != nil {
+			b.Fatal(err)
+		}
+		per[i] = make(map[string]float64, len(spent))
+		for name, n := range spent {
+			per[i][name] = float64(n) / float64(counted)
+		}
 	}
-	var total int64
-	for _, name := range turnSteps {
-		total += spent[name]
-		b.ReportMetric(float64(spent[name])/float64(counted), name+"-instr/turn")
-	}
-	b.ReportMetric(float64(total)/float64(counted), "redis-instr/turn")
+	return per
 }
 
+// reportInstructions reports the instructions a turn of each step, summed
+// over the servers, and returns their total.
+func reportInstructions(b *testing.B, per []map[string]float64) float64 {
+	var total float64
+	for _, step := range turnSteps {
+		var n float64
+		for _, counts := range per {
+			n += counts[step]
+		}
+		total += n
+		b.ReportMetric(n, step+"-instr/turn")
+	}
+	b.ReportMetric(total, "redis-instr/turn")
+	return total
+}
+
+// timeDriven are the functions of redis-server whose work is paced by the
+// clock, not by commands: serverCron (which among others asks jemalloc for
+// its statistics, half a million instructions, ten times a second) and,
+// in a cluster, the handling of the cluster bus's gossip. Under valgrind a
+// step takes a hundred times its wall time, so what they do in it says
+// nothing of what a turn costs; dumpedInstructions leaves them out. (What
+// they cost an idle deployment, `brain bench` measures.)
+var timeDriven = map[string]bool{"serverCron": true, "clusterReadHandler": true}
+
 // dumpedInstructions sums the instructions of the callgrind dumps made
-// with --dump=<name> next to out (out.1, out.2, ...), by name.
+// with --dump=<name> next to out (out.1, out.2, ...), by name, without
+// the time-driven ones (the inclusive cost of the calls to timeDriven).
 func dumpedInstructions(out string) (map[string]int64, error) {
 	files, err := filepath.Glob(out + ".*")
 	if err != nil {
@@ -331,20 +439,49 @@ func dumpedInstructions(out string) (map[string]int64, error) {
 			return nil, err
 		}
 		var name string
-		var n int64
+		var total, clocked int64
+		// Function names are compressed: "cfn=(id) name" defines id,
+		// "cfn=(id)" names it again. A call's inclusive cost is the last
+		// field of the line after its "calls=" line.
+		names := map[string]string{}
+		var callee string
+		var costNext bool
 		for line := range strings.Lines(string(data)) {
 			line = strings.TrimSpace(line)
-			if rest, ok := strings.CutPrefix(line, "desc: Trigger: "); ok {
-				_, name, _ = strings.Cut(rest, "dump ")
+			if costNext {
+				costNext = false
+				if timeDriven[callee] {
+					fields := strings.Fields(line)
+					n, err := strconv.ParseInt(fields[len(fields)-1], 10, 64)
+					if err != nil {
+						return nil, fmt.Errorf("%s: the cost of a call to %s: %w", f, callee, err)
+					}
+					clocked += n
+				}
+				continue
 			}
-			if rest, ok := strings.CutPrefix(line, "summary: "); ok {
-				n, _ = strconv.ParseInt(rest, 10, 64)
+			switch {
+			case strings.HasPrefix(line, "fn=") || strings.HasPrefix(line, "cfn="):
+				_, ref, _ := strings.Cut(line, "=")
+				id, fn, _ := strings.Cut(ref, " ")
+				if fn != "" {
+					names[id] = fn
+				}
+				if strings.HasPrefix(line, "cfn=") {
+					callee = names[id]
+				}
+			case strings.HasPrefix(line, "calls="):
+				costNext = true
+			case strings.HasPrefix(line, "desc: Trigger: "):
+				_, name, _ = strings.Cut(strings.TrimPrefix(line, "desc: Trigger: "), "dump ")
+			case strings.HasPrefix(line, "summary: "):
+				total, _ = strconv.ParseInt(strings.TrimPrefix(line, "summary: "), 10, 64)
 			}
 		}
-		if name == "" || n == 0 {
+		if name == "" || total == 0 {
 			return nil, fmt.Errorf("%s: no dump name or no instruction total", f)
 		}
-		sums[name] += n
+		sums[name] += total - clocked
 	}
 	return sums, nil
 }

@@ -1,6 +1,7 @@
 package redisserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,9 @@ type ClusterOptions struct {
 	// AppendOnly and Wrap are as in Options, for every node.
 	AppendOnly bool
 	Wrap       []string
+	// NodeTimeout is the nodes' cluster-node-timeout; ClusterNodeTimeout
+	// when zero. A cluster run under a profiler needs a longer one.
+	NodeTimeout time.Duration
 }
 
 // Cluster is a Redis Cluster of redis-servers on loopback, each on a free
@@ -125,6 +129,7 @@ func StartCluster(opts ClusterOptions) (*Cluster, error) {
 // of its cluster bus, which is a free port of its own (the default, its
 // port + 10000, may be taken or past 65535).
 func startClusterNode(opts ClusterOptions) (s *Server, bus string, err error) {
+	timeout := cmp.Or(opts.NodeTimeout, ClusterNodeTimeout)
 	s, err = start(Options{AppendOnly: opts.AppendOnly, Wrap: opts.Wrap}, "brain-cluster-", func(port, dir string) ([]string, error) {
 		p, err := freePort()
 		if err != nil {
@@ -132,7 +137,7 @@ func startClusterNode(opts ClusterOptions) (s *Server, bus string, err error) {
 		}
 		bus = strconv.Itoa(p)
 		return []string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-			"--cluster-port", bus, "--cluster-announce-ip", "127.0.0.1", "--cluster-node-timeout", strconv.FormatInt(ClusterNodeTimeout.Milliseconds(), 10)}, nil
+			"--cluster-port", bus, "--cluster-announce-ip", "127.0.0.1", "--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10)}, nil
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("redisserver: cannot start a cluster node: %w", err)
