@@ -76,10 +76,12 @@ func (c *stateCollector) hold(ctx context.Context) error {
 }
 
 // dropGauge gives the gauge's lease up, if the node holds it, so that
-// another node publishes the gauge at its next renewal.
+// another node publishes the gauge at its next renewal. It asks Redis
+// even when the node's own reckoning says the lease ran out: that starts
+// before Redis's, so the lease may live on there a little longer.
 func (n *Node) dropGauge(ctx context.Context) {
 	c := n.gauge.Load()
-	if c == nil || !c.held() {
+	if c == nil {
 		return
 	}
 	c.until.Store(0)

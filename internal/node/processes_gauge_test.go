@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -19,9 +21,12 @@ func TestProcessesGaugeSumsOverNodes(t *testing.T) {
 	rdb := testutil.Redis(t)
 	var nodes [2]*Node
 	var regs [2]*prometheus.Registry
+	// The first node's clock runs ahead at its stop (below).
+	var ahead atomic.Int64
+	clocks := [2]func() time.Time{func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }, time.Now}
 	for i := range nodes {
 		// No engine runs the recipes' wakes: the processes stay READY.
-		nodes[i] = startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": partsModel(nil)}, Engines: []string{"worker"}})
+		nodes[i] = startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": partsModel(nil)}, Engines: []string{"worker"}, Clock: clocks[i]})
 		regs[i] = prometheus.NewPedanticRegistry()
 		if err := nodes[i].RegisterStateGauge(regs[i]); err != nil {
 			t.Fatal(err)
@@ -53,6 +58,10 @@ func TestProcessesGaugeSumsOverNodes(t *testing.T) {
 		t.Errorf("sum(brain_processes) over the nodes = %v from %d nodes, want %d from one", total, publishers, processes)
 	}
 
+	// By its own reckoning the publisher's lease has run out; Redis's,
+	// which started later, may not have: it must give the lease up all
+	// the same.
+	ahead.Store(int64(nodes[0].cfg.LeaseTTL))
 	if err := nodes[0].Stop(context.Background()); err != nil { // the first to register holds the lease
 		t.Fatal(err)
 	}
