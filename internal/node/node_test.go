@@ -253,17 +253,25 @@ func TestNodeTrimsWakeQueues(t *testing.T) {
 			}
 		}
 	}
-	// The second trim from now looked at the queue after the last turn.
-	for range 2 {
+	// A trim that starts after the last turn empties the queue. Which
+	// trim that is cannot be told from here (a node trims its engines'
+	// streams at once, in as many pipelines as the batcher makes), so each
+	// trim is followed by a look, until the queue is empty.
+	guard := time.After(10 * time.Second)
+	for {
 		select {
 		case <-trimmed:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the node trimmed no wake queue")
+		case <-guard:
+			left, err := rdb.XLen(ctx, store.WakeStream(1, 0, "chat")).Result()
+			t.Fatalf("the wake queue holds %d entries (%v) after three turns and 10 s of trims, want none", left, err)
 		}
-	}
-	left, err := rdb.XLen(ctx, store.WakeStream(1, 0, "chat")).Result()
-	if err != nil || left != 0 {
-		t.Errorf("the wake queue holds %d entries (%v) after three turns and a trim, want none", left, err)
+		left, err := rdb.XLen(ctx, store.WakeStream(1, 0, "chat")).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			break
+		}
 	}
 }
 
