@@ -16,7 +16,8 @@ import (
 
 const benchUsage = `Usage:
   brain bench [--redis URL | --aof] [--processes P] [--messages M]
-              [--concurrency C] [--rate R] [--idle N] [--cpuprofile FILE]
+              [--concurrency C] [--rate R] [--quiet D] [--idle N]
+              [--cpuprofile FILE]
   brain bench --cluster N [--redis redis+cluster://HOST:PORT[,...] | --aof] ...
 
 Measures one node with a scripted, zero-latency model (every turn: one
@@ -37,6 +38,9 @@ machine is slow.
   small cache   the throughput phase again, the node keeping the logs of
                 half the processes: turns/s and CPU per turn when claims
                 often read their log back
+  quiet         Redis's CPU for D (3s) without a node, then with a node that
+                has nothing to do: what an idle node costs Redis a second
+                (--quiet 0 skips it)
   idle          N BLOCKED processes: node heap per process, goroutines before
                 and after, Redis bytes per process (--idle 0 skips it)
 
@@ -59,7 +63,10 @@ master's share of the Redis CPU and the partitions it serves, one Redis's
 ceiling, and the cluster's projected ceiling: N masters' cores at the
 cluster's CPU per turn, and, more cautious, what it serves until its busiest
 master's core is full. With --aof, every server runs with its append-only
-file.
+file. CPU time charges each master what its sockets cost the kernel and
+what the other servers evicted from the caches, which on a machine with
+fewer cores than servers weighs against the cluster: the Go benchmark
+BenchmarkTurnRedisInstructions (store) counts the instructions instead.
 
 Flags:
 `
@@ -75,6 +82,7 @@ func runBench(ctx context.Context, args []string, log *zap.Logger, stdout, stder
 	fs.IntVar(&cfg.Messages, "messages", cfg.Messages, "messages posted to each process in the throughput phase")
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "turns the node runs at once")
 	fs.IntVar(&cfg.Rate, "rate", cfg.Rate, "messages per second offered in the wake latency phase")
+	fs.DurationVar(&cfg.Quiet, "quiet", cfg.Quiet, "how long the quiet phase watches Redis's CPU (0 skips it)")
 	fs.IntVar(&cfg.Idle, "idle", cfg.Idle, "BLOCKED processes of the idle phase (0 skips it)")
 	fs.IntVar(&cfg.Cluster, "cluster", 0, "measure a Redis Cluster of `N` masters against one Redis: started for the run, or the one --redis redis+cluster:// names")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a pprof CPU profile of the throughput phase to this file (go tool pprof)")

@@ -57,6 +57,9 @@ type Config struct {
 	Rate             int
 	LatencyProcesses int
 	LatencyDuration  time.Duration
+	// Quiet is how long the quiet phase watches Redis's CPU, without a
+	// node and then with an idle one; 0 skips the phase.
+	Quiet time.Duration
 	// Idle is how many BLOCKED processes the idle phase creates; 0 skips
 	// the phase.
 	Idle int
@@ -77,6 +80,7 @@ func DefaultConfig() Config {
 		Rate:             500,
 		LatencyProcesses: 100,
 		LatencyDuration:  5 * time.Second,
+		Quiet:            3 * time.Second,
 		Idle:             100_000,
 		Posters:          4,
 	}
@@ -102,6 +106,9 @@ func (c *Config) validate() error {
 	between("Posters", c.Posters, 1, 1024)
 	if c.Processes*c.Messages > 10_000_000 {
 		errs = append(errs, fmt.Errorf("Processes × Messages: must be at most 10000000 (got %d × %d)", c.Processes, c.Messages))
+	}
+	if c.Quiet < 0 || c.Quiet > time.Hour {
+		errs = append(errs, fmt.Errorf("Quiet (--quiet): must be between 0 (skip the phase) and 1h (got %s)", c.Quiet))
 	}
 	if c.LatencyDuration < 100*time.Millisecond || c.LatencyDuration > time.Hour {
 		errs = append(errs, fmt.Errorf("LatencyDuration: must be between 100ms and 1h (got %s)", c.LatencyDuration))
@@ -198,6 +205,16 @@ func (b *bench) rest(ctx context.Context, rep *report) error {
 		return err
 	}
 	lv.write(rep, cfg)
+	if cfg.Quiet > 0 {
+		if err := b.between(ctx); err != nil {
+			return err
+		}
+	}
+	q, err := b.quiet(ctx)
+	if err != nil {
+		return err
+	}
+	q.write(rep, cfg, len(b.tgt.servers))
 	if cfg.Idle > 0 {
 		if err := b.between(ctx); err != nil {
 			return err

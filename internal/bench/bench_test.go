@@ -28,6 +28,7 @@ func tiny() Config {
 	cfg := DefaultConfig()
 	cfg.Processes, cfg.Messages = 3, 2
 	cfg.Rate, cfg.LatencyProcesses, cfg.LatencyDuration = 50, 5, time.Second
+	cfg.Quiet = 100 * time.Millisecond
 	cfg.Idle = 100
 	return cfg
 }
@@ -40,6 +41,7 @@ var figures = []string{
 	"Go heap", "process RSS",
 	"turns/s, small cache", "redis CPU/turn, small cache", "node CPU/turn, small cache",
 	"messages", "p50", "p90", "p99", "max",
+	"redis CPU, no node", "redis CPU, one idle node",
 	"created in", "node heap per idle process", "goroutines", "redis bytes per process",
 }
 
@@ -158,7 +160,7 @@ func TestRunEmbedded(t *testing.T) {
 	}
 	report := out.String()
 	checkFigures(t, report, "redis commands per turn", "redis script time per turn", "redis CPU per turn", "redis ceiling, turns/s",
-		"redis CPU/turn, small cache", "redis bytes per process")
+		"redis CPU/turn, small cache", "redis bytes per process", "redis CPU, no node", "redis CPU, one idle node")
 	if n := strings.Count(report, "NOT representative"); n != 2 {
 		t.Errorf("the report says NOT representative %d times, want 2 (top and bottom):\n%s", n, report)
 	}
