@@ -357,6 +357,7 @@ func countTurnInstructions(b *testing.B, rdb redis.UniversalClient, dir string, 
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer s.Close()
 	e := &env{ctx: b.Context(), rdb: rdb, s: s, clock: c, partitions: store.DefaultPartitions}
 	const processes, active = 192, 16
 	pids := createBlocked(b, e, processes)

@@ -26,6 +26,7 @@ func TestOnCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close)
 	e := &env{ctx: t.Context(), rdb: rdb, s: s, clock: c}
 	if err := s.CheckLayout(e.ctx); err != nil {
 		t.Fatal(err)

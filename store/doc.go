@@ -52,6 +52,9 @@
 //	B owner:<owner>   zset    pid -> created_at ms: the index ListOwned walks
 //	B waiting         set     the processes whose calls wait for approval
 //	B due             zset    "<pid>|<timer id>" -> due unix ms
+//	brain:bell:{tag}    string  touched whenever a wake is queued in the
+//	                            partition whose base is brain:{tag}: (the
+//	                            Cluster bell watches their one prefix)
 //	brain:layout        string  "partitions=<n>" (CheckLayout)
 //	brain:libraries     zset    Lua library name -> when a node last said it
 //	                            uses it, unix ms (TendLibraries)
@@ -137,8 +140,15 @@
 // ErrWorkerPartition), so its creation, its result and its deletion reach
 // the parent's keys in the worker's own script, and nothing passes between
 // partitions. On a Cluster the reads over many wake streams go per slot:
-// ReadWakes polls the streams a window at a time, in one pipeline (one
-// round trip per master), StealWakes runs its script per stream, the
+// no command blocks on streams of several slots, so ReadWakes reads the
+// streams without blocking, a window at a time, in one pipeline (one
+// round trip per master), and waits between reads for the store's bell
+// (bell.go): Redis's client-side caching, in broadcast mode, tells a
+// subscriber on each master which wake streams changed, and the streams
+// that rang are read at once. A ring is a hint: every stream is still read
+// bellPoll apart, so a lost ring (a failover, a slot moved) costs that
+// much latency, never a wake, and without a bell the reads back off from
+// pollFirst to pollMost. StealWakes runs its script per stream, the
 // function library is loaded on every master, and WaitReplicas asks each
 // master that took a write for its own replicas.
 //

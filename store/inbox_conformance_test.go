@@ -77,6 +77,7 @@ func (h *storeHarness) MakeSteered(t *testing.T, st lifecycle.Status, limit int,
 		if s, err = store.New(h.rdb, cfg); err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(s.Close)
 		h.stores[limit] = s
 	}
 	pid := fmt.Sprintf("p%d", h.made.Add(1))

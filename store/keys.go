@@ -109,6 +109,41 @@ func (l layout) owner(n int, owner string) string { return l.base(n) + "owner:" 
 // wake is partition n's wake stream of engine.
 func (l layout) wake(n int, engine string) string { return l.base(n) + "wake:" + engine }
 
+// bellPrefix starts every partition's bell key: brain:bell:{tag}, which
+// the scripts touch whenever they queue a wake in the partition, so that
+// a Cluster's bell (bell.go) can watch one prefix for them all. The wake
+// streams themselves start with their partition's base, which no one
+// prefix covers.
+const bellPrefix = keyPrefix + "bell:"
+
+// bell is partition n's bell key.
+func (l layout) bell(n int) string { return bellPrefix + bellTag(l.base(n)) }
+
+// bellTag is the "{tag}" of a partition's base, "brain:{tag}:".
+func bellTag(base string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(base, keyPrefix), ":")
+}
+
+// baseOfBell is the base of the partition whose bell key is key, or ""
+// when key is none.
+func baseOfBell(key string) string {
+	tag, ok := strings.CutPrefix(key, bellPrefix)
+	if !ok {
+		return ""
+	}
+	return keyPrefix + tag + ":"
+}
+
+// baseOfWake is the base of the partition of wake stream key, or "" when
+// key is none.
+func baseOfWake(key string) string {
+	i := strings.Index(key, "}:")
+	if i < 0 || !isWakeStream(key) {
+		return ""
+	}
+	return key[:i+2]
+}
+
 // liveChannel is the Pub/Sub channel of the live updates of process pid's
 // running turns (live.go). Not a key, but named as one, hash tag and all, so
 // that it stays in the process's slot should it become a shard channel.

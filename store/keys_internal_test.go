@@ -1,6 +1,9 @@
 package store
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestPartitionSlots checks that the partitions' hash tags spread their
 // slots evenly: each falls in its own run of 16384/P slots, so that masters
@@ -34,4 +37,39 @@ func TestPartitionSlots(t *testing.T) {
 			t.Errorf("slot(%q) = %d, want %d", key, got, want)
 		}
 	}
+}
+
+// TestBellKeys checks that a partition's bell key carries its hash tag
+// (the same slot as its wake streams) and leads back to its base, as its
+// wake streams do.
+func TestBellKeys(t *testing.T) {
+	l := newLayout(64)
+	for n := range l.bases {
+		bell, stream := l.bell(n), l.wake(n, "chat")
+		if !strings.HasPrefix(bell, bellPrefix) {
+			t.Errorf("partition %d's bell %q does not start with %q", n, bell, bellPrefix)
+		}
+		if slot(tagOf(bell)) != slot(tagOf(stream)) {
+			t.Errorf("partition %d: bell %q and wake stream %q are in different slots", n, bell, stream)
+		}
+		if got := baseOfBell(bell); got != l.base(n) {
+			t.Errorf("baseOfBell(%q) = %q, want %q", bell, got, l.base(n))
+		}
+		if got := baseOfWake(stream); got != l.base(n) {
+			t.Errorf("baseOfWake(%q) = %q, want %q", stream, got, l.base(n))
+		}
+	}
+	for _, key := range []string{"brain:{1}:proc:p1", "brain:layout", "other:bell:{1}"} {
+		if baseOfBell(key) != "" || baseOfWake(key) != "" {
+			t.Errorf("%q taken for a bell or a wake stream", key)
+		}
+	}
+}
+
+// tagOf is the hash tag of key: what is between its first "{" and the
+// next "}".
+func tagOf(key string) string {
+	_, rest, _ := strings.Cut(key, "{")
+	tag, _, _ := strings.Cut(rest, "}")
+	return tag
 }

@@ -68,6 +68,7 @@ func onEveryDeployment(t *testing.T, test func(t *testing.T, e *env)) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(s.Close)
 		test(t, &env{ctx: context.Background(), rdb: rdb, s: s, clock: c, partitions: store.DefaultPartitions})
 	})
 }

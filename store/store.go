@@ -182,7 +182,9 @@ type Store struct {
 	// poll is where a Cluster's wake streams are looked at next (pollWakes):
 	// the stream (cursor), not before when (next, unix ns), and the wait
 	// after a round that found nothing (wait, ns).
-	poll    struct{ cursor, next, wait atomic.Int64 }
+	poll struct{ cursor, next, wait atomic.Int64 }
+	// bell tells pollWakes when a wake stream changed (bell.go).
+	bell    *bell
 	scripts *scripts
 	tpl     templates
 
@@ -205,10 +207,16 @@ func New(rdb redis.UniversalClient, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	_, cluster := rdb.(*redis.ClusterClient)
-	return &Store{rdb: rdb, cluster: cluster, batch: newBatcher(rdb, cfg.WaitReplicas, cfg.WaitTimeout), cfg: cfg, keys: newLayout(cfg.Partitions), scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
+	keys := newLayout(cfg.Partitions)
+	return &Store{rdb: rdb, cluster: cluster, bell: newBell(keys), batch: newBatcher(rdb, cfg.WaitReplicas, cfg.WaitTimeout), cfg: cfg, keys: keys, scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
 }
 
 func (s *Store) now() time.Time { return s.cfg.Clock() }
+
+// Close releases what the store holds beside its Redis client: the
+// connections of its wake bell on a Cluster (bell.go). The client is the
+// caller's to close.
+func (s *Store) Close() { s.bell.close() }
 
 // run runs a script and returns its reply, which every script makes an
 // array whose first element is a status word.

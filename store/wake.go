@@ -227,67 +227,102 @@ func (s *Store) TrimWakes(ctx context.Context, engines []string) error {
 
 // Polling a Cluster's wake streams: after a round of looks at every stream
 // finds nothing, the next round waits pollFirst, each next one twice as
-// long, up to pollMost; a look that finds a wake starts over.
+// long, up to pollMost; a look that finds a wake starts over. While the
+// store's bell is up (bell.go), it says which streams changed, and a round
+// only covers a lost ring, bellPoll apart.
 const (
 	pollFirst = time.Millisecond
 	pollMost  = 16 * time.Millisecond
 )
 
 // pollWakes is readWakes on a Cluster, where one command cannot block on
-// streams of several slots. Each look reads some streams without blocking,
-// in one pipeline that go-redis splits into one round trip per master, all
-// at once: twice as many streams as wakes are wanted, taking turns round
-// the streams (the store's poll cursor), so that a busy node reads about
-// one stream per wake it runs rather than every stream each time. A look
-// that finds nothing goes on round the streams at once; once they were all
-// looked at in vain, the next round waits (the store's backoff, kept from
-// one call to the next, so that an idle node looks pollMost apart however
-// often it calls), until a wake comes or block has passed.
+// streams of several slots. It looks first at the streams the bell rang
+// for, if it is up. A round of looks reads every stream, some at a time,
+// without blocking, in one pipeline each that go-redis splits into one
+// round trip per master, all at once: twice as many streams as wakes are
+// wanted, taking turns round the streams (the store's poll cursor), so
+// that a busy node reads about one stream per wake it runs. Between looks
+// it waits for a ring, the next round (the store's backoff, kept from one
+// call to the next, so that an idle node looks as far apart however often
+// it calls), or the end of block.
 func (s *Store) pollWakes(ctx context.Context, node string, streams []string, count int, block time.Duration) ([]Wake, error) {
 	deadline := time.Now().Add(block)
 	window, perStream := min(len(streams), 2*count), 1
 	if count > len(streams) {
 		perStream = (count + len(streams) - 1) / len(streams)
 	}
+	cc, _ := s.rdb.(*redis.ClusterClient)
+	belled := cc != nil && s.bell.ready(ctx, cc)
 	for {
-		if wait := time.Until(time.Unix(0, s.poll.next.Load())); wait > 0 {
-			left := time.Until(deadline)
-			t := time.NewTimer(min(wait, max(left, 0)))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, nil
-			case <-t.C:
+		if belled {
+			rung, all := s.bell.take(streams)
+			if all {
+				s.poll.next.Store(0)
 			}
-			if wait > left {
-				return nil, nil
+			if len(rung) > 0 {
+				// The few streams that rang share all of count.
+				per := (count + len(rung) - 1) / len(rung)
+				wakes, err := s.pollStreams(ctx, node, rung, per)
+				s.bell.again(wakes, per)
+				if len(wakes) > 0 || err != nil {
+					return wakes, err
+				}
 			}
 		}
-		if err := s.ensureGroups(ctx, streams); err != nil {
-			return nil, fmt.Errorf("store: read wakes: %w", err)
-		}
-		for looked := 0; looked < len(streams); looked += window {
-			first := int(s.poll.cursor.Add(int64(window))-int64(window)) % len(streams)
-			some := make([]string, 0, window)
-			for i := range window {
-				some = append(some, streams[(first+i)%len(streams)])
-			}
-			wakes, err := s.pollStreams(ctx, node, some, perStream)
-			if len(wakes) > 0 {
-				s.poll.wait.Store(0)
-			}
+		if time.Now().UnixNano() >= s.poll.next.Load() {
+			wakes, err := s.pollRound(ctx, node, streams, window, perStream)
 			if len(wakes) > 0 || err != nil {
+				s.poll.wait.Store(0)
+				if belled {
+					s.bell.again(wakes, perStream)
+					s.poll.next.Store(time.Now().Add(bellPoll).UnixNano())
+				}
 				return wakes, err
 			}
+			wait := max(min(2*time.Duration(s.poll.wait.Load()), pollMost), pollFirst)
+			if belled {
+				wait = bellPoll // the bell says when to look; a round only covers a lost ring
+			}
+			s.poll.wait.Store(int64(wait))
+			s.poll.next.Store(time.Now().Add(wait).UnixNano())
 		}
-		wait := min(2*time.Duration(s.poll.wait.Load()), pollMost)
-		wait = max(wait, pollFirst)
-		s.poll.wait.Store(int64(wait))
-		s.poll.next.Store(time.Now().Add(wait).UnixNano())
-		if time.Until(deadline) <= 0 {
+		left := time.Until(deadline)
+		if left <= 0 {
 			return nil, nil
 		}
+		t := time.NewTimer(min(time.Until(time.Unix(0, s.poll.next.Load())), left))
+		var rings <-chan struct{}
+		if belled {
+			rings = s.bell.rings
+		}
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil
+		case <-rings:
+			t.Stop()
+		case <-t.C:
+		}
 	}
+}
+
+// pollRound looks at every stream, window at a time from the poll cursor,
+// until some give wakes.
+func (s *Store) pollRound(ctx context.Context, node string, streams []string, window, perStream int) ([]Wake, error) {
+	if err := s.ensureGroups(ctx, streams); err != nil {
+		return nil, fmt.Errorf("store: read wakes: %w", err)
+	}
+	for looked := 0; looked < len(streams); looked += window {
+		first := int(s.poll.cursor.Add(int64(window))-int64(window)) % len(streams)
+		some := make([]string, 0, window)
+		for i := range window {
+			some = append(some, streams[(first+i)%len(streams)])
+		}
+		if wakes, err := s.pollStreams(ctx, node, some, perStream); len(wakes) > 0 || err != nil {
+			return wakes, err
+		}
+	}
+	return nil, nil
 }
 
 // pollStreams reads up to perStream new wakes of each of streams, for node,

@@ -247,6 +247,7 @@ func (n *Node) Stop(ctx context.Context) error {
 	// node's watchers' streams end.
 	n.live.stop()
 	n.watch.stop()
+	n.store.Close()
 	n.stopLeases()
 	n.keeping.Wait()
 	if err := n.mcp.Close(); err != nil { // stops the MCP servers' processes

@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/engine-brain/brain/inbox"
+	"github.com/engine-brain/brain/internal/testutil"
+)
+
+// TestBellRings sets a bell up on a 3-master cluster for a node's wake
+// streams: a message that queues a wake, on whichever master, rings it; a
+// closed bell is not set up again.
+func TestBellRings(t *testing.T) {
+	t.Parallel()
+	_, cc := testutil.RedisCluster(t, 3, 0)
+	s, err := New(cc, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	ctx := context.Background()
+	streams, err := s.wakeStreams([]string{"chat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.bell.ready(ctx, cc) {
+		t.Fatal("the bell did not set up")
+	}
+	if n := len(s.bell.masters); n != 3 {
+		t.Errorf("the bell is on %d masters, want 3", n)
+	}
+	if rung, all := s.bell.take(streams); !all || len(rung) != 0 {
+		t.Errorf("a bell just set up rang for %v (all %v), want everything: what changed before went unheard", rung, all)
+	}
+	for _, pid := range []string{"p1", "p2", "p3", "p4"} {
+		select { // a ring left from before
+		case <-s.bell.rings:
+		default:
+		}
+		s.bell.take(streams)
+		in := inbox.Message{Kind: "user", From: "user:ada", Content: "hello"}
+		if _, err := s.Create(ctx, NewProcess{ID: pid, Recipe: "r", Engine: "chat", Input: &in}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-s.bell.rings:
+		case <-time.After(10 * time.Second): // a guard against a bell that never rings, not a measure
+			t.Fatalf("no ring for %s's wake", pid)
+		}
+		want := s.keys.wake(s.keys.partition(pid), "chat")
+		if rung, all := s.bell.take(streams); all || !slices.Contains(rung, want) {
+			t.Errorf("the ring for %s's wake named %v (all %v), want %s", pid, rung, all, want)
+		}
+	}
+	s.Close()
+	if s.bell.ready(ctx, cc) {
+		t.Error("a closed bell set up again")
+	}
+}
+
+// TestBellAfterLostSubscriber kills the bell's subscriber on a master: the
+// bell is set up again at the next read, and rings on.
+func TestBellAfterLostSubscriber(t *testing.T) {
+	t.Parallel()
+	cluster, cc := testutil.RedisCluster(t, 3, 0)
+	s, err := New(cc, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	ctx := context.Background()
+	if !s.bell.ready(ctx, cc) {
+		t.Fatal("the bell did not set up")
+	}
+	addr := cluster.Masters[0].Addr
+	lost := s.bell.masters[addr]
+	admin := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = admin.Close() })
+	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lost.done:
+	case <-time.After(10 * time.Second): // a guard, not a measure
+		t.Fatal("the bell did not notice its subscriber's loss")
+	}
+	if !s.bell.ready(ctx, cc) {
+		t.Fatal("the bell was not set up again")
+	}
+	if s.bell.masters[addr] == lost {
+		t.Fatal("the bell kept the master's part that lost its subscriber")
+	}
+	if _, all := s.bell.take(nil); !all {
+		t.Error("a bell set up again did not ring for everything: what changed meanwhile went unheard")
+	}
+	// A process whose partition that master serves rings the new bell.
+	for i := 0; ; i++ {
+		pid := fmt.Sprintf("p%d", i)
+		m, err := cc.MasterForKey(ctx, s.keys.proc(pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Options().Addr != addr {
+			continue
+		}
+		select { // the ring of the set-up
+		case <-s.bell.rings:
+		default:
+		}
+		in := inbox.Message{Kind: "user", From: "user:ada", Content: "hello"}
+		if _, err := s.Create(ctx, NewProcess{ID: pid, Recipe: "r", Engine: "chat", Input: &in}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-s.bell.rings:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no ring for %s's wake", pid)
+		}
+		want := s.keys.wake(s.keys.partition(pid), "chat")
+		if rung, _ := s.bell.take([]string{want}); !slices.Equal(rung, []string{want}) {
+			t.Errorf("the ring for %s's wake named %v, want %s", pid, rung, want)
+		}
+		break
+	}
+}
