@@ -129,3 +129,29 @@ func TestBellAfterLostSubscriber(t *testing.T) {
 		break
 	}
 }
+
+// TestReadWakesOnRing checks that a read on a Cluster takes a wake as its
+// bell rings, not at the next round over every stream: after a round that
+// found nothing, the next is bellPoll away, and a read that blocks for
+// half as long finds the wake queued meanwhile.
+func TestReadWakesOnRing(t *testing.T) {
+	t.Parallel()
+	_, cc := testutil.RedisCluster(t, 3, 0)
+	s, err := New(cc, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	ctx := context.Background()
+	if ws, err := s.ReadWakes(ctx, "n1", []string{"chat"}, 10, time.Millisecond); err != nil || len(ws) != 0 {
+		t.Fatalf("ReadWakes on an empty store = %v, %v", ws, err)
+	}
+	in := inbox.Message{Kind: "user", From: "user:ada", Content: "hello"}
+	if _, err := s.Create(ctx, NewProcess{ID: "p1", Recipe: "r", Engine: "chat", Input: &in}); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := s.ReadWakes(ctx, "n1", []string{"chat"}, 10, bellPoll/2)
+	if err != nil || len(ws) != 1 || ws[0].PID != "p1" {
+		t.Fatalf("ReadWakes after p1's wake = %v, %v; want p1's, on the ring", ws, err)
+	}
+}
