@@ -14,11 +14,11 @@ import (
 
 // A Cluster's wake streams cannot be waited on in one command, so a node
 // polls them (pollWakes). The bell lets it wait instead: the scripts touch
-// a partition's bell key (brain:bell:{tag}) whenever they queue a wake in
-// it, and on every master Redis's client-side caching in broadcast mode
-// (CLIENT TRACKING ... BCAST PREFIX brain:bell:) tells a connection
-// subscribed to __redis__:invalidate which bell keys were touched, at the
-// end of the event loop that touched them. One prefix, not one per wake
+// a wake stream's bell key (brain:bell:{tag}:<engine>) whenever they queue
+// a wake on it, and on every master Redis's client-side caching in
+// broadcast mode (CLIENT TRACKING ... BCAST PREFIX brain:bell:) tells a
+// connection subscribed to __redis__:invalidate which bell keys were
+// touched, at the end of the event loop that touched them. One prefix, not one per wake
 // stream: Redis matches every key a command writes against every prefix
 // tracked (callgrind: a fifth more instructions a turn with the 21 wake
 // stream prefixes of a master, about 1 % with one).
@@ -39,14 +39,14 @@ const bellPoll = 250 * time.Millisecond
 // every master that serves a partition.
 const bellRetry = time.Second
 
-// bell rings when a wake is queued in a partition whose master it listens
+// bell rings when a wake is queued on a stream whose master it listens
 // to.
 type bell struct {
 	bases []string // of every partition
 	rings chan struct{}
 
 	ringMu sync.Mutex
-	rung   map[string]bool // bases of the partitions that rang since the last take
+	rung   map[string]bool // wake streams that rang since the last take
 	all    bool            // any may have (a flush, a bell set up again)
 
 	mu      sync.Mutex
@@ -71,18 +71,18 @@ func newBell(l layout) *bell {
 	return &bell{bases: l.bases, rings: make(chan struct{}, 1)}
 }
 
-// ring notes that the partitions of bases had wakes queued (none named:
-// any may have); one pending ring is enough.
-func (b *bell) ring(bases []string) {
+// ring notes that streams had wakes queued (none named: any may have);
+// one pending ring is enough.
+func (b *bell) ring(streams []string) {
 	b.ringMu.Lock()
-	if len(bases) == 0 {
+	if len(streams) == 0 {
 		b.all = true
 	}
-	for _, base := range bases {
+	for _, st := range streams {
 		if b.rung == nil {
 			b.rung = map[string]bool{}
 		}
-		b.rung[base] = true
+		b.rung[st] = true
 	}
 	b.ringMu.Unlock()
 	select {
@@ -98,14 +98,14 @@ func (b *bell) invalidated(keys []string) {
 		b.ring(nil)
 		return
 	}
-	bases := make([]string, 0, len(keys))
+	streams := make([]string, 0, len(keys))
 	for _, k := range keys {
-		if base := baseOfBell(k); base != "" {
-			bases = append(bases, base)
+		if st := streamOfBell(k); st != "" {
+			streams = append(streams, st)
 		}
 	}
-	if len(bases) > 0 {
-		b.ring(bases)
+	if len(streams) > 0 {
+		b.ring(streams)
 	}
 }
 
@@ -116,7 +116,7 @@ func (b *bell) again(wakes []Wake, perStream int) {
 	var full []string
 	for _, w := range wakes {
 		if n[w.Stream]++; n[w.Stream] == perStream {
-			full = append(full, baseOfWake(w.Stream))
+			full = append(full, w.Stream)
 		}
 	}
 	if len(full) > 0 {
@@ -124,14 +124,14 @@ func (b *bell) again(wakes []Wake, perStream int) {
 	}
 }
 
-// take returns which of streams are in partitions that rang since the
-// last take, and whether any may have (all). Rings of other streams are
-// dropped: a node that reads them later finds their wakes in a round.
+// take returns which of streams rang since the last take, and whether any
+// may have (all). Rings of other streams are dropped: a node that reads
+// them later finds their wakes in a round.
 func (b *bell) take(streams []string) (rung []string, all bool) {
 	b.ringMu.Lock()
 	defer b.ringMu.Unlock()
 	for _, st := range streams {
-		if b.rung[baseOfWake(st)] {
+		if b.rung[st] {
 			rung = append(rung, st)
 		}
 	}

@@ -52,9 +52,10 @@
 //	B owner:<owner>   zset    pid -> created_at ms: the index ListOwned walks
 //	B waiting         set     the processes whose calls wait for approval
 //	B due             zset    "<pid>|<timer id>" -> due unix ms
-//	brain:bell:{tag}    string  touched whenever a wake is queued in the
-//	                            partition whose base is brain:{tag}: (the
-//	                            Cluster bell watches their one prefix)
+//	brain:bell:{tag}:<engine>
+//	                    string  touched whenever a wake is queued on the
+//	                            stream brain:{tag}:wake:<engine> (the bell
+//	                            watches their one prefix, bell.go)
 //	brain:layout        string  "partitions=<n>" (CheckLayout)
 //	brain:libraries     zset    Lua library name -> when a node last said it
 //	                            uses it, unix ms (TendLibraries)

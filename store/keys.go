@@ -109,39 +109,28 @@ func (l layout) owner(n int, owner string) string { return l.base(n) + "owner:" 
 // wake is partition n's wake stream of engine.
 func (l layout) wake(n int, engine string) string { return l.base(n) + "wake:" + engine }
 
-// bellPrefix starts every partition's bell key: brain:bell:{tag}, which
-// the scripts touch whenever they queue a wake in the partition, so that
-// a Cluster's bell (bell.go) can watch one prefix for them all. The wake
-// streams themselves start with their partition's base, which no one
-// prefix covers.
+// bellPrefix starts the bell key of every wake stream: the stream
+// brain:{tag}:wake:<engine> has brain:bell:{tag}:<engine>, which the
+// scripts touch whenever they queue a wake on it, so that a Cluster's bell
+// (bell.go) can watch one prefix for them all. The wake streams themselves
+// start with their partition's base, which no one prefix covers.
 const bellPrefix = keyPrefix + "bell:"
 
-// bell is partition n's bell key.
-func (l layout) bell(n int) string { return bellPrefix + bellTag(l.base(n)) }
-
-// bellTag is the "{tag}" of a partition's base, "brain:{tag}:".
-func bellTag(base string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(base, keyPrefix), ":")
+// bellOf is the bell key of wake stream stream.
+func bellOf(stream string) string {
+	base, engine, _ := strings.Cut(stream, "}:wake:")
+	return bellPrefix + strings.TrimPrefix(base, keyPrefix) + "}:" + engine
 }
 
-// baseOfBell is the base of the partition whose bell key is key, or ""
-// when key is none.
-func baseOfBell(key string) string {
-	tag, ok := strings.CutPrefix(key, bellPrefix)
-	if !ok {
+// streamOfBell is the wake stream whose bell key is key, or "" when key
+// is none.
+func streamOfBell(key string) string {
+	rest, ok := strings.CutPrefix(key, bellPrefix)
+	tag, engine, ok2 := strings.Cut(rest, "}:")
+	if !ok || !ok2 || !strings.HasPrefix(tag, "{") || engine == "" {
 		return ""
 	}
-	return keyPrefix + tag + ":"
-}
-
-// baseOfWake is the base of the partition of wake stream key, or "" when
-// key is none.
-func baseOfWake(key string) string {
-	i := strings.Index(key, "}:")
-	if i < 0 || !isWakeStream(key) {
-		return ""
-	}
-	return key[:i+2]
+	return keyPrefix + tag + "}:wake:" + engine
 }
 
 // liveChannel is the Pub/Sub channel of the live updates of process pid's

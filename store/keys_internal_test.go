@@ -39,29 +39,28 @@ func TestPartitionSlots(t *testing.T) {
 	}
 }
 
-// TestBellKeys checks that a partition's bell key carries its hash tag
-// (the same slot as its wake streams) and leads back to its base, as its
-// wake streams do.
+// TestBellKeys checks that a wake stream's bell key carries its hash tag
+// (the same slot) and leads back to it.
 func TestBellKeys(t *testing.T) {
 	l := newLayout(64)
 	for n := range l.bases {
-		bell, stream := l.bell(n), l.wake(n, "chat")
-		if !strings.HasPrefix(bell, bellPrefix) {
-			t.Errorf("partition %d's bell %q does not start with %q", n, bell, bellPrefix)
-		}
-		if slot(tagOf(bell)) != slot(tagOf(stream)) {
-			t.Errorf("partition %d: bell %q and wake stream %q are in different slots", n, bell, stream)
-		}
-		if got := baseOfBell(bell); got != l.base(n) {
-			t.Errorf("baseOfBell(%q) = %q, want %q", bell, got, l.base(n))
-		}
-		if got := baseOfWake(stream); got != l.base(n) {
-			t.Errorf("baseOfWake(%q) = %q, want %q", stream, got, l.base(n))
+		for _, engine := range []string{"chat", "my-engine_2"} {
+			stream := l.wake(n, engine)
+			bell := bellOf(stream)
+			if !strings.HasPrefix(bell, bellPrefix) {
+				t.Errorf("%s's bell %q does not start with %q", stream, bell, bellPrefix)
+			}
+			if slot(tagOf(bell)) != slot(tagOf(stream)) {
+				t.Errorf("bell %q and wake stream %q are in different slots", bell, stream)
+			}
+			if got := streamOfBell(bell); got != stream {
+				t.Errorf("streamOfBell(%q) = %q, want %q", bell, got, stream)
+			}
 		}
 	}
-	for _, key := range []string{"brain:{1}:proc:p1", "brain:layout", "other:bell:{1}"} {
-		if baseOfBell(key) != "" || baseOfWake(key) != "" {
-			t.Errorf("%q taken for a bell or a wake stream", key)
+	for _, key := range []string{"brain:{1}:proc:p1", "brain:layout", "other:bell:{1}:chat", "brain:bell:{1}:", "brain:bell:1}:chat"} {
+		if got := streamOfBell(key); got != "" {
+			t.Errorf("streamOfBell(%q) = %q, want none", key, got)
 		}
 	}
 }

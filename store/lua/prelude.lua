@@ -19,10 +19,10 @@ local function workers_key(p) return p.base .. 'workers:' .. p.pid end
 local function approvals_key(p) return p.base .. 'approvals:' .. p.pid end
 local function waiting_key(p) return p.base .. 'waiting' end
 local function wake_key(p, engine) return p.base .. 'wake:' .. engine end
--- bell_key: brain:bell:{tag} of p's partition (base 'brain:{tag}:'), touched
--- whenever a wake is queued there: a Cluster's nodes watch that one prefix
--- (store/bell.go).
-local function bell_key(p) return 'brain:bell:' .. string.sub(p.base, 7, -2) end
+-- bell_key: brain:bell:{tag}:<engine> of wake_key(p, engine) (p.base is
+-- 'brain:{tag}:'), touched whenever a wake is queued there: a Cluster's
+-- nodes watch that one prefix (store/bell.go).
+local function bell_key(p, engine) return 'brain:bell:' .. string.sub(p.base, 7) .. engine end
 -- due_key: the partition's timer index, '<pid>|<timer id>' -> due ms.
 local function due_key(p) return p.base .. 'due' end
 local function keys_of(base, pid)
