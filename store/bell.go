@@ -295,9 +295,9 @@ func startBellMaster(ctx context.Context, o *redis.Options, ring func([]string))
 }
 
 // subscriberID finds the client id of the subscriber named name (CLIENT
-// LIST: the connection of that name that is subscribed).
+// LIST TYPE pubsub, which leaves out the many connections that are not).
 func subscriberID(ctx context.Context, c *redis.Client, name string) (string, error) {
-	list, err := c.ClientList(ctx).Result()
+	list, err := c.Do(ctx, "CLIENT", "LIST", "TYPE", "pubsub").Text()
 	if err != nil {
 		return "", err
 	}
