@@ -18,10 +18,10 @@ import (
 // a wake on it, and on every master Redis's client-side caching in
 // broadcast mode (CLIENT TRACKING ... BCAST PREFIX brain:bell:) tells a
 // connection subscribed to __redis__:invalidate which bell keys were
-// touched, at the end of the event loop that touched them. One prefix, not one per wake
-// stream: Redis matches every key a command writes against every prefix
-// tracked (callgrind: a fifth more instructions a turn with the 21 wake
-// stream prefixes of a master, about 1 % with one).
+// touched, at the end of the event loop that touched them. One prefix, not
+// one per partition's wake streams: Redis matches every key a command
+// writes against every prefix tracked (callgrind: a third more
+// instructions a turn with a master's 21 prefixes, 1 % more with one).
 //
 // A ring is a hint, never the only way a wake is found: it may come a
 // little after the reply of the script that queued the wake, and a master
@@ -140,8 +140,8 @@ func (b *bell) take(streams []string) (rung []string, all bool) {
 }
 
 // ready reports whether the bell is up, setting it up when it is not (at
-// most once every bellRetry), and setting it up again when a master it
-// listens to stopped or no longer serves its prefixes' slots.
+// most once every bellRetry), and again when a master's part stopped
+// listening or the masters that serve the partitions changed.
 func (b *bell) ready(ctx context.Context, cc *redis.ClusterClient) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
