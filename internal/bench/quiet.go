@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/engine-brain/brain/internal/ctxtime"
 )
 
 // quietSettle is how long the quiet phase lets a node's start-up pass
@@ -35,7 +37,7 @@ func (b *bench) quiet(ctx context.Context) (quietResult, error) {
 		return res, err
 	}
 	defer node.stop(ctx)
-	if err := pause(ctx, min(quietSettle, b.cfg.Quiet)); err != nil {
+	if err := ctxtime.Sleep(ctx, min(quietSettle, b.cfg.Quiet)); err != nil {
 		return res, err
 	}
 	withNode, err := b.spentOver(ctx, b.cfg.Quiet)
@@ -49,7 +51,7 @@ func (b *bench) spentOver(ctx context.Context, d time.Duration) (time.Duration, 
 	if err != nil {
 		return 0, err
 	}
-	if err := pause(ctx, d); err != nil {
+	if err := ctxtime.Sleep(ctx, d); err != nil {
 		return 0, err
 	}
 	after, err := b.serverCPU(ctx)
@@ -61,18 +63,6 @@ func (b *bench) spentOver(ctx context.Context, d time.Duration) (time.Duration, 
 		spent += after[i] - before[i]
 	}
 	return spent, nil
-}
-
-// pause waits d, or until ctx is done.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func (r quietResult) write(rep *report, cfg Config, servers int) {

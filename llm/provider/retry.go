@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/engine-brain/brain/internal/ctxtime"
 )
 
 // Defaults of the retry policy.
@@ -65,7 +67,7 @@ func (r Retry) WithDefaults() Retry {
 		r.Now = time.Now
 	}
 	if r.Sleep == nil {
-		r.Sleep = sleep
+		r.Sleep = ctxtime.Sleep
 	}
 	return r
 }
@@ -139,16 +141,4 @@ func RetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 		return max(t.Sub(now), 0), true
 	}
 	return 0, false
-}
-
-// sleep waits d, or less when ctx is done first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

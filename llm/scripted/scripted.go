@@ -53,6 +53,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/ctxtime"
 	"github.com/engine-brain/brain/llm"
 )
 
@@ -218,7 +219,7 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Pa
 		}
 		for i, p := range parts(r, turnIdx, round) {
 			if i > 0 && m.script.Pace > 0 {
-				if err := wait(ctx, m.script.Pace); err != nil {
+				if err := ctxtime.Sleep(ctx, m.script.Pace); err != nil {
 					yield(llm.Part{}, err)
 					return
 				}
@@ -227,19 +228,6 @@ func (m *Model) Generate(ctx context.Context, req *llm.Request) iter.Seq2[llm.Pa
 				return
 			}
 		}
-	}
-}
-
-// wait waits d, or returns ctx's error when ctx ends first, as a real
-// model's stream ends when its call is cancelled.
-func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 
