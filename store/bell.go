@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -141,7 +142,8 @@ func (b *bell) take(streams []string) (rung []string, all bool) {
 
 // ready reports whether the bell is up, setting it up when it is not (at
 // most once every bellRetry), and again when a master's part stopped
-// listening or the masters that serve the partitions changed.
+// listening or tracking, or the masters that serve the partitions
+// changed.
 func (b *bell) ready(ctx context.Context, cc *redis.ClusterClient) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -156,7 +158,7 @@ func (b *bell) ready(ctx context.Context, cc *redis.ClusterClient) bool {
 	}
 	b.checked = time.Now()
 	addrs, err := b.masterAddrs(ctx, cc)
-	if err == nil && b.up && b.alive() && b.listensTo(addrs) {
+	if err == nil && b.up && b.alive() && b.listensTo(addrs) && b.tracking(ctx) {
 		return true
 	}
 	b.stop()
@@ -188,6 +190,23 @@ func (b *bell) alive() bool {
 		case <-m.done:
 			return false
 		default:
+		}
+	}
+	return true
+}
+
+// tracking reports whether each master still tracks the bell keys for
+// the bell: a tracking connection that dropped leaves the subscriber
+// listening to nothing. The caller holds b.mu.
+func (b *bell) tracking(ctx context.Context) bool {
+	for _, m := range b.masters {
+		info, err := m.tracking.Do(ctx, "CLIENT", "TRACKINGINFO").Slice()
+		if err != nil || len(info) < 2 {
+			return false
+		}
+		flags, _ := info[1].([]any)
+		if !slices.Contains(flags, any("on")) || slices.Contains(flags, any("broken_redirect")) {
+			return false
 		}
 	}
 	return true

@@ -150,3 +150,41 @@ func TestReadWakesOnRing(t *testing.T) {
 		t.Fatalf("ReadWakes after p1's wake = %v, %v; want p1's, on the ring", ws, err)
 	}
 }
+
+// TestBellAfterLostTracking kills the connections of a master that are
+// not subscribers, the bell's tracking one among them: the check that
+// follows finds the master no longer tracks the bell keys and sets the
+// bell up again.
+func TestBellAfterLostTracking(t *testing.T) {
+	t.Parallel()
+	s, cluster, cc := onBellCluster(t)
+	ctx := context.Background()
+	if !s.bell.ready(ctx, cc) {
+		t.Fatal("the bell did not set up")
+	}
+	addr := cluster.Masters[0].Addr
+	lost := s.bell.masters[addr]
+	admin := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = admin.Close() })
+	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "normal").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s.bell.mu.Lock()
+	s.bell.checked = time.Time{} // the check is due
+	s.bell.mu.Unlock()
+	if !s.bell.ready(ctx, cc) {
+		t.Fatal("the bell was not set up again")
+	}
+	if s.bell.masters[addr] == lost {
+		t.Fatal("the bell kept the master's part whose tracking was lost")
+	}
+	want := s.keys.wake(0, "chat")
+	for i := 0; ; i++ { // a process of partition 0 rings the new bell
+		if pid := fmt.Sprintf("p%d", i); s.keys.partition(pid) == 0 {
+			if rung := ringFor(t, s, pid, []string{want}); !slices.Equal(rung, []string{want}) {
+				t.Errorf("the ring for %s's wake named %v, want %s", pid, rung, want)
+			}
+			break
+		}
+	}
+}
