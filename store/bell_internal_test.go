@@ -151,10 +151,9 @@ func TestReadWakesOnRing(t *testing.T) {
 	}
 }
 
-// TestBellAfterLostTracking kills the connections of a master that are
-// not subscribers, the bell's tracking one among them: the check that
-// follows finds the master no longer tracks the bell keys and sets the
-// bell up again.
+// TestBellAfterLostTracking kills the bell's tracking connection on a
+// master: the check that follows finds the master no longer tracks the
+// bell keys and sets the bell up again.
 func TestBellAfterLostTracking(t *testing.T) {
 	t.Parallel()
 	s, cluster, cc := onBellCluster(t)
@@ -166,7 +165,11 @@ func TestBellAfterLostTracking(t *testing.T) {
 	lost := s.bell.masters[addr]
 	admin := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = admin.Close() })
-	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "normal").Err(); err != nil {
+	id, err := lost.tracking.ClientID(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Do(ctx, "CLIENT", "KILL", "ID", id).Err(); err != nil {
 		t.Fatal(err)
 	}
 	s.bell.mu.Lock()
