@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -139,7 +138,7 @@ func (h *storeHarness) running(t *testing.T, s *store.Store, pid string) *store.
 func (h *storeHarness) claim(t *testing.T, s *store.Store, pid string) *store.Claim {
 	t.Helper()
 	ctx := context.Background()
-	ws, err := s.ReadWakes(ctx, "n1", []string{pid}, 10, time.Millisecond)
+	ws, err := s.ReadWakes(ctx, "n1", []string{pid}, 10, wakeBlock(h.rdb))
 	if err != nil || len(ws) != 1 {
 		t.Fatalf("ReadWakes(%s) = %v, %v; want its wake", pid, ws, err)
 	}

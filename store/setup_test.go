@@ -121,10 +121,22 @@ func (e *env) get(t testing.TB, pid string) store.Record {
 	return r
 }
 
-// wakes reads every new wake for node (without waiting when none).
+// wakeBlock is how long a test's read waits for wakes: a millisecond on
+// one Redis, whose blocking read sees every wake queued before it; on a
+// Cluster, past a round over every stream, since a bell's ring may come a
+// little after the reply of the script that queued the wake
+// (store/bell.go).
+func wakeBlock(rdb redis.UniversalClient) time.Duration {
+	if _, ok := rdb.(*redis.ClusterClient); ok {
+		return time.Second
+	}
+	return time.Millisecond
+}
+
+// wakes reads every new wake for node (waiting wakeBlock when none).
 func (e *env) wakes(t testing.TB, node string) []store.Wake {
 	t.Helper()
-	ws, err := e.s.ReadWakes(e.ctx, node, []string{engine}, 100, time.Millisecond)
+	ws, err := e.s.ReadWakes(e.ctx, node, []string{engine}, 100, wakeBlock(e.rdb))
 	if err != nil {
 		t.Fatalf("ReadWakes(%s): %v", node, err)
 	}
