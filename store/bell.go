@@ -55,6 +55,7 @@ type bell struct {
 	up      bool
 	closed  bool
 	checked time.Time // when the set-up was tried or last checked
+	down    error     // why the last set-up failed
 }
 
 // bellMaster is the bell's part on one master: a subscriber and the
@@ -166,12 +167,21 @@ func (b *bell) ready(ctx context.Context, cc *redis.ClusterClient) bool {
 	if err == nil {
 		err = b.start(ctx, cc, addrs)
 	}
+	b.down = err
 	if err != nil {
 		b.stop()
 		return false
 	}
 	b.up = true
 	return true
+}
+
+// downBecause is why the last set-up of the bell failed, nil when it did
+// not (or none was tried).
+func (b *bell) downBecause() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.down
 }
 
 // close takes the bell down for good.

@@ -3,10 +3,14 @@ package store_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/redisdial"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/store"
@@ -166,5 +170,42 @@ func TestOnCluster(t *testing.T) {
 	}
 	if _, err := s.TendLibraries(e.ctx); err != nil {
 		t.Errorf("TendLibraries: %v", err)
+	}
+}
+
+// TestWakesWithoutBell runs a store on a Cluster as a Redis user that may
+// not use CLIENT: its wake bell cannot be set up, WakeBell says why, and
+// wakes are found all the same, by polling.
+func TestWakesWithoutBell(t *testing.T) {
+	t.Parallel()
+	cluster, _ := testutil.RedisCluster(t, 3, 0)
+	ctx := t.Context()
+	for _, m := range cluster.Masters {
+		c := redis.NewClient(&redis.Options{Addr: m.Addr})
+		err := c.Do(ctx, "ACL", "SETUSER", "limited", "on", ">secret", "~*", "&*", "+@all", "-client").Err()
+		_ = c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rdb := redisdial.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), Username: "limited", Password: "secret"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	c := &clock{t: t0}
+	s, err := store.New(rdb, store.Config{Clock: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	e := &env{ctx: ctx, rdb: rdb, s: s, clock: c, partitions: store.DefaultPartitions}
+	if err := s.WakeBell(); err != nil {
+		t.Errorf("WakeBell before any read = %v, want nil: none was tried", err)
+	}
+	in := user("hello")
+	e.create(t, "p1", &in)
+	if w := e.wake(t, "p1"); w.PID != "p1" {
+		t.Fatalf("wake = %+v, want p1's", w)
+	}
+	if err := s.WakeBell(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+		t.Errorf("WakeBell = %v, want the bell down for want of permission (NOPERM)", err)
 	}
 }

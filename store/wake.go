@@ -225,6 +225,17 @@ func (s *Store) TrimWakes(ctx context.Context, engines []string) error {
 	return nil
 }
 
+// WakeBell says why a Cluster's wake bell (bell.go) is down, say a Redis
+// user not allowed CLIENT TRACKING: the node then polls its wake streams,
+// 1 to 16 ms apart. It is nil while the bell is up, and on one Redis,
+// where reads block instead.
+func (s *Store) WakeBell() error {
+	if err := s.bell.downBecause(); err != nil {
+		return fmt.Errorf("store: the wake bell is down: %w", err)
+	}
+	return nil
+}
+
 // Polling a Cluster's wake streams: after a round of looks at every stream
 // finds nothing, the next round waits pollFirst, each next one twice as
 // long, up to pollMost; a look that finds a wake starts over. While the

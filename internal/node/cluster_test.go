@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	zapobserver "go.uber.org/zap/zaptest/observer"
 
 	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/internal/nodetest"
@@ -143,5 +145,41 @@ func testClusterMasterFailover(t *testing.T, wait int) {
 	}
 	if wait == 0 {
 		t.Logf("answered messages lost without waiting for replicas: %d of %d", lost, len(answered))
+	}
+}
+
+// A node on a Cluster whose Redis user may not use CLIENT cannot set up
+// its wake bell: it says so once, with what to allow, and runs its
+// processes all the same, polling its wake streams.
+func TestNodeWithoutWakeBell(t *testing.T) {
+	t.Parallel()
+	cluster, _ := testutil.RedisCluster(t, 3, 0)
+	ctx := context.Background()
+	for _, m := range cluster.Masters {
+		c := redis.NewClient(&redis.Options{Addr: m.Addr})
+		err := c.Do(ctx, "ACL", "SETUSER", "limited", "on", ">secret", "~*", "&*", "+@all", "-client").Err()
+		_ = c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rdb := redisdial.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), Username: "limited", Password: "secret"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	core, logs := zapobserver.New(zap.InfoLevel)
+	c := nodetest.NewCommits()
+	model := nodetest.Script(t, "turns:\n"+strings.Repeat("  - rounds: [{calls: [{name: respond, args: {message: \"ok\"}}]}]\n", 2))
+	n := startNode(t, Config{Redis: rdb, Models: map[string]llm.Model{"default": model}, OnCommit: c.Add, Logger: zap.New(core)})
+	rec, err := n.Create(ctx, NewProcess{Recipe: "default", Input: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Wait(t, "the first turn", func(store.Record) bool { return len(c.Records()) == 1 })
+	if _, err := n.Send(ctx, rec.ID, "user:ada", "second", ""); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait(t, "the second turn", func(store.Record) bool { return len(c.Records()) == 2 })
+	warned := logs.FilterMessageSnippet("instead of waiting on the wake bell").All()
+	if len(warned) != 1 || !strings.Contains(fmt.Sprint(warned[0].ContextMap()["error"]), "NOPERM") {
+		t.Errorf("warnings about the bell: %v; want one, saying NOPERM", warned)
 	}
 }

@@ -35,6 +35,9 @@ type Node struct {
 	histories *histories
 	// wakes reads the wake queue, the node's home streams first.
 	wakes *wakeReader
+	// bellDown is why the store's wake bell was last seen down ("" while
+	// up), so that the wakes loop logs each change once (noteBell).
+	bellDown string
 	// tracer makes the spans of turns; models records the model calls.
 	tracer trace.Tracer
 	models *modelObserver
@@ -265,7 +268,25 @@ func (n *Node) readWakes(ctx context.Context) error {
 	}
 	wakes, err := n.wakes.read(ctx, free)
 	n.runWakes(ctx, free, wakes)
+	n.noteBell()
 	return err
+}
+
+// noteBell logs when the store's wake bell goes down (a Cluster's node then
+// polls its wake streams) and when it is back.
+func (n *Node) noteBell() {
+	var down string
+	if err := n.store.WakeBell(); err != nil {
+		down = err.Error()
+	}
+	switch {
+	case down == n.bellDown:
+	case down != "":
+		n.log.Warn("the node polls its wake streams, 1 to 16 ms apart, instead of waiting on the wake bell: allow its Redis user CLIENT TRACKING, CLIENT LIST and SUBSCRIBE", zap.String("error", down))
+	default:
+		n.log.Info("the wake bell is up again: the node waits on it instead of polling its wake streams")
+	}
+	n.bellDown = down
 }
 
 // beat notes the node as a reader of its engines' wakes for a lease TTL
