@@ -82,54 +82,6 @@ func TestBellRings(t *testing.T) {
 	}
 }
 
-// TestBellAfterLostSubscriber kills the bell's subscriber on a master: the
-// bell is set up again at the next read, and rings on.
-func TestBellAfterLostSubscriber(t *testing.T) {
-	t.Parallel()
-	s, cluster, cc := onBellCluster(t)
-	ctx := context.Background()
-	if !s.bell.ready(ctx, cc) {
-		t.Fatal("the bell did not set up")
-	}
-	addr := cluster.Masters[0].Addr
-	lost := s.bell.masters[addr]
-	admin := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { _ = admin.Close() })
-	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-lost.done:
-	case <-time.After(10 * time.Second): // a guard, not a measure
-		t.Fatal("the bell did not notice its subscriber's loss")
-	}
-	if !s.bell.ready(ctx, cc) {
-		t.Fatal("the bell was not set up again")
-	}
-	if s.bell.masters[addr] == lost {
-		t.Fatal("the bell kept the master's part that lost its subscriber")
-	}
-	if _, all := s.bell.take(nil); !all {
-		t.Error("a bell set up again did not ring for everything: what changed meanwhile went unheard")
-	}
-	// A process whose partition that master serves rings the new bell.
-	for i := 0; ; i++ {
-		pid := fmt.Sprintf("p%d", i)
-		m, err := cc.MasterForKey(ctx, s.keys.proc(pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if m.Options().Addr != addr {
-			continue
-		}
-		want := s.keys.wake(s.keys.partition(pid), "chat")
-		if rung := ringFor(t, s, pid, []string{want}); !slices.Equal(rung, []string{want}) {
-			t.Errorf("the ring for %s's wake named %v, want %s", pid, rung, want)
-		}
-		break
-	}
-}
-
 // TestReadWakesOnRing checks that a read on a Cluster takes a wake as its
 // bell rings, not at the next round over every stream: after a round that
 // found nothing, the next is bellPoll away, and a read that blocks for
@@ -151,43 +103,68 @@ func TestReadWakesOnRing(t *testing.T) {
 	}
 }
 
-// TestBellAfterLostTracking kills the bell's tracking connection on a
-// master: the check that follows finds the master no longer tracks the
-// bell keys and sets the bell up again.
-func TestBellAfterLostTracking(t *testing.T) {
+// TestBellSetUpAgain breaks the bell's part on a master, its subscriber
+// or its tracking connection killed: the bell notices (the subscriber's
+// goroutine ends; the check once a bellRetry finds the master no longer
+// tracks the bell keys), is set up again, rings for everything that went
+// unheard, and rings on.
+func TestBellSetUpAgain(t *testing.T) {
 	t.Parallel()
-	s, cluster, cc := onBellCluster(t)
-	ctx := context.Background()
-	if !s.bell.ready(ctx, cc) {
-		t.Fatal("the bell did not set up")
-	}
-	addr := cluster.Masters[0].Addr
-	lost := s.bell.masters[addr]
-	admin := redis.NewClient(&redis.Options{Addr: addr})
-	t.Cleanup(func() { _ = admin.Close() })
-	id, err := lost.tracking.ClientID(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.Do(ctx, "CLIENT", "KILL", "ID", id).Err(); err != nil {
-		t.Fatal(err)
-	}
-	s.bell.mu.Lock()
-	s.bell.checked = time.Time{} // the check is due
-	s.bell.mu.Unlock()
-	if !s.bell.ready(ctx, cc) {
-		t.Fatal("the bell was not set up again")
-	}
-	if s.bell.masters[addr] == lost {
-		t.Fatal("the bell kept the master's part whose tracking was lost")
-	}
-	want := s.keys.wake(0, "chat")
-	for i := 0; ; i++ { // a process of partition 0 rings the new bell
-		if pid := fmt.Sprintf("p%d", i); s.keys.partition(pid) == 0 {
-			if rung := ringFor(t, s, pid, []string{want}); !slices.Equal(rung, []string{want}) {
-				t.Errorf("the ring for %s's wake named %v, want %s", pid, rung, want)
+	for name, lose := range map[string]func(t *testing.T, s *Store, admin *redis.Client, lost *bellMaster){
+		"subscriber": func(t *testing.T, _ *Store, admin *redis.Client, lost *bellMaster) {
+			if err := admin.Do(t.Context(), "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+				t.Fatal(err)
 			}
-			break
-		}
+			select {
+			case <-lost.done:
+			case <-time.After(10 * time.Second): // a guard, not a measure
+				t.Fatal("the bell did not notice its subscriber's loss")
+			}
+		},
+		"tracking": func(t *testing.T, s *Store, admin *redis.Client, lost *bellMaster) {
+			id, err := lost.tracking.ClientID(t.Context()).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := admin.Do(t.Context(), "CLIENT", "KILL", "ID", id).Err(); err != nil {
+				t.Fatal(err)
+			}
+			s.bell.mu.Lock()
+			s.bell.checked = time.Time{} // the check is due
+			s.bell.mu.Unlock()
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, cluster, cc := onBellCluster(t)
+			ctx := t.Context()
+			if !s.bell.ready(ctx, cc) {
+				t.Fatal("the bell did not set up")
+			}
+			addr := cluster.Masters[0].Addr
+			lost := s.bell.masters[addr]
+			admin := redis.NewClient(&redis.Options{Addr: addr})
+			t.Cleanup(func() { _ = admin.Close() })
+			s.bell.take(nil)
+			lose(t, s, admin, lost)
+			if !s.bell.ready(ctx, cc) {
+				t.Fatal("the bell was not set up again")
+			}
+			if s.bell.masters[addr] == lost {
+				t.Fatal("the bell kept the master's part that was lost")
+			}
+			if _, all := s.bell.take(nil); !all {
+				t.Error("a bell set up again did not ring for everything: what changed meanwhile went unheard")
+			}
+			want := s.keys.wake(0, "chat") // partition 0 is on the first master
+			for i := 0; ; i++ {
+				if pid := fmt.Sprintf("p%d", i); s.keys.partition(pid) == 0 {
+					if rung := ringFor(t, s, pid, []string{want}); !slices.Equal(rung, []string{want}) {
+						t.Errorf("the ring for %s's wake named %v, want %s", pid, rung, want)
+					}
+					break
+				}
+			}
+		})
 	}
 }

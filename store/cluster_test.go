@@ -7,10 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/engine-brain/brain/conversation"
-	"github.com/engine-brain/brain/internal/redisdial"
 	"github.com/engine-brain/brain/internal/testutil"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/store"
@@ -179,17 +176,8 @@ func TestOnCluster(t *testing.T) {
 func TestWakesWithoutBell(t *testing.T) {
 	t.Parallel()
 	cluster, _ := testutil.RedisCluster(t, 3, 0)
+	rdb := testutil.ClusterUser(t, cluster, "+@all", "-client")
 	ctx := t.Context()
-	for _, m := range cluster.Masters {
-		c := redis.NewClient(&redis.Options{Addr: m.Addr})
-		err := c.Do(ctx, "ACL", "SETUSER", "limited", "on", ">secret", "~*", "&*", "+@all", "-client").Err()
-		_ = c.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	rdb := redisdial.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), Username: "limited", Password: "secret"})
-	t.Cleanup(func() { _ = rdb.Close() })
 	c := &clock{t: t0}
 	s, err := store.New(rdb, store.Config{Clock: c.now})
 	if err != nil {

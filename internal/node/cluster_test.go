@@ -154,17 +154,8 @@ func testClusterMasterFailover(t *testing.T, wait int) {
 func TestNodeWithoutWakeBell(t *testing.T) {
 	t.Parallel()
 	cluster, _ := testutil.RedisCluster(t, 3, 0)
+	rdb := testutil.ClusterUser(t, cluster, "+@all", "-client")
 	ctx := context.Background()
-	for _, m := range cluster.Masters {
-		c := redis.NewClient(&redis.Options{Addr: m.Addr})
-		err := c.Do(ctx, "ACL", "SETUSER", "limited", "on", ">secret", "~*", "&*", "+@all", "-client").Err()
-		_ = c.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	rdb := redisdial.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs(), Username: "limited", Password: "secret"})
-	t.Cleanup(func() { _ = rdb.Close() })
 	core, logs := zapobserver.New(zap.InfoLevel)
 	c := nodetest.NewCommits()
 	model := nodetest.Script(t, "turns:\n"+strings.Repeat("  - rounds: [{calls: [{name: respond, args: {message: \"ok\"}}]}]\n", 2))

@@ -104,6 +104,28 @@ func RedisCluster(t testing.TB, masters, replicas int) (*redisserver.Cluster, *r
 	return c, cc
 }
 
+// ClusterUser makes a Redis user of the ACL rules given (say "+@all",
+// "-client") on every master of c, and returns a cluster client that logs
+// in as it, closed when the test ends.
+func ClusterUser(t testing.TB, c *redisserver.Cluster, rules ...string) *redis.ClusterClient {
+	t.Helper()
+	args := []any{"ACL", "SETUSER", "limited", "on", ">secret", "~*", "&*"}
+	for _, r := range rules {
+		args = append(args, r)
+	}
+	for _, m := range c.Masters {
+		admin := redis.NewClient(&redis.Options{Addr: m.Addr})
+		err := admin.Do(t.Context(), args...).Err()
+		_ = admin.Close()
+		if err != nil {
+			t.Fatalf("ACL SETUSER on %s: %v", m.Addr, err)
+		}
+	}
+	cc := redisdial.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), Username: "limited", Password: "secret"})
+	t.Cleanup(func() { _ = cc.Close() })
+	return cc
+}
+
 // StartSentinel starts a Redis Sentinel for this test that monitors the
 // server at master as redisserver.SentinelMaster; see Redis.
 func StartSentinel(t testing.TB, master string) *RedisServer {
