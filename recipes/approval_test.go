@@ -53,7 +53,7 @@ func TestApprovalYAMLWithoutSchema(t *testing.T) {
 		{"{name: x, approval: maybe}", "line 1 column 21: must be `required` or a mapping `{by: operator|user, timeout: 1h}` (got \"maybe\")"},
 		{"{name: x, approval: [user]}", "line 1 column 21: must be `required` or a mapping `{by: operator|user, timeout: 1h}` (got a list)"},
 		{"{name: x, approval: {who: user}}", "line 1 column 22: unknown field; the fields here are `by`, `timeout`"},
-		{"{name: x, approval: {timeout: soon}}", "line 1 column 31: invalid duration \"soon\": time: invalid duration \"soon\""},
+		{"{name: x, approval: {timeout: soon}}", "line 1 column 31: invalid duration \"soon\": write numbers with units (ns, us, ms, s, m, h), such as \"90s\", \"5m\" or \"1h30m\""},
 	}
 	for _, tt := range tests {
 		var ref ToolRef

@@ -3,6 +3,8 @@ package recipes
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"regexp"
 	"time"
 
 	"github.com/invopop/jsonschema"
@@ -13,15 +15,33 @@ import (
 // decimal numbers with units, as time.ParseDuration reads them, without sign.
 const durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 
+// durationSyntax matches durationPattern: a duration written right, which
+// time.ParseDuration refuses only when it is too long.
+var durationSyntax = regexp.MustCompile(durationPattern)
+
+// parseDuration reads s as a duration, saying how to write one when it
+// cannot.
+func parseDuration(s string) (time.Duration, error) {
+	v, err := time.ParseDuration(s)
+	switch {
+	case err == nil:
+		return v, nil
+	case durationSyntax.MatchString(s):
+		return 0, fmt.Errorf("duration %q is too long: the longest is %s, about 292 years", s, time.Duration(math.MaxInt64))
+	default:
+		return 0, fmt.Errorf("invalid duration %q: write numbers with units (ns, us, ms, s, m, h), such as \"90s\", \"5m\" or \"1h30m\"", s)
+	}
+}
+
 // Duration is a time.Duration written in YAML as a string such as "90s",
 // "5m" or "1h30m" (time.ParseDuration syntax).
 type Duration time.Duration
 
 // UnmarshalYAML parses a duration string.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
+	v, err := parseDuration(n.Value)
 	if err != nil {
-		return &nodeError{node: n, msg: fmt.Sprintf("invalid duration %q: %v", n.Value, err)}
+		return &nodeError{node: n, msg: err.Error()}
 	}
 	*d = Duration(v)
 	return nil
@@ -39,9 +59,9 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("recipes: a duration is a string such as \"90s\" or \"5m\": %w", err)
 	}
-	v, err := time.ParseDuration(s)
+	v, err := parseDuration(s)
 	if err != nil {
-		return fmt.Errorf("recipes: invalid duration %q: %w", s, err)
+		return fmt.Errorf("recipes: %w", err)
 	}
 	*d = Duration(v)
 	return nil

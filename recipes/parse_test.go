@@ -27,7 +27,7 @@ func TestParseProblems(t *testing.T) {
 		{
 			name: "duration overflow",
 			yaml: header + "tools: [respond]\nlimits: {turn_timeout: 99999999999h}\n",
-			want: "x.yaml:4:24: limits.turn_timeout: invalid duration \"99999999999h\": time: invalid duration \"99999999999h\"",
+			want: "x.yaml:4:24: limits.turn_timeout: duration \"99999999999h\" is too long: the longest is 2562047h47m16.854775807s, about 292 years",
 		},
 		{
 			name: "max_depth and max_workers out of range",
@@ -105,7 +105,7 @@ func TestParseProblems(t *testing.T) {
 		{
 			name: "approval timeout beyond what a duration holds",
 			yaml: header + "tools: [respond, {name: http_fetch, approval: {timeout: 99999999999h}}]\n",
-			want: "x.yaml:3:57: tools[1].approval.timeout: invalid duration \"99999999999h\": time: invalid duration \"99999999999h\"",
+			want: "x.yaml:3:57: tools[1].approval.timeout: duration \"99999999999h\" is too long: the longest is 2562047h47m16.854775807s, about 292 years",
 		},
 		{
 			name: "approval left empty",
