@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -83,8 +84,7 @@ func (b *batcher) do(ctx context.Context, cmds ...redis.Cmder) error {
 // the slot on to the calls that came meanwhile, if any, and then tells the
 // others of batch that their replies are in.
 func (b *batcher) send(sender *batchCall, batch []*batchCall) {
-	pipe := b.rdb.Pipeline()
-	var lead context.Context
+	live := make([]*batchCall, 0, len(batch))
 	for _, c := range batch {
 		if err := c.ctx.Err(); err != nil {
 			for _, cmd := range c.cmds {
@@ -92,28 +92,16 @@ func (b *batcher) send(sender *batchCall, batch []*batchCall) {
 			}
 			continue
 		}
-		if lead == nil {
-			lead = c.ctx
-		}
-		for _, cmd := range c.cmds {
-			_ = pipe.Process(c.ctx, cmd)
-		}
+		live = append(live, c)
 	}
-	if lead != nil {
-		cluster, _ := b.rdb.(*redis.ClusterClient)
-		var wait *redis.IntCmd
-		if b.replicas > 0 && cluster == nil {
-			wait = redis.NewIntCmd(lead, "wait", b.replicas, b.waitTimeout.Milliseconds())
-			_ = pipe.Process(lead, wait)
-		}
+	if len(live) > 0 {
 		// Each command gets its own reply or error; one caller's ending
 		// context must not cut the replies of the others.
-		_, _ = pipe.Exec(context.WithoutCancel(lead))
-		switch {
-		case wait != nil:
-			b.replicated(batch, wait)
-		case b.replicas > 0 && cluster != nil:
-			b.replicatedOnMasters(context.WithoutCancel(lead), cluster, batch)
+		ctx := context.WithoutCancel(live[0].ctx)
+		if cluster, ok := b.rdb.(*redis.ClusterClient); ok && b.replicas > 0 {
+			b.sendOnMasters(ctx, cluster, live)
+		} else {
+			b.exec(ctx, b.rdb, live)
 		}
 	}
 
@@ -161,41 +149,80 @@ func (b *batcher) notReplicated(wait *redis.IntCmd) error {
 	return nil
 }
 
-// replicatedOnMasters is replicated on a Cluster, where replicas follow
-// each master: each master that took a call's script is asked WAIT on its
-// own, all at once, after the pipeline (a WAIT in it would reach one
-// master only).
-func (b *batcher) replicatedOnMasters(ctx context.Context, cluster *redis.ClusterClient, batch []*batchCall) {
-	masters := map[string]*redis.Client{}
-	of := make([]string, len(batch))
-	for i, c := range batch {
+// exec runs calls as one pipeline of rdb, ending with a WAIT when writes
+// wait for replicas: WAIT counts the writes of the connection that sends
+// it, and a pipeline is one connection.
+func (b *batcher) exec(ctx context.Context, rdb interface{ Pipeline() redis.Pipeliner }, calls []*batchCall) {
+	pipe := rdb.Pipeline()
+	for _, c := range calls {
+		for _, cmd := range c.cmds {
+			_ = pipe.Process(c.ctx, cmd)
+		}
+	}
+	var wait *redis.IntCmd
+	if b.replicas > 0 {
+		wait = redis.NewIntCmd(ctx, "wait", b.replicas, b.waitTimeout.Milliseconds())
+		_ = pipe.Process(ctx, wait)
+	}
+	_, _ = pipe.Exec(ctx)
+	if wait != nil {
+		b.replicated(calls, wait)
+	}
+}
+
+// sendOnMasters runs calls on a Cluster whose writes wait for replicas,
+// where replicas follow each master: one pipeline per master, of the
+// calls whose keys it serves, each ending with its own WAIT, all at once.
+// (A WAIT sent apart, on another connection, would find no write of its
+// own to wait for.) A master's client does not follow a slot that moved:
+// such a call fails, and the slot map is read again for the next.
+func (b *batcher) sendOnMasters(ctx context.Context, cluster *redis.ClusterClient, calls []*batchCall) {
+	byMaster := map[*redis.Client][]*batchCall{}
+	for _, c := range calls {
 		args := c.cmds[0].Args()
-		if c.cmds[0].Err() != nil || len(args) < 4 {
+		if len(args) < 4 {
+			c.cmds[0].SetErr(fmt.Errorf("store: %s has no key to find its master by", args[0]))
 			continue
 		}
 		m, err := cluster.MasterForKey(ctx, fmt.Sprint(args[3])) // a script's first key (fcall, evalsha, eval)
 		if err != nil {
-			c.cmds[0].SetErr(fmt.Errorf("%w: WAIT: %w", ErrNotReplicated, err))
+			for _, cmd := range c.cmds {
+				cmd.SetErr(err)
+			}
 			continue
 		}
-		of[i] = m.Options().Addr
-		masters[of[i]] = m
+		byMaster[m] = append(byMaster[m], c)
 	}
-	var mu sync.Mutex
-	why := map[string]error{}
 	var wg sync.WaitGroup
-	for addr, m := range masters {
-		wg.Go(func() {
-			err := b.notReplicated(m.Wait(ctx, b.replicas, b.waitTimeout))
-			mu.Lock()
-			why[addr] = err
-			mu.Unlock()
-		})
+	for m, cs := range byMaster {
+		wg.Go(func() { b.exec(ctx, m, cs) })
 	}
 	wg.Wait()
-	for i, c := range batch {
-		if err := why[of[i]]; err != nil && c.cmds[0].Err() == nil {
-			c.cmds[0].SetErr(err)
+	for _, c := range calls {
+		for _, cmd := range c.cmds {
+			if movedOrGone(cmd.Err()) {
+				cluster.ReloadState(ctx)
+				return
+			}
 		}
 	}
+}
+
+// movedOrGone reports whether err says a slot is no longer where the slot
+// map has it: a redirection, a cluster that is down, or a master that
+// does not answer.
+func movedOrGone(err error) bool {
+	var reply redis.Error
+	switch {
+	case err == nil, errors.Is(err, ErrNotReplicated):
+		return false
+	case !errors.As(err, &reply):
+		return true
+	}
+	for _, prefix := range []string{"MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN"} {
+		if redis.HasErrorPrefix(err, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -100,7 +100,14 @@ func TestWaitReplicasOnCluster(t *testing.T) {
 			t.Fatalf("create %s with every replica up: %v", pid, err)
 		}
 	}
-	c.Replicas[0][0].Close() // the first master's replica dies
+	// The first master's replica hangs: still connected, it acknowledges
+	// nothing more. (A WAIT sent on a connection that wrote nothing would
+	// count it all the same; one sent after the writes, on theirs, does
+	// not.)
+	if err := c.Replicas[0][0].Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Replicas[0][0].Thaw() })
 	// Posts to every master at once, so that pipelines hold calls of
 	// several masters.
 	var wg sync.WaitGroup

@@ -163,6 +163,15 @@ func onFreePort(prefix string, command func(port, dir string) (args []string, re
 // PID is the process id of the server (of Wrap's command, when given).
 func (s *Server) PID() int { return s.cmd.Process.Pid }
 
+// Freeze stops the server's process without closing its connections
+// (SIGSTOP), as a server that hangs: a replica frozen so stays connected
+// to its master but acknowledges nothing. Thaw lets it go on; Close
+// works on a frozen server too.
+func (s *Server) Freeze() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Thaw lets a frozen server go on (SIGCONT).
+func (s *Server) Thaw() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
+
 // Close stops the server and removes its directory.
 func (s *Server) Close() {
 	s.stopped.Store(true)
