@@ -158,14 +158,14 @@ func (b *bell) ready(ctx context.Context, cc *redis.ClusterClient) bool {
 		return false
 	}
 	b.checked = time.Now()
-	addrs, err := b.masterAddrs(ctx, cc)
+	addrs, err := b.mastersNow(ctx, cc)
 	if err == nil && b.up && b.alive() && b.listensTo(addrs) && b.tracking(ctx) {
 		return true
 	}
 	b.stop()
 	b.ring(nil) // what changed meanwhile went unheard: look at everything
 	if err == nil {
-		err = b.start(ctx, cc, addrs)
+		err = b.start(ctx, addrs)
 	}
 	b.down = err
 	if err != nil {
@@ -222,23 +222,23 @@ func (b *bell) tracking(ctx context.Context) bool {
 	return true
 }
 
-// masterAddrs are the addresses of the masters that serve a partition,
-// as the client's slot map says.
-func (b *bell) masterAddrs(ctx context.Context, cc *redis.ClusterClient) (map[string]bool, error) {
-	out := map[string]bool{}
+// mastersNow are the clients of the masters that serve a partition, by
+// address, as the client's slot map says.
+func (b *bell) mastersNow(ctx context.Context, cc *redis.ClusterClient) (map[string]*redis.Client, error) {
+	out := map[string]*redis.Client{}
 	for _, base := range b.bases {
 		m, err := cc.MasterForKey(ctx, base)
 		if err != nil {
 			return nil, err
 		}
-		out[m.Options().Addr] = true
+		out[m.Options().Addr] = m
 	}
 	return out, nil
 }
 
-// listensTo reports whether the bell's masters are addrs. The caller holds
-// b.mu.
-func (b *bell) listensTo(addrs map[string]bool) bool {
+// listensTo reports whether the bell's masters are those of addrs. The
+// caller holds b.mu.
+func (b *bell) listensTo(addrs map[string]*redis.Client) bool {
 	if len(addrs) != len(b.masters) {
 		return false
 	}
@@ -251,14 +251,11 @@ func (b *bell) listensTo(addrs map[string]bool) bool {
 }
 
 // start sets the bell up on every master of addrs. The caller holds b.mu.
-func (b *bell) start(ctx context.Context, cc *redis.ClusterClient, addrs map[string]bool) error {
-	co := cc.Options()
+func (b *bell) start(ctx context.Context, addrs map[string]*redis.Client) error {
 	b.masters = map[string]*bellMaster{}
-	for addr := range addrs {
-		o := &redis.Options{Addr: addr, Dialer: co.Dialer, Username: co.Username, Password: co.Password,
-			CredentialsProvider: co.CredentialsProvider, TLSConfig: co.TLSConfig,
-			DialTimeout: co.DialTimeout, ReadTimeout: co.ReadTimeout, WriteTimeout: co.WriteTimeout}
-		m, err := startBellMaster(ctx, o, b.invalidated)
+	for addr, client := range addrs {
+		o := *client.Options() // the cluster client's dialer, credentials and TLS, as go-redis gave its node
+		m, err := startBellMaster(ctx, &o, b.invalidated)
 		if err != nil {
 			return fmt.Errorf("bell on %s: %w", addr, err)
 		}

@@ -93,6 +93,14 @@ func TestReadWakesOnRing(t *testing.T) {
 	if ws, err := s.ReadWakes(ctx, "n1", []string{"chat"}, 10, time.Millisecond); err != nil || len(ws) != 0 {
 		t.Fatalf("ReadWakes on an empty store = %v, %v", ws, err)
 	}
+	// The bell is up: the wake below can only be found by its ring (without
+	// one, the reads would poll 1 to 16 ms apart and find it too).
+	s.bell.mu.Lock()
+	up := s.bell.up
+	s.bell.mu.Unlock()
+	if err := s.WakeBell(); err != nil || !up {
+		t.Fatalf("the bell is not up (%v)", err)
+	}
 	in := inbox.Message{Kind: "user", From: "user:ada", Content: "hello"}
 	if _, err := s.Create(ctx, NewProcess{ID: "p1", Recipe: "r", Engine: "chat", Input: &in}); err != nil {
 		t.Fatal(err)

@@ -155,11 +155,11 @@ local p = process(ARGV, 3, ARGV[1], ARGV[2])
 return {k.proc, k.events, k.lease, k.inbox, k.idem, k.timers,
   p.proc, p.events, p.lease, p.inbox, p.idem, p.timers,
   state_key(p, 'BLOCKED'), wake_key(p, 'worker'), due_key(p), GROUP, owner_key(p, 'alice'), workers_key(p),
-  approvals_key(p), waiting_key(p)}`,
+  approvals_key(p), waiting_key(p), bell_key(p, 'worker')}`,
 		pid, l.base(n), keys[0], keys[1], keys[2], keys[3], keys[4], keys[5])
 	want := append(append(keys[:6:6], keys...),
 		l.state(n, lifecycle.Blocked), l.wake(n, "worker"), l.due(n), wakeGroup, l.owner(n, "alice"), l.workers(pid),
-		l.approvals(pid), l.waiting(n))
+		l.approvals(pid), l.waiting(n), bellOf(l.wake(n, "worker")))
 	if diff := cmp.Diff(want, strs(got)); diff != "" {
 		t.Errorf("Lua key layout (-Go +Lua):\n%s", diff)
 	}
