@@ -26,7 +26,7 @@ func evalPrelude(t *testing.T, rdb redis.UniversalClient, body string, args ...a
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := rdb.Eval(context.Background(), prelude(tpl)+"\n"+body, nil, args...).Result()
+	res, err := rdb.Eval(context.Background(), prelude(tpl, false)+"\n"+body, nil, args...).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatalf("eval: %v", err)
 	}

@@ -33,8 +33,12 @@ type scripts struct {
 // define (they are Lua locals). A template's parts alternate
 // literal JSON and placeholders, each the position of its value in
 // templateValues (0: the time).
-func prelude(t templates) string {
+func prelude(t templates, cluster bool) string {
 	var b strings.Builder
+	// Only a Cluster's nodes wait on the bell keys (bell.go): on one Redis
+	// they block on the wake streams, and a write of a bell key would be
+	// lost work.
+	fmt.Fprintf(&b, "-- Whether the bell keys are rung (store/bell.go).\nlocal BELL = %t\n", cluster)
 	b.WriteString("-- The events scripts write themselves (store/event.go templates).\nlocal TPL = {\n")
 	for _, name := range slices.Sorted(maps.Keys(t.json)) {
 		fmt.Fprintf(&b, "  %s = {", name)
@@ -91,8 +95,8 @@ func luaString(s string) string {
 var names = []string{"create", "post", "claim", "checkpoint", "renew", "release", "commit",
 	"transition", "put_timer", "due_timers", "fire_timer", "delete", "steal", "trim_wakes"}
 
-func newScripts(t templates) *scripts {
-	pre := prelude(t)
+func newScripts(t templates, cluster bool) *scripts {
+	pre := prelude(t, cluster)
 	bodies := make(map[string]string, len(names))
 	for _, name := range names {
 		bodies[name] = mustRead("lua/" + name + ".lua")

@@ -208,7 +208,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Store, error) {
 	}
 	_, cluster := rdb.(*redis.ClusterClient)
 	keys := newLayout(cfg.Partitions)
-	return &Store{rdb: rdb, cluster: cluster, bell: newBell(keys), batch: newBatcher(rdb, cfg.WaitReplicas, cfg.WaitTimeout), cfg: cfg, keys: keys, scripts: newScripts(tpl), tpl: tpl, groups: make(map[string]bool)}, nil
+	return &Store{rdb: rdb, cluster: cluster, bell: newBell(keys), batch: newBatcher(rdb, cfg.WaitReplicas, cfg.WaitTimeout), cfg: cfg, keys: keys, scripts: newScripts(tpl, cluster), tpl: tpl, groups: make(map[string]bool)}, nil
 }
 
 func (s *Store) now() time.Time { return s.cfg.Clock() }

@@ -253,3 +253,19 @@ func TestTrimWakes(t *testing.T) {
 		t.Errorf("%d wakes unsettled, want none", n)
 	}
 }
+
+// TestNoBellKeysOnOneRedis checks that a wake queued on one Redis, whose
+// nodes block on the wake streams, touches no bell key (they are for a
+// Cluster's bell).
+func TestNoBellKeysOnOneRedis(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	in := user("hi")
+	e.create(t, "p1", &in)
+	if w := e.wake(t, "p1"); w.PID != "p1" {
+		t.Fatalf("wake = %+v", w)
+	}
+	if keys, err := e.rdb.Keys(e.ctx, "brain:bell:*").Result(); err != nil || len(keys) != 0 {
+		t.Errorf("bell keys on one Redis: %v, %v; want none", keys, err)
+	}
+}

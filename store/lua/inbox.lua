@@ -18,13 +18,13 @@ end
 -- '0' or missing when not: set rather than deleted, so that it can go in
 -- the HSET of a state change.
 
--- push adds the process to its wake stream, and touches the stream's bell
--- key (its value means nothing: the write is what rings the nodes); the
--- caller marks it queued.
+-- push adds the process to its wake stream, and on a Cluster touches the
+-- stream's bell key (its value means nothing: the write is what rings the
+-- nodes); the caller marks it queued.
 local function push(p)
   local engine = rec(p).engine
   redis.call('XADD', wake_key(p, engine), '*', 'pid', p.pid)
-  redis.call('SET', bell_key(p, engine), '')
+  if BELL then redis.call('SET', bell_key(p, engine), '') end
 end
 
 -- enqueue puts the process on its wake stream unless it is there already.
