@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/engine-brain/brain/internal/ctxtime"
 	"github.com/engine-brain/brain/recipes"
 )
 
@@ -137,12 +138,8 @@ func (c *Client) retrying(ctx context.Context, idempotencyKey string, call func(
 		if err == nil || idempotencyKey == "" || attempt == sendAttempts || !transient(err) {
 			return err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if ctxtime.Sleep(ctx, wait) != nil {
 			return err
-		case <-t.C:
 		}
 		wait *= 2
 	}

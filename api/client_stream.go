@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/ctxtime"
 	"github.com/engine-brain/brain/live"
 )
 
@@ -70,12 +71,8 @@ func (c *Client) Stream(ctx context.Context, id, view, lastEventID string, fn fu
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := ctxtime.Sleep(ctx, delay); err != nil {
+			return err
 		}
 		delay = min(2*delay, maxReconnect)
 	}

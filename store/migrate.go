@@ -42,7 +42,8 @@ var ErrNodesRunning = errors.New("store: nodes are running")
 func (s *Store) Migrate(ctx context.Context, progress func(pid string)) (Migrated, error) {
 	var done Migrated
 	if s.cluster {
-		return done, errors.New("store: migrate: the layout before partitions was never on a Redis Cluster: migrate the one Redis it is on, then move to the Cluster")
+		return done, errors.New("store: migrate: the layout before partitions was never on a Redis Cluster: migrate the one Redis it is on " +
+			"(a migrated worker stays in its own partition, not its parent's, so migrated data with workers stays on one Redis)")
 	}
 	if err := s.nodesStopped(ctx); err != nil {
 		return done, fmt.Errorf("store: migrate: %w", err)

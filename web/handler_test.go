@@ -291,9 +291,6 @@ func TestScriptInsertsNoModelMarkup(t *testing.T) {
 	}
 }
 
-// TestApprovalUI checks that the console has what tool approvals need: the
-// badge and the list of waiting calls on the page, and a script that reads
-// the API's fields, posts decisions and names the log's approval events.
 // The console shows a phased process's pipeline (GET /v1/processes/{id}'s
 // pipeline): its phases, the current one marked, the passed ones' results.
 func TestPipelineUI(t *testing.T) {
@@ -317,6 +314,9 @@ func TestPipelineUI(t *testing.T) {
 	}
 }
 
+// TestApprovalUI checks that the console has what tool approvals need: the
+// badge and the list of waiting calls on the page, and a script that reads
+// the API's fields, posts decisions and names the log's approval events.
 func TestApprovalUI(t *testing.T) {
 	t.Parallel()
 	srv := setup(t)

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/engine-brain/brain/internal/ctxtime"
 	"github.com/engine-brain/brain/store"
 )
 
@@ -79,10 +80,7 @@ func (n *Node) listen(ctx context.Context) {
 			if ctx.Err() == nil {
 				n.cfg.Metrics.redisError(err)
 				n.log.Warn("subscribing to the node's signals failed; a pause or stop reaches a running turn at its lease's renewal", zap.Error(err))
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
+				_ = ctxtime.Sleep(ctx, time.Second)
 			}
 			continue
 		}

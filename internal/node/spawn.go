@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engine-brain/brain/conversation"
+	"github.com/engine-brain/brain/internal/ctxtime"
 	"github.com/engine-brain/brain/store"
 	"github.com/engine-brain/brain/tools"
 )
@@ -69,10 +70,8 @@ func (n *Node) Spawn(ctx context.Context, parent tools.Caller, recipe, task stri
 		if err == nil || !store.Unavailable(err) {
 			return id, err
 		}
-		select {
-		case <-ctx.Done():
+		if ctxtime.Sleep(ctx, wait) != nil {
 			return "", err
-		case <-time.After(wait):
 		}
 		wait *= 2
 	}

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/engine-brain/brain/internal/ctxtime"
 	"github.com/engine-brain/brain/store"
 )
 
@@ -79,12 +80,8 @@ func (r *wakeReader) read(ctx context.Context, count int) ([]store.Wake, error) 
 			return nil, err
 		}
 	} else if time.Since(r.stolen) < r.wait {
-		t := time.NewTimer(r.wait - time.Since(r.stolen))
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
+		if ctxtime.Sleep(ctx, r.wait-time.Since(r.stolen)) != nil {
 			return nil, nil
-		case <-t.C:
 		}
 	}
 	if len(s.away) == 0 || len(wakes) >= count || time.Since(r.stolen) < r.wait {
