@@ -14,8 +14,8 @@ package conversation
 //   - approval requests pass reduced to the calls a user may decide, and
 //     are dropped when none is (an operator's are not the user's business);
 //   - system notices whose code people are told of (userNoticeTexts) pass
-//     reduced to a short text for people, code kept; others are dropped
-//     ([UserNoticeText]): a turn that failed or stopped early says so, while
+//     reduced to a short text for people, code kept; others are dropped:
+//     a turn that failed or stopped early says so, while
 //     the notice's own text, written for operators, stays in the log;
 //   - a head's events (Event.Aside) are dropped: they are the engine's;
 //   - everything else is dropped, including events of unknown types.
@@ -109,12 +109,3 @@ var userNoticeTexts = map[string]string{
 	"phase_gate_failed": "A step of this work could not be completed, so it stopped.",
 }
 
-// UserNoticeText is the short text a user sees for a system notice with
-// code: what happened, in words for people; a code it does not know gets a
-// generic text.
-func UserNoticeText(code string) string {
-	if t, ok := userNoticeTexts[code]; ok {
-		return t
-	}
-	return "Something went wrong, so this turn ended early."
-}

@@ -146,10 +146,7 @@ func (r *Recipe) HasTool(name string) bool {
 // Clone returns a deep copy of r.
 func (r *Recipe) Clone() *Recipe {
 	c := *r
-	c.Model.HostedTools = slices.Clone(r.Model.HostedTools)
-	c.Model.Fallbacks = slices.Clone(r.Model.Fallbacks)
-	c.Model.Temperature = clonePtr(r.Model.Temperature)
-	c.Model.MaxTokens = clonePtr(r.Model.MaxTokens)
+	c.Model = r.Model.clone()
 	c.Tools = make([]ToolRef, len(r.Tools))
 	for i, t := range r.Tools {
 		c.Tools[i] = ToolRef{Name: t.Name, Config: cloneMap(t.Config), Approval: clonePtr(t.Approval)}
