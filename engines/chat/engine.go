@@ -108,9 +108,12 @@ The correct loop is:
      answer.
 `
 
-// Terms: in the respond mode, the respond convention; in the natural mode
-// none (the model's text is the answer).
-func (contract) Terms(r *recipes.Recipe) engines.Terms {
+func (contract) Terms(r *recipes.Recipe) engines.Terms { return Terms(r) }
+
+// Terms are a chat turn's terms: in the respond mode, the respond
+// convention; in the natural mode none (the model's text is the answer).
+// A zaphod head's are the same.
+func Terms(r *recipes.Recipe) engines.Terms {
 	if r.TurnEndMode() != recipes.TurnEndRespond {
 		return engines.Terms{}
 	}

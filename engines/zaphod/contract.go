@@ -32,12 +32,7 @@ func (*headContract) NotAlone() string { return tools.RespondNotAloneError }
 
 // Terms: a head that ends with respond is told the respond convention, as
 // a chat turn is.
-func (*headContract) Terms(r *recipes.Recipe) engines.Terms {
-	if r.TurnEndMode() != recipes.TurnEndRespond {
-		return engines.Terms{}
-	}
-	return engines.Terms{Text: chat.Convention, Ending: tools.Respond}
-}
+func (*headContract) Terms(r *recipes.Recipe) engines.Terms { return chat.Terms(r) }
 
 func (*headContract) AnswerArgument() string { return "message" }
 
