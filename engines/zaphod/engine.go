@@ -125,8 +125,9 @@ func (e *Engine) askHeads(ctx context.Context, t *engines.Turn, cp engines.Check
 	defer cancel()
 	results := make(chan result, len(missing)) // buffered: a head never waits for the checkpoint of another
 	start := clock()                           // the heads' own clock: clock need not be safe for concurrent use
+	p := newShared(t)
 	for _, h := range missing {
-		go func() { results <- ask(ctx, t, h, func() time.Time { return start }) }()
+		go func() { results <- ask(ctx, t, h, p, func() time.Time { return start }) }()
 	}
 	current = append(make([]conversation.Event, 0, len(current)+3*len(missing)), current...)
 	halted := false
@@ -159,6 +160,22 @@ func (e *Engine) askHeads(ctx context.Context, t *engines.Turn, cp engines.Check
 	return current, halted, nil
 }
 
+// shared is what every head of a turn shares: the tools a head may call
+// (or why there are none), and the turn's conversation without the heads'
+// own events, with the tokens those used.
+type shared struct {
+	tools    *tools.Registry
+	toolsErr error
+	main     []conversation.Event
+	used     int64
+}
+
+func newShared(t *engines.Turn) shared {
+	reg, err := headTools(t.Tools)
+	main, used := mainLine(t.Current)
+	return shared{tools: reg, toolsErr: err, main: main, used: used}
+}
+
 // errTimeout is the cause of a head's context when its timeout ends it.
 var errTimeout = errors.New("zaphod: the head's timeout ended")
 
@@ -167,7 +184,7 @@ var errTimeout = errors.New("zaphod: the head's timeout ended")
 // free text, within its timeout. A panic in it is a failure of the head,
 // not of the node. What it logs (see logged) is its model usage, its tool
 // calls and their results, then its answer or its failure.
-func ask(ctx context.Context, t *engines.Turn, h recipes.Head, clock func() time.Time) (res result) {
+func ask(ctx context.Context, t *engines.Turn, h recipes.Head, p shared, clock func() time.Time) (res result) {
 	res.head = h.Name
 	by := ByHead + h.Name
 	defer func() {
@@ -187,9 +204,8 @@ func ask(ctx context.Context, t *engines.Turn, h recipes.Head, clock func() time
 		res.events = []conversation.Event{failure(t.ID, by, err.Error(), clock)}
 		return res
 	}
-	reg, err := headTools(t.Tools)
-	if err != nil {
-		res.events = []conversation.Event{failure(t.ID, by, err.Error(), clock)}
+	if p.toolsErr != nil {
+		res.events = []conversation.Event{failure(t.ID, by, p.toolsErr.Error(), clock)}
 		return res
 	}
 	hctx := ctx
@@ -198,16 +214,16 @@ func ask(ctx context.Context, t *engines.Turn, h recipes.Head, clock func() time
 		hctx, cancel = context.WithTimeoutCause(ctx, time.Duration(h.Timeout), errTimeout)
 		defer cancel()
 	}
-	current, used := mainLine(t.Current)
+	current := p.main[:len(p.main):len(p.main)] // full: the heads' appends never share its array
 	c := &headContract{}
 	kept := &collector{}
 	out, err := rounds.Run(hctx, &engines.Turn{
 		// The head's own turn id keys its tool calls (tools.Caller.CallKey):
 		// two heads' first calls are two calls, each the same when the head
 		// is asked again.
-		ID: t.ID + "/" + h.Name, Recipe: &hr, Model: model, Tools: reg,
+		ID: t.ID + "/" + h.Name, Recipe: &hr, Model: model, Tools: p.tools,
 		History: t.History, HistoryView: t.HistoryView, HistoryTokens: t.HistoryTokens, HistoryOmitted: t.HistoryOmitted,
-		Current: current, ContextTokens: t.ContextTokens, TokensUsed: t.TokensUsed + used, TokensToday: t.TokensToday + used,
+		Current: current, ContextTokens: t.ContextTokens, TokensUsed: t.TokensUsed + p.used, TokensToday: t.TokensToday + p.used,
 		Halt: t.Halt,
 	}, kept, c, clock)
 	switch {
