@@ -149,7 +149,7 @@
 // that rang are read at once. A ring is a hint: every stream is still read
 // bellPoll apart, so a lost ring (a failover, a slot moved) costs that
 // much latency, never a wake, and without a bell the reads back off from
-// pollFirst to pollMost. StealWakes runs its script per stream, the
+// pollFirst to pollMost. StealWakes runs its script per partition, the
 // function library is loaded on every master, and WaitReplicas asks each
 // master that took a write for its own replicas.
 //

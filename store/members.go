@@ -176,7 +176,7 @@ func (s *Store) StealWakes(ctx context.Context, node string, streams []string, m
 	if err := s.ensureGroups(ctx, streams); err != nil {
 		return nil, fmt.Errorf("store: steal wakes: %w", err)
 	}
-	// One script over the streams; on a Cluster one per stream, all at
+	// One script over the streams; on a Cluster one per partition, all at
 	// once, each taking its share of count (rounded up).
 	groups := s.bySlot(streams)
 	share := (max(count, 1) + len(groups) - 1) / len(groups)

@@ -11,20 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// eachPartition calls f for every partition at once and returns the first
-// error. Script calls made from f share round trips through the batcher,
-// one per Redis (per master of a Cluster): walking the partitions costs
-// about what one call does.
-func (s *Store) eachPartition(ctx context.Context, f func(ctx context.Context, n int) error) error {
-	return each(ctx, len(s.keys.bases), func(ctx context.Context, i int) error { return f(ctx, i) })
-}
-
-// eachStream is eachPartition over some streams.
-func (s *Store) eachStream(ctx context.Context, streams []string, f func(ctx context.Context, stream string) error) error {
-	return each(ctx, len(streams), func(ctx context.Context, i int) error { return f(ctx, streams[i]) })
-}
-
-// each calls f(0) to f(n-1) at once and returns the first error.
+// each calls f(0) to f(n-1) at once and returns the first error. Script
+// calls made from f share round trips through the batcher, one per Redis
+// (per master of a Cluster): walking the partitions costs about what one
+// call does.
 func each(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
 	var (
 		wg    sync.WaitGroup
@@ -47,15 +37,23 @@ func each(ctx context.Context, n int, f func(ctx context.Context, i int) error) 
 }
 
 // bySlot splits keys into groups a single command may take together: all
-// of them on one Redis, one slot's on a Cluster (where each partition is a
-// slot of its own).
+// of them on one Redis; on a Cluster, those of one hash tag (a partition's
+// keys, in one slot), in the order their tags first come.
 func (s *Store) bySlot(keys []string) [][]string {
 	if !s.cluster {
 		return [][]string{keys}
 	}
-	groups := make([][]string, len(keys))
-	for i, k := range keys {
-		groups[i] = []string{k}
+	var groups [][]string
+	at := map[string]int{}
+	for _, k := range keys {
+		tag, _, _ := strings.Cut(k, "}")
+		i, ok := at[tag]
+		if !ok {
+			i = len(groups)
+			at[tag] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], k)
 	}
 	return groups
 }

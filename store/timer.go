@@ -166,7 +166,7 @@ func (s *Store) DueTimers(ctx context.Context, now time.Time, limit int) ([]Time
 		mu     sync.Mutex
 		timers []Timer
 	)
-	err := s.eachPartition(ctx, func(ctx context.Context, n int) error {
+	err := each(ctx, len(s.keys.bases), func(ctx context.Context, n int) error {
 		flat, err := s.scripts.dueTimers.Run(ctx, s.batch, []string{s.keys.due(n)}, now.UnixMilli(), limit, s.keys.base(n)).StringSlice()
 		if err != nil {
 			return err

@@ -216,8 +216,8 @@ func (s *Store) TrimWakes(ctx context.Context, engines []string) error {
 	if err != nil {
 		return fmt.Errorf("store: trim wakes: %w", err)
 	}
-	err = s.eachStream(ctx, streams, func(ctx context.Context, stream string) error {
-		return s.scripts.trimWakes.Run(ctx, s.batch, []string{stream}).Err()
+	err = each(ctx, len(streams), func(ctx context.Context, i int) error {
+		return s.scripts.trimWakes.Run(ctx, s.batch, streams[i:i+1]).Err()
 	})
 	if err != nil {
 		return fmt.Errorf("store: trim wakes: %w", err)
