@@ -116,40 +116,27 @@ func (s *Store) nodesStopped(ctx context.Context) error {
 		return fmt.Errorf("%w: node %s reads wakes (it beat within its lease); stop every node first", ErrNodesRunning, running[0])
 	}
 	for _, pattern := range []string{keyPrefix + "lease:*", keyPrefix + "{*}:lease", keyPrefix + "{*}:lease:*"} {
-		var held string
-		err := s.scan(ctx, pattern, func(key string) error {
-			held = key
-			return errStopScan
-		})
-		if err != nil && !errors.Is(err, errStopScan) {
-			return err
-		}
-		if held != "" {
+		it := s.rdb.Scan(ctx, 0, pattern, 1000).Iterator()
+		if it.Next(ctx) {
+			held := it.Val()
 			return fmt.Errorf("%w: %s is held (a node runs, or died less than a lease's time ago); stop every node, "+
 				"wait for the lease to run out (10s by default) and try again", ErrNodesRunning, held)
+		}
+		if err := it.Err(); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-var errStopScan = errors.New("stop the scan")
-
 // scan calls f with every key that matches pattern (SCAN: keys added or
 // removed meanwhile may be seen or not).
 func (s *Store) scan(ctx context.Context, pattern string, f func(key string) error) error {
-	var cursor uint64
-	for {
-		keys, next, err := s.rdb.Scan(ctx, cursor, pattern, 1000).Result()
-		if err != nil {
+	it := s.rdb.Scan(ctx, 0, pattern, 1000).Iterator()
+	for it.Next(ctx) {
+		if err := f(it.Val()); err != nil {
 			return err
 		}
-		for _, k := range keys {
-			if err := f(k); err != nil {
-				return err
-			}
-		}
-		if cursor = next; cursor == 0 {
-			return nil
-		}
 	}
+	return it.Err()
 }
