@@ -143,10 +143,19 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// CheckPartitions says what is wrong with n as a deployment's number of
+// partitions: it must be a power of two from 1 to MaxPartitions.
+func CheckPartitions(n int) error {
+	if n < 1 || n > MaxPartitions || n&(n-1) != 0 {
+		return fmt.Errorf("must be a power of two from 1 to %d (got %d)", MaxPartitions, n)
+	}
+	return nil
+}
+
 func (c *Config) validate() error {
 	var errs []error
-	if c.Partitions < 1 || c.Partitions > MaxPartitions || c.Partitions&(c.Partitions-1) != 0 {
-		errs = append(errs, fmt.Errorf("Partitions: must be a power of two from 1 to %d (got %d)", MaxPartitions, c.Partitions))
+	if err := CheckPartitions(c.Partitions); err != nil {
+		errs = append(errs, fmt.Errorf("Partitions: %w", err))
 	}
 	if c.WaitReplicas < 0 {
 		errs = append(errs, fmt.Errorf("WaitReplicas: must not be negative (got %d); 0 waits for none", c.WaitReplicas))

@@ -220,7 +220,7 @@ var settings = slices.Concat([]setting{
 	{name: "wait-replicas", usage: "`N`: answer every write to Redis once N replicas have it (Redis WAIT, up to 1s), so that a failover loses nothing answered; a write they do not take in time fails as when Redis is unavailable (503; retried) (default 0: wait for none)", set: setCount(func(c *serveConfig) *int { return &c.WaitReplicas }, "replicas", "none")},
 	{name: "partitions", usage: fmt.Sprintf("`N`: the number of partitions of the deployment's keys in Redis, a power of two up to %d, set when the deployment first runs; every node must give the deployment's number, and one that gives another refuses to start (default %d)", store.MaxPartitions, store.DefaultPartitions), set: func(c *serveConfig, v string) error {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > store.MaxPartitions || n&(n-1) != 0 {
+		if err != nil || store.CheckPartitions(n) != nil {
 			return fmt.Errorf("want a power of two from 1 to %d, like %d (got %q)", store.MaxPartitions, store.DefaultPartitions, v)
 		}
 		c.Partitions = n

@@ -31,7 +31,7 @@ func runMigrate(ctx context.Context, args []string, log *zap.Logger, stdout, std
 	fs := flag.NewFlagSet("brain migrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	redisURL := fs.String("redis", "", "the Redis to migrate: redis://[user:password@]host:port/db, or a Sentinel URL as serve takes it")
-	partitions := fs.Int("partitions", store.DefaultPartitions, "the number of partitions of the deployment, as serve will be given it (a power of two up to 1024)")
+	partitions := fs.Int("partitions", store.DefaultPartitions, fmt.Sprintf("the number of partitions of the deployment, as serve will be given it (a power of two up to %d)", store.MaxPartitions))
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), migrateUsage)
 		fs.PrintDefaults()
@@ -53,6 +53,10 @@ func runMigrate(ctx context.Context, args []string, log *zap.Logger, stdout, std
 	}
 	if _, err := parseRedisURL(*redisURL); err != nil {
 		fmt.Fprintf(stderr, "brain migrate: --redis: %v\n", err)
+		return 2
+	}
+	if err := store.CheckPartitions(*partitions); err != nil {
+		fmt.Fprintf(stderr, "brain migrate: Partitions: %v; give --partitions the number serve is given\n", err)
 		return 2
 	}
 	rdb, release, err := openRedis(ctx, *redisURL, log)
