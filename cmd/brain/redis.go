@@ -60,7 +60,7 @@ func openRedis(ctx context.Context, spec string, log *zap.Logger) (rdb redis.Uni
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		_ = rdb.Close()
-		if target.cluster != nil && strings.Contains(err.Error(), "cluster support disabled") {
+		if target.cluster != nil && redisdial.NotInClusterMode(err) {
 			return nil, nil, fmt.Errorf("%s: the server is not in cluster mode (%w): a redis+cluster:// URL is for a Redis Cluster; "+
 				"reach one server with redis://HOST:PORT", where, err)
 		}

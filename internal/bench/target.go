@@ -220,8 +220,8 @@ func openGivenCluster(ctx context.Context, url string, masters int) (*target, er
 
 // mapCluster reads which masters serve the cluster's slots (CLUSTER
 // SLOTS) into servers, in the order of their first slot, and which of
-// them serves each of the store's partitions (CLUSTER KEYSLOT of a key of
-// the partition's hash tag) into partitionServer; then the masters'
+// them serves each of the store's partitions (the client's master of a key
+// of the partition's hash tag) into partitionServer; then the masters'
 // version and persistence.
 func (t *target) mapCluster(ctx context.Context) error {
 	where := "the redis cluster at " + strings.Join(t.cluster.Addrs, ", ")
@@ -229,7 +229,7 @@ func (t *target) mapCluster(ctx context.Context) error {
 	defer rdb.Close()
 	ranges, err := rdb.ClusterSlots(ctx).Result()
 	if err != nil {
-		if strings.Contains(err.Error(), "cluster support disabled") {
+		if redisdial.NotInClusterMode(err) {
 			return fmt.Errorf("bench: --redis: %s: the server is not in cluster mode (%w): a redis+cluster:// URL is for a Redis Cluster; "+
 				"measure one server with redis://HOST:PORT/DB", where, err)
 		}
@@ -246,18 +246,19 @@ func (t *target) mapCluster(ctx context.Context) error {
 			t.servers = append(t.servers, r.Nodes[0].Addr)
 		}
 	}
+	cc := rdb.(*redis.ClusterClient)
 	t.partitionServer = make([]int, store.DefaultPartitions)
 	for n := range t.partitionServer {
 		key := store.WakeStream(store.DefaultPartitions, n, "chat")
-		s, err := rdb.ClusterKeySlot(ctx, key).Result()
+		m, err := cc.MasterForKey(ctx, key) // the client's slot map: no round trip
 		if err != nil {
-			return fmt.Errorf("bench: %s: CLUSTER KEYSLOT %s: %w", where, key, err)
+			return fmt.Errorf("bench: %s: the master of %s: %w", where, key, err)
 		}
-		i := slices.IndexFunc(ranges, func(r redis.ClusterSlot) bool { return int64(r.Start) <= s && s <= int64(r.End) })
-		if i < 0 {
-			return fmt.Errorf("bench: %s: no master serves slot %d (of partition %d, CLUSTER SLOTS)", where, s, n)
+		i, ok := index[m.Options().Addr]
+		if !ok {
+			return fmt.Errorf("bench: %s: %s, the master of partition %d, serves no slot (CLUSTER SLOTS)", where, m.Options().Addr, n)
 		}
-		t.partitionServer[n] = index[ranges[i].Nodes[0].Addr]
+		t.partitionServer[n] = i
 	}
 	t.describeServers(ctx)
 	return nil

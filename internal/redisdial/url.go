@@ -18,6 +18,13 @@ const clusterScheme = "+cluster"
 // clusterForm is how a redis+cluster:// URL is written, for errors.
 const clusterForm = "redis+cluster://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...][?OPTION=VALUE...]"
 
+// NotInClusterMode says whether err is a server's answer to a Cluster
+// command when it is not in cluster mode (a redis+cluster:// URL that
+// names one server).
+func NotInClusterMode(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "cluster support disabled")
+}
+
 // IsClusterURL says whether spec names a Redis Cluster: its scheme is
 // redis+cluster:// or another ending in +cluster (which ParseClusterURL
 // refuses, saying why).
