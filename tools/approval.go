@@ -22,17 +22,3 @@ func (r *Registry) Approval(name string) (a Approval, ok bool) {
 	a, ok = r.approvals[name]
 	return a, ok
 }
-
-// KeepApprovals gives sub, a registry built from some of r's tools (an
-// engine's narrower pool, as a vogon phase's), the approvals r has for
-// them, so that narrowing a pool never lets a gated call run at once.
-func (r *Registry) KeepApprovals(sub *Registry) {
-	for _, d := range sub.Definitions() {
-		if a, ok := r.Approval(d.Name); ok {
-			if sub.approvals == nil {
-				sub.approvals = make(map[string]Approval)
-			}
-			sub.approvals[d.Name] = a
-		}
-	}
-}

@@ -54,6 +54,14 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 		}
 		r.defs = append(r.defs, def)
 		r.byName[def.Name] = &entry{tool: t, def: def, schema: sch}
+		if o, ok := t.(offered); ok { // a gated tool stays gated where it is offered
+			if a, ok := o.reg.Approval(def.Name); ok {
+				if r.approvals == nil {
+					r.approvals = make(map[string]Approval)
+				}
+				r.approvals[def.Name] = a
+			}
+		}
 	}
 	return r, nil
 }
@@ -164,8 +172,9 @@ func (e *entry) run(ctx context.Context, args []byte) (res Result, err error) {
 
 // Offer returns the tool of r that def describes as a Tool of its own, for
 // a registry made of some of r's tools (a vogon phase's, a zaphod head's):
-// its calls run through r. def may differ from r's own (a description
-// that says more); the call is r's tool by def's name.
+// its calls run through r, and a registry made with it keeps the approval
+// r has for it. def may differ from r's own (a description that says
+// more); the call is r's tool by def's name.
 func (r *Registry) Offer(def Definition) Tool { return offered{reg: r, def: def} }
 
 // offered is a tool of a registry, offered in another (Registry.Offer).

@@ -89,10 +89,5 @@ func phaseTools(reg *tools.Registry, p recipes.Phase, chat bool) (*tools.Registr
 			}
 		}
 	}
-	sub, err := tools.NewRegistry(append(ts, doneTool{})...)
-	if err != nil {
-		return nil, err
-	}
-	reg.KeepApprovals(sub) // a gated tool stays gated in the phase
-	return sub, nil
+	return tools.NewRegistry(append(ts, doneTool{})...) // a gated tool stays gated in the phase (Offer)
 }
