@@ -167,8 +167,9 @@ func (b *bell) ready(ctx context.Context, cc *redis.ClusterClient) bool {
 	if err == nil {
 		err = b.start(ctx, addrs)
 	}
-	b.down = err
+	b.down = nil
 	if err != nil {
+		b.down = fmt.Errorf("store: the wake bell is down: %w", err)
 		b.stop()
 		return false
 	}

@@ -229,12 +229,7 @@ func (s *Store) TrimWakes(ctx context.Context, engines []string) error {
 // user not allowed CLIENT TRACKING: the node then polls its wake streams,
 // 1 to 16 ms apart. It is nil while the bell is up, and on one Redis,
 // where reads block instead.
-func (s *Store) WakeBell() error {
-	if err := s.bell.downBecause(); err != nil {
-		return fmt.Errorf("store: the wake bell is down: %w", err)
-	}
-	return nil
-}
+func (s *Store) WakeBell() error { return s.bell.downBecause() }
 
 // Polling a Cluster's wake streams: after a round of looks at every stream
 // finds nothing, the next round waits pollFirst, each next one twice as
