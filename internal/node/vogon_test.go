@@ -136,7 +136,7 @@ turns:
 	}
 	var changes, results []string
 	answer := ""
-	for _, e := range vogonLog(t, n, rec.ID) {
+	for _, e := range mustLog(t, n, rec.ID) {
 		switch {
 		case e.PhaseChange != nil:
 			changes = append(changes, e.PhaseChange.From+">"+e.PhaseChange.To+":"+e.PhaseChange.Reason)
@@ -191,7 +191,7 @@ turns:
 		t.Errorf("worker %s on engine %s, want vogon-worker on vogon", child.Recipe, child.Engine)
 	}
 	var got *conversation.ProcessEvent
-	for _, e := range vogonLog(t, n, parent.ID) {
+	for _, e := range mustLog(t, n, parent.ID) {
 		if m := e.InboxMessage; m != nil {
 			if pe, ok := m.ProcessEvent(); ok {
 				got = &pe
@@ -202,14 +202,4 @@ turns:
 	if got == nil || !cmp.Equal(*got, want) {
 		t.Fatalf("parent's process_event = %+v, want %+v", got, want)
 	}
-}
-
-// vogonLog is the log of process pid.
-func vogonLog(t *testing.T, n *Node, pid string) []conversation.Event {
-	t.Helper()
-	evs, err := n.Store().Log(context.Background(), pid, "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return evs
 }
