@@ -103,12 +103,8 @@ func (e *Ending) Finish(args tools.FinishArgs) { e.r.finish = &args }
 // call c (when c.ID is set) for the model to act on.
 func (e *Ending) Check(a *validators.Answer, c conversation.ToolCall) bool {
 	corr, ok := e.r.check(a)
-	if !ok {
-		return false
+	if ok {
+		e.r.corrected(c, corr)
 	}
-	if c.ID != "" {
-		e.r.result(c, tools.ErrorResult("%s", corr.Text))
-	}
-	e.r.correct(corr, c.ID)
-	return true
+	return ok
 }

@@ -23,13 +23,15 @@ func (e *Ending) Correct(c conversation.ToolCall, corr validators.Correction) bo
 		return false
 	}
 	r.corrections++
+	r.corrected(c, corr)
+	return true
+}
+
+// corrected records corr, counted already, as the error result of call c
+// (when c.ID is set) for the model to act on, and in the log.
+func (r *run) corrected(c conversation.ToolCall, corr validators.Correction) {
 	if c.ID != "" {
 		r.result(c, tools.ErrorResult("%s", corr.Text))
 	}
 	r.correct(corr, c.ID)
-	return true
 }
-
-// Corrections returns how many corrections the turn has counted, and the
-// most it may count.
-func (e *Ending) Corrections() (n, budget int) { return e.r.corrections, e.r.budget }

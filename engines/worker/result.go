@@ -67,7 +67,7 @@ func checked(e *rounds.Ending, c conversation.ToolCall, args tools.FinishArgs) (
 	if e.Correct(c, validators.Correction{Validator: ResultSchemaName, Text: err.Error()}) {
 		return args, "", false
 	}
-	_, budget := e.Corrections()
+	budget := e.Recipe().Validation.Corrections()
 	text := fmt.Sprintf("The worker's result did not match its recipe's result_schema, and the corrections it may make "+
 		"(validation.max_corrections: %d) were spent, so the task failed. What is wrong with its last result:\n- %s\n\nIts last result:\n\n%s",
 		budget, strings.Join(re.Problems, "\n- "), args.Result)
