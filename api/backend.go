@@ -44,6 +44,10 @@ type Backend interface {
 	Delete(ctx context.Context, pid string) (store.Record, []string, error)
 	// Log returns up to limit events after event id after (0 = all).
 	Log(ctx context.Context, pid, after string, limit int) ([]conversation.Event, error)
+	// LogBefore returns, oldest first, up to limit events right before
+	// event id before (the newest when before is empty), and whether
+	// there may be more before them.
+	LogBefore(ctx context.Context, pid, before string, limit int) ([]conversation.Event, bool, error)
 	// Follow waits up to block for events after event id after.
 	Follow(ctx context.Context, pid, after string, block time.Duration) ([]conversation.Event, error)
 	// Watch returns the progress updates of pid's running turns, from

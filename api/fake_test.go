@@ -43,8 +43,10 @@ type fake struct {
 	failWith error // every call but Recipes and Ping fails with it
 	// postedSpan is the span context of the last post's context.
 	postedSpan trace.SpanContext
-	// ownedLists counts ListOwned calls.
+	// ownedLists counts ListOwned calls; logServed the log events Log and
+	// LogBefore returned.
 	ownedLists int
+	logServed  int
 	timers     map[string][]store.Timer // by process, in the order armed
 	// watches are the open progress watches, by process; watchErr fails
 	// every Watch, and refused counts the Watches it failed; watched is
@@ -406,7 +408,28 @@ func (f *fake) Log(_ context.Context, pid, after string, limit int) ([]conversat
 	if limit > 0 && len(evs) > limit {
 		evs = evs[:limit]
 	}
+	f.logServed += len(evs)
 	return evs, nil
+}
+
+// LogBefore returns up to limit events right before event id before (the
+// newest when before is empty), oldest first.
+func (f *fake) LogBefore(_ context.Context, pid, before string, limit int) ([]conversation.Event, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failWith != nil {
+		return nil, false, f.failWith
+	}
+	if _, ok := f.procs[pid]; !ok {
+		return nil, false, f.notFound(pid)
+	}
+	evs := f.after(pid, "")
+	if before != "" {
+		evs = evs[:slices.IndexFunc(evs, func(e conversation.Event) bool { return e.ID == before })]
+	}
+	start := max(len(evs)-limit, 0)
+	f.logServed += len(evs) - start
+	return slices.Clone(evs[start:]), start > 0, nil
 }
 
 // Follow waits up to block for new events. Like the store's, it does not

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -73,5 +74,48 @@ func TestProcessPipeline(t *testing.T) {
 	}
 	if w := b.do(http.MethodGet, "/v1/recipes/vogon-review", tokAlice, nil, ""); w.Code != http.StatusOK {
 		t.Errorf("GET /v1/recipes/vogon-review: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestPipelineReadsItsNewestRun checks that the pipeline of a process with
+// a long log is read back from the log's end to its newest run's start,
+// not from the log's beginning, and still says where it stands.
+func TestPipelineReadsItsNewestRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.fake.add("p_vogon", "alice", lifecycle.Status{State: lifecycle.Blocked})
+	b.fake.mu.Lock()
+	b.fake.procs["p_vogon"].Recipe, b.fake.procs["p_vogon"].Engine = "vogon-review", "vogon"
+	b.fake.mu.Unlock()
+	filler := func(n int) []conversation.Event {
+		evs := make([]conversation.Event, n)
+		for i := range evs {
+			evs[i] = conversation.NewSystemNotice("note", fmt.Sprint(i))
+		}
+		return evs
+	}
+	draft := json.RawMessage(`{"title":"New"}`)
+	b.fake.appendEvents("p_vogon", conversation.NewPhaseChange("", "draft", conversation.PhaseStart, nil))
+	b.fake.appendEvents("p_vogon", conversation.NewPhaseChange("draft", "critique", conversation.PhaseDone, json.RawMessage(`{"title":"Old"}`)))
+	b.fake.appendEvents("p_vogon", filler(1000)...)
+	b.fake.appendEvents("p_vogon", conversation.NewPhaseChange("", "draft", conversation.PhaseStart, nil))
+	b.fake.appendEvents("p_vogon", filler(300)...) // the newest start is in the second page back
+	b.fake.appendEvents("p_vogon", conversation.NewPhaseChange("draft", "critique", conversation.PhaseDone, draft))
+	b.fake.mu.Lock()
+	b.fake.logServed = 0
+	b.fake.mu.Unlock()
+	w := b.do(http.MethodGet, "/v1/processes/p_vogon", tokAlice, nil, "")
+	var p Process
+	if err := json.Unmarshal(w.Body.Bytes(), &p); w.Code != http.StatusOK || err != nil {
+		t.Fatalf("GET: %d %s", w.Code, w.Body)
+	}
+	if got := p.Pipeline; got == nil || got.Phase != "critique" || string(got.Phases[0].Result) != string(draft) {
+		t.Errorf("pipeline = %+v; want in the critique, the newest run's draft", got)
+	}
+	b.fake.mu.Lock()
+	served := b.fake.logServed
+	b.fake.mu.Unlock()
+	if served > 2*pipelinePage {
+		t.Errorf("the pipeline read %d events of a log of 1,304; want its newest run's pages (%d at most)", served, 2*pipelinePage)
 	}
 }

@@ -3,11 +3,13 @@ package api
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
 
 	"github.com/engine-brain/brain"
+	"github.com/engine-brain/brain/conversation"
 	"github.com/engine-brain/brain/lifecycle"
 	"github.com/engine-brain/brain/recipes"
 	"github.com/engine-brain/brain/store"
@@ -83,12 +85,29 @@ func (s *Server) pipeline(ctx context.Context, rec store.Record) (*Pipeline, err
 	if err != nil || len(rc.Phases) == 0 {
 		return nil, nil
 	}
-	log, err := s.cfg.Backend.Log(ctx, rec.ID, "", 0)
-	if err != nil {
-		return nil, err
+	// The pipeline's newest run is what its view needs: the log is read
+	// back from its end, a page at a time, to the newest phase start (or
+	// the log's start), not whole.
+	var log []conversation.Event
+	for before := ""; ; {
+		page, more, err := s.cfg.Backend.LogBefore(ctx, rec.ID, before, pipelinePage)
+		if err != nil {
+			return nil, err
+		}
+		log = append(page, log...)
+		started := slices.ContainsFunc(page, func(e conversation.Event) bool {
+			return e.PhaseChange != nil && e.PhaseChange.Reason == conversation.PhaseStart
+		})
+		if started || !more || len(page) == 0 {
+			return pipelineOf(rc.Phases, log), nil
+		}
+		before = page[0].ID
 	}
-	return pipelineOf(rc.Phases, log), nil
 }
+
+// pipelinePage is how many events of a log the pipeline view reads at a
+// time, from the end: most pipeline runs fit in one.
+const pipelinePage = 256
 
 // deleteProcess removes a process and everything it has, its workers
 // included (a user's own, any for operators), and answers with the process

@@ -102,7 +102,11 @@ func (s *Store) logBetween(ctx context.Context, pid, after, before string) ([]lo
 // right before the one with id before, and whether there may be more
 // before them.
 func (s *Store) logPageBefore(ctx context.Context, pid, before string, n int) ([]logEntry, bool, error) {
-	reply, err := s.rdb.Do(ctx, "xrevrange", s.keys.events(pid), "("+before, "-", "COUNT", n).Slice()
+	end := "+" // the log's end
+	if before != "" {
+		end = "(" + before
+	}
+	reply, err := s.rdb.Do(ctx, "xrevrange", s.keys.events(pid), end, "-", "COUNT", n).Slice()
 	if err != nil {
 		return nil, false, fmt.Errorf("read the log: %w", err)
 	}
@@ -112,9 +116,9 @@ func (s *Store) logPageBefore(ctx context.Context, pid, before string, n int) ([
 }
 
 // LogBefore returns, oldest first, the at most n events of pid's log that
-// come right before the event with id before, and whether there may be
-// more before them: it reads a log back from a claim's History when
-// HistoryOmitted.
+// come right before the event with id before (its newest events when
+// before is empty), and whether there may be more before them: it reads a
+// log back from a claim's History when HistoryOmitted.
 func (s *Store) LogBefore(ctx context.Context, pid, before string, n int) ([]conversation.Event, bool, error) {
 	if !validID(pid) {
 		return nil, false, fmt.Errorf("%w: process %q", ErrNotFound, pid)

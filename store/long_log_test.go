@@ -3,6 +3,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/engine-brain/brain/conversation"
@@ -52,6 +53,10 @@ func TestClaimOfALongLog(t *testing.T) {
 	older, more, err = e.s.LogBefore(e.ctx, "p1", log[3].ID, 10)
 	if err != nil || more || !sameJSON(t, log[:3], older) {
 		t.Errorf("LogBefore the 4th event: %q, more %v, %v; want the first 3, no more", describe(older), more, err)
+	}
+	newest, more, err := e.s.LogBefore(e.ctx, "p1", "", 3)
+	if err != nil || !more || !slices.Equal(describe(newest), describe(log[len(log)-3:])) {
+		t.Errorf("LogBefore the end: %q, more %v, %v; want the log's last 3 events, more", describe(newest), more, err)
 	}
 	if _, _, err := e.s.LogBefore(e.ctx, "p1", log[3].ID, 0); err == nil {
 		t.Error("LogBefore of 0 events: no error")

@@ -200,6 +200,13 @@ func (n *Node) Log(ctx context.Context, pid, after string, limit int) ([]convers
 	return n.store.Log(ctx, pid, after, limit)
 }
 
+// LogBefore returns, oldest first, up to limit events of a process's log
+// right before event id before (its newest when before is empty), and
+// whether there may be more before them.
+func (n *Node) LogBefore(ctx context.Context, pid, before string, limit int) ([]conversation.Event, bool, error) {
+	return n.store.LogBefore(ctx, pid, before, limit)
+}
+
 // Follow waits up to block for events after event id after.
 func (n *Node) Follow(ctx context.Context, pid, after string, block time.Duration) ([]conversation.Event, error) {
 	return n.store.Follow(ctx, pid, after, block)
