@@ -108,4 +108,3 @@ var userNoticeTexts = map[string]string{
 	// engines/vogon
 	"phase_gate_failed": "A step of this work could not be completed, so it stopped.",
 }
-
