@@ -60,8 +60,9 @@ func (m writingModel) Generate(ctx context.Context, req *llm.Request) iter.Seq2[
 // sseFrame is one frame of an event stream.
 type sseFrame struct{ id, event, data string }
 
-// readFrames reads the frames of an event stream as they come.
-func readFrames(body *bufio.Scanner, out chan<- sseFrame) {
+// readFrames reads the frames of an event stream as they come, until the
+// stream ends or ctx does (a reader that no one reads from any more).
+func readFrames(ctx context.Context, body *bufio.Scanner, out chan<- sseFrame) {
 	defer close(out)
 	var f sseFrame
 	for body.Scan() {
@@ -69,7 +70,11 @@ func readFrames(body *bufio.Scanner, out chan<- sseFrame) {
 		switch {
 		case line == "":
 			if f.event != "" || f.data != "" {
-				out <- f
+				select {
+				case out <- f:
+				case <-ctx.Done():
+					return
+				}
 			}
 			f = sseFrame{}
 		case strings.HasPrefix(line, "id: "):
@@ -146,7 +151,7 @@ func TestLiveProgressAcrossNodes(t *testing.T) {
 		frames := make(chan sseFrame)
 		go func() {
 			defer resp.Body.Close()
-			readFrames(bufio.NewScanner(resp.Body), frames)
+			readFrames(ctx, bufio.NewScanner(resp.Body), frames)
 		}()
 		return frames
 	}
