@@ -165,7 +165,7 @@ func (b *bell) ready(ctx context.Context, cc *redis.ClusterClient) bool {
 	b.stop()
 	b.ring(nil) // what changed meanwhile went unheard: look at everything
 	if err == nil {
-		err = b.start(ctx, addrs)
+		err = b.start(ctx, cc, addrs)
 	}
 	b.down = nil
 	if err != nil {
@@ -252,11 +252,16 @@ func (b *bell) listensTo(addrs map[string]*redis.Client) bool {
 }
 
 // start sets the bell up on every master of addrs. The caller holds b.mu.
-func (b *bell) start(ctx context.Context, addrs map[string]*redis.Client) error {
+func (b *bell) start(ctx context.Context, cc *redis.ClusterClient, addrs map[string]*redis.Client) error {
+	// The options are made from the cluster client's, not copied from the
+	// node's client: go-redis writes those as its connections start.
+	co := cc.Options()
 	b.masters = map[string]*bellMaster{}
-	for addr, client := range addrs {
-		o := *client.Options() // the cluster client's dialer, credentials and TLS, as go-redis gave its node
-		m, err := startBellMaster(ctx, &o, b.invalidated)
+	for addr := range addrs {
+		o := &redis.Options{Addr: addr, Dialer: co.Dialer, Username: co.Username, Password: co.Password,
+			CredentialsProvider: co.CredentialsProvider, CredentialsProviderContext: co.CredentialsProviderContext,
+			TLSConfig: co.TLSConfig, DialTimeout: co.DialTimeout, ReadTimeout: co.ReadTimeout, WriteTimeout: co.WriteTimeout}
+		m, err := startBellMaster(ctx, o, b.invalidated)
 		if err != nil {
 			return fmt.Errorf("bell on %s: %w", addr, err)
 		}
