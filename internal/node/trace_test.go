@@ -139,7 +139,11 @@ func TestTraceOfAConversation(t *testing.T) {
 	rec, tp := newSpans(t)
 	_, parent := delegating(t, Config{Redis: testutil.Redis(t), TracerProvider: tp},
 		func(r store.Record) bool { return r.Status.State == lifecycle.Blocked })
-	ended := rec.wait(t, "the parent's second turn", turnsEnded(1, "await_user"))
+	// Every turn's span: the first's may end after the others committed,
+	// its goroutine held up between its commit and its span's end.
+	ended := rec.wait(t, "the conversation's three turns", func(ended []sdktrace.ReadOnlySpan) bool {
+		return turnsEnded(1, "continue")(ended) && turnsEnded(1, "finish")(ended) && turnsEnded(1, "await_user")(ended)
+	})
 
 	want := []turnTrace{
 		{Name: "invoke_agent arthur", Outcome: "continue",
